@@ -1,0 +1,2 @@
+export * from './label-selector.js';
+export * from './object.js';
