@@ -1,0 +1,283 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type Logger, pino } from 'pino';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Client } from '../client/client.js';
+import { parseBindAddress } from './bind-address.js';
+import { settlesWithin } from './delay.js';
+import { LeaderElectionLostError, type LeaderElectionTimings, LeaderElector } from './leader-election.js';
+import { type Checker, type NamedChecker, type RunningServer, startMetricsServer, startProbeServer } from './probes.js';
+import { isSyncingRunnable, type Runnable } from './runnable.js';
+
+export interface LeaderElectionOptions extends Partial<LeaderElectionTimings> {
+  /** Namespace of the Lease. */
+  readonly namespace: string;
+  /** Name of the Lease (`--leader-election-id`). */
+  readonly id: string;
+  /** Defaults to `<hostname>_<random>`. */
+  readonly identity?: string;
+  /** Release the Lease on a clean stop (default true). */
+  readonly releaseOnCancel?: boolean;
+}
+
+export interface ManagerOptions {
+  readonly kubeConfig: KubeConfig;
+  /** The manager's name: the field manager of its client and the events' reporting controller prefix. */
+  readonly name: string;
+  readonly logger?: Logger;
+  /** Registry for all metrics; a new one (with Node process metrics) by default. */
+  readonly registry?: Registry;
+  /** Leader election; absent means every runnable starts at once (single replica, tests). */
+  readonly leaderElection?: LeaderElectionOptions | undefined;
+  /** `host:port` for `/metrics`; `0` disables (default). */
+  readonly metricsBindAddress?: string;
+  /** `host:port` for `/healthz` and `/readyz`; `0` disables (default). */
+  readonly healthProbeBindAddress?: string;
+  /** How long a stop waits for runnables to drain before giving up (controller-runtime: 30 s). */
+  readonly gracefulShutdownTimeoutMs?: number;
+}
+
+/** Thrown by `start` when runnables did not finish within the graceful shutdown timeout. */
+export class ShutdownTimeoutError extends Error {
+  override readonly name = 'ShutdownTimeoutError';
+}
+
+type Phase = 'new' | 'running' | 'stopped';
+
+/**
+ * Runs caches, servers and controllers for one process (controller-runtime's Manager). On `start`: the probe and
+ * metrics servers and every non-leader runnable (caches) start at once; after the caches have synced, leader-only
+ * runnables (controllers) start — with leader election, only once this process holds the Lease, with a signal that
+ * aborts the moment the Lease is lost. Stopping (the signal) stops controllers first and waits for them to drain,
+ * then releases the Lease, then stops caches and servers.
+ *
+ * Losing the Lease makes `start` reject with `LeaderElectionLostError`: the process should exit non-zero and be
+ * restarted as a follower, as controller-runtime does, rather than try to re-join with state built while leading.
+ */
+export class Manager {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly client: Client;
+  readonly identity: string;
+  readonly #options: ManagerOptions;
+  readonly #runnables: Runnable[] = [];
+  readonly #healthChecks: NamedChecker[] = [{ name: 'ping', check: () => undefined }];
+  readonly #readyChecks: NamedChecker[] = [];
+  readonly #leaderStatus: Gauge<'name'>;
+  #phase: Phase = 'new';
+  #servers: { metrics?: RunningServer; probes?: RunningServer } = {};
+  #elected: { promise: Promise<void>; resolve: () => void };
+  #leaderElector: LeaderElector | undefined;
+
+  constructor(options: ManagerOptions) {
+    this.#options = options;
+    this.kubeConfig = options.kubeConfig;
+    this.logger = options.logger ?? pino({ name: options.name });
+    this.registry = options.registry ?? defaultRegistry();
+    this.client = new Client(options.kubeConfig, { fieldManager: options.name });
+    this.identity = options.leaderElection?.identity ?? `${hostname()}_${randomBytes(6).toString('hex')}`;
+    this.#leaderStatus = leaderStatusGauge(this.registry);
+    let resolveElected = (): void => undefined;
+    const promise = new Promise<void>((resolve) => {
+      resolveElected = resolve;
+    });
+    this.#elected = { promise, resolve: resolveElected };
+  }
+
+  /** Adds a runnable; all runnables must be added before `start`. */
+  add(runnable: Runnable): void {
+    if (this.#phase !== 'new') throw new Error('Manager.add: runnables must be added before start');
+    this.#runnables.push(runnable);
+  }
+
+  addHealthzCheck(name: string, check: Checker): void {
+    this.#healthChecks.push({ name, check });
+  }
+
+  addReadyzCheck(name: string, check: Checker): void {
+    this.#readyChecks.push({ name, check });
+  }
+
+  /** Resolves once this process leads (at once without leader election). */
+  get elected(): Promise<void> {
+    return this.#elected.promise;
+  }
+
+  isLeader(): boolean {
+    return this.#leaderElector ? this.#leaderElector.isLeader() : this.#phase === 'running';
+  }
+
+  /** The bound metrics port once started (useful with port 0); undefined when disabled. */
+  get metricsPort(): number | undefined {
+    return this.#servers.metrics?.address.port;
+  }
+
+  /** The bound health probe port once started; undefined when disabled. */
+  get healthProbePort(): number | undefined {
+    return this.#servers.probes?.address.port;
+  }
+
+  /**
+   * Runs everything until `signal` aborts (resolves after a graceful stop) or something fails: a runnable rejects,
+   * the Lease is lost (`LeaderElectionLostError`) or the drain times out (`ShutdownTimeoutError`).
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.#phase !== 'new') throw new Error('Manager.start: a manager can be started only once');
+    this.#phase = 'running';
+    const failure = new AbortController();
+    let firstError: unknown;
+    const fail = (error: unknown): void => {
+      if (failure.signal.aborted) return;
+      firstError = error;
+      failure.abort(error);
+    };
+    const stop = AbortSignal.any([signal, failure.signal]);
+    const background = new AbortController();
+    const leaderWork = new AbortController();
+    const electionStop = new AbortController();
+    const runningBackground: Promise<void>[] = [];
+    const runningLeaders: Promise<void>[] = [];
+    let election: Promise<unknown> = Promise.resolve();
+
+    const run = (runnable: Runnable, runnableSignal: AbortSignal, into: Promise<void>[]): void => {
+      into.push(
+        runnable.start(runnableSignal).catch((error: unknown) => {
+          if (!runnableSignal.aborted) {
+            this.logger.error({ err: error }, 'runnable failed, stopping the manager');
+            fail(error);
+          }
+        }),
+      );
+    };
+
+    try {
+      await this.#startServers();
+      for (const runnable of this.#runnables.filter((r) => !r.needLeaderElection)) {
+        run(runnable, background.signal, runningBackground);
+      }
+      const synced = await this.#waitForCaches(stop);
+      if (synced && !stop.aborted) {
+        const startLeaders = (leaderSignal: AbortSignal): void => {
+          leaderSignal.addEventListener('abort', () => {
+            leaderWork.abort(leaderSignal.reason);
+            this.#setLeaderStatus(0);
+            if (leaderSignal.reason instanceof LeaderElectionLostError) fail(leaderSignal.reason);
+          });
+          this.#setLeaderStatus(1);
+          this.#elected.resolve();
+          for (const runnable of this.#runnables.filter((r) => r.needLeaderElection)) {
+            run(runnable, leaderWork.signal, runningLeaders);
+          }
+        };
+        const electionOptions = this.#options.leaderElection;
+        if (electionOptions) {
+          this.#setLeaderStatus(0);
+          this.#leaderElector = new LeaderElector({
+            ...electionOptions,
+            client: this.client,
+            name: electionOptions.id,
+            identity: this.identity,
+            logger: this.logger.child({ component: 'leader-election' }),
+          });
+          election = this.#leaderElector
+            .run(electionStop.signal, { onStartedLeading: startLeaders })
+            .catch((error: unknown) => fail(error));
+        } else {
+          startLeaders(new AbortController().signal);
+        }
+      }
+      await new Promise<void>((resolve) => {
+        if (stop.aborted) resolve();
+        else stop.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } catch (error) {
+      fail(error);
+    }
+
+    // Shutdown: controllers first (fenced already if the Lease was lost), then the Lease, then caches and servers.
+    this.logger.info({ reason: failure.signal.aborted ? 'failure' : 'signal' }, 'stopping manager');
+    const deadline = this.#options.gracefulShutdownTimeoutMs ?? 30_000;
+    const startedAt = Date.now();
+    leaderWork.abort(failure.signal.aborted ? failure.signal.reason : new Error('manager stopping'));
+    const leadersDrained = await settlesWithin(Promise.all(runningLeaders), deadline);
+    electionStop.abort();
+    await settlesWithin(election, Math.max(deadline - (Date.now() - startedAt), 1_000));
+    this.#setLeaderStatus(0);
+    background.abort();
+    const backgroundDrained = await settlesWithin(
+      Promise.all(runningBackground),
+      Math.max(deadline - (Date.now() - startedAt), 1_000),
+    );
+    await this.#stopServers();
+    this.client.close();
+    this.#phase = 'stopped';
+    if (firstError !== undefined) throw firstError;
+    if (!leadersDrained || !backgroundDrained) {
+      throw new ShutdownTimeoutError(`runnables did not stop within the graceful shutdown timeout of ${deadline} ms`);
+    }
+    this.logger.info('manager stopped');
+  }
+
+  /** `leader_election_master_status{name=<lease>}`: 1 while leading; absent without leader election. */
+  #setLeaderStatus(value: 0 | 1): void {
+    const lease = this.#options.leaderElection?.id;
+    if (lease) this.#leaderStatus.set({ name: lease }, value);
+  }
+
+  async #waitForCaches(signal: AbortSignal): Promise<boolean> {
+    for (const runnable of this.#runnables) {
+      if (isSyncingRunnable(runnable) && !(await runnable.waitForCacheSync(signal))) return false;
+    }
+    return true;
+  }
+
+  async #startServers(): Promise<void> {
+    const metricsAddress = parseBindAddress(this.#options.metricsBindAddress ?? '0');
+    const probeAddress = parseBindAddress(this.#options.healthProbeBindAddress ?? '0');
+    const logger = this.logger.child({ component: 'servers' });
+    if (metricsAddress) {
+      this.#servers.metrics = await startMetricsServer({ address: metricsAddress, registry: this.registry, logger });
+    }
+    if (probeAddress) {
+      this.#servers.probes = await startProbeServer({
+        address: probeAddress,
+        logger,
+        healthz: () => this.#healthChecks,
+        readyz: () => [...this.#cacheChecks(), ...this.#readyChecks],
+      });
+    }
+  }
+
+  /** Readiness is "caches synced": followers report ready too, so a rollout does not wait for a Lease. */
+  #cacheChecks(): NamedChecker[] {
+    return this.#runnables.filter(isSyncingRunnable).map((cache, index) => ({
+      name: `cache-sync-${index}`,
+      check: () => {
+        if (!cache.hasSynced()) throw new Error('cache not synced yet');
+      },
+    }));
+  }
+
+  async #stopServers(): Promise<void> {
+    await Promise.all([this.#servers.metrics?.close(), this.#servers.probes?.close()]);
+  }
+}
+
+function defaultRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+function leaderStatusGauge(registry: Registry): Gauge<'name'> {
+  const existing = registry.getSingleMetric('leader_election_master_status');
+  if (existing instanceof Gauge) return existing as Gauge<'name'>;
+  return new Gauge({
+    name: 'leader_election_master_status',
+    help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
+    labelNames: ['name'],
+    registers: [registry],
+  });
+}
