@@ -1,0 +1,18 @@
+export { calculateCRDName, pluralResourceName } from './crd-name.js';
+export {
+  buildCustomResourceDefinition,
+  type CustomResourceDefinition,
+  type CustomResourceDefinitionInput,
+  type CustomResourceDefinitionVersion,
+  type CustomResourceVersionInput,
+  type PrinterColumn,
+} from './custom-resource-definition.js';
+export { pluralize } from './pluralize.js';
+export {
+  type JSONSchemaProps,
+  type JSONValue,
+  StructuralSchemaError,
+  toStructuralSchema,
+  type ValidationRule,
+} from './structural-schema.js';
+export { crdToYaml } from './yaml.js';

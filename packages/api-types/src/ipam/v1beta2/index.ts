@@ -1,0 +1,10 @@
+export * from './constants.js';
+export {
+  IPAddress,
+  IPAddressClaim,
+  IPAddressClaimSpec,
+  IPAddressClaimStatus,
+  IPAddressSpec,
+  IPPoolReference,
+  LocalObjectName,
+} from './types.js';

@@ -1,0 +1,320 @@
+import { formatIP } from '@tally-ipam/allocator';
+import * as z from 'zod';
+import type { ValidationRule } from '../../crd/structural-schema.js';
+import { ObjectMeta, ObjectName } from '../../meta/v1/types.js';
+import { type AddressInterval, inspectAddressEntry, inspectIP, subnetAround } from './addresses.js';
+import { entryFamily, entryFirstAddress, entryInside, isValidEntry } from './cel.js';
+import {
+  ALLOCATION_STRATEGIES,
+  DEFAULT_ALLOCATION_STRATEGY,
+  GLOBAL_TALLY_IP_POOL_KIND,
+  MAX_POOL_ENTRIES,
+  MAX_RESERVATIONS,
+  TALLY_IP_POOL_KIND,
+  TALLY_V1ALPHA1_API_VERSION,
+} from './constants.js';
+import { AddressEntry, IPText } from './fields.js';
+import { TallyIPPoolStatus } from './status.js';
+
+/** A static address for the claim of this name (metal3's `preAllocations`, as a list-map keyed by claimName). */
+export const Reservation = z.object({
+  claimName: ObjectName.describe('Name of the IPAddressClaim (in the namespace of the claim) that gets the address.'),
+  address: IPText.describe('The address that claim always receives. Same family as the pool.'),
+});
+export type Reservation = z.infer<typeof Reservation>;
+
+const FIRST = 'self.addresses[0]';
+const POOL_VALID = isValidEntry(FIRST);
+const POOL_FAMILY = entryFamily(FIRST);
+const POOL_NETWORK = `cidr(${entryFirstAddress(FIRST)} + '/' + string(self.prefix))`;
+
+/** Entries (by CEL variable `v` over `list`) that are valid but not of the pool's family, joined for a message. */
+function celOtherFamily(list: string, v: string): string {
+  return `${list}.filter(${v}, ${isValidEntry(v)} && ${entryFamily(v)} != ${POOL_FAMILY}).join(', ')`;
+}
+
+/** Cross-field rules on the IP pool spec; each has a zod twin in `refineIPPoolSpec`. */
+const IP_POOL_SPEC_RULES: ValidationRule[] = [
+  {
+    rule: `!${POOL_VALID} || self.addresses.all(a, !${isValidEntry('a')} || ${entryFamily('a')} == ${POOL_FAMILY})`,
+    messageExpression:
+      `'addresses mix IP families: ' + ${celOtherFamily('self.addresses', 'a')} + ` +
+      `' not IPv' + string(${POOL_FAMILY}) + ' like the first entry ' + ${FIRST}`,
+    fieldPath: '.addresses',
+    reason: 'FieldValueInvalid',
+  },
+  {
+    rule:
+      `!has(self.excludedAddresses) || !${POOL_VALID} || ` +
+      `self.excludedAddresses.all(e, !${isValidEntry('e')} || ${entryFamily('e')} == ${POOL_FAMILY})`,
+    messageExpression:
+      `'excludedAddresses ' + ${celOtherFamily('self.excludedAddresses', 'e')} + ` +
+      `' not IPv' + string(${POOL_FAMILY}) + ' like the pool addresses'`,
+    fieldPath: '.excludedAddresses',
+    reason: 'FieldValueInvalid',
+  },
+  {
+    rule: `!${POOL_VALID} || ${POOL_FAMILY} == 6 || self.prefix <= 32`,
+    messageExpression: `'prefix ' + string(self.prefix) + ' is longer than 32, the maximum for IPv4 addresses'`,
+    fieldPath: '.prefix',
+    reason: 'FieldValueInvalid',
+  },
+  {
+    rule:
+      `!has(self.gateway) || !isIP(self.gateway) || !${POOL_VALID} || ` + `ip(self.gateway).family() == ${POOL_FAMILY}`,
+    messageExpression:
+      `'gateway ' + self.gateway + ' is IPv' + string(ip(self.gateway).family()) + ` +
+      `' but the pool addresses are IPv' + string(${POOL_FAMILY})`,
+    fieldPath: '.gateway',
+    reason: 'FieldValueInvalid',
+  },
+  {
+    rule:
+      `!${POOL_VALID} || (${POOL_FAMILY} == 4 && self.prefix > 32) || ` +
+      `self.addresses.all(a, !${isValidEntry('a')} || ${entryFamily('a')} != ${POOL_FAMILY} || ` +
+      `${entryInside('a', POOL_NETWORK)})`,
+    messageExpression:
+      `'addresses ' + self.addresses.filter(a, ${isValidEntry('a')} && ${entryFamily('a')} == ${POOL_FAMILY} && ` +
+      `!${entryInside('a', POOL_NETWORK)}).join(', ') + ' lie outside ' + string(${POOL_NETWORK}.masked()) + ` +
+      `', the /' + string(self.prefix) + ' network of the first entry'`,
+    fieldPath: '.addresses',
+    reason: 'FieldValueInvalid',
+  },
+  {
+    rule:
+      `!has(self.reservations) || !${POOL_VALID} || ` +
+      `self.reservations.all(r, !isIP(r.address) || ip(r.address).family() == ${POOL_FAMILY})`,
+    messageExpression:
+      `'reservations ' + self.reservations.filter(r, isIP(r.address) && ip(r.address).family() != ${POOL_FAMILY})` +
+      `.map(r, r.claimName + '=' + r.address).join(', ') + ' not IPv' + string(${POOL_FAMILY}) + ' like the pool'`,
+    fieldPath: '.reservations',
+    reason: 'FieldValueInvalid',
+  },
+  {
+    rule:
+      `!has(self.reservations) || self.reservations.all(r, !isIP(r.address) || ` +
+      `self.reservations.filter(s, isIP(s.address) && string(ip(s.address)) == string(ip(r.address))).size() == 1)`,
+    messageExpression:
+      `'reservations give one address to several claims: ' + self.reservations.filter(r, isIP(r.address) && ` +
+      `self.reservations.filter(s, isIP(s.address) && string(ip(s.address)) == string(ip(r.address))).size() > 1)` +
+      `.map(r, r.claimName + '=' + r.address).join(', ')`,
+    fieldPath: '.reservations',
+    reason: 'FieldValueDuplicate',
+  },
+  {
+    // Transition rule: the family decides every allocated address, so it can never change in place.
+    rule:
+      `!${isValidEntry('oldSelf.addresses[0]')} || !${POOL_VALID} || ` +
+      `${entryFamily('oldSelf.addresses[0]')} == ${POOL_FAMILY}`,
+    messageExpression:
+      `'the IP family of a pool is immutable: it was IPv' + string(${entryFamily('oldSelf.addresses[0]')}) + ` +
+      `'; create a new pool for IPv' + string(${POOL_FAMILY})`,
+    fieldPath: '.addresses',
+    reason: 'FieldValueForbidden',
+  },
+];
+
+function formatFamilyList(values: string[]): string {
+  return values.join(', ');
+}
+
+/** The zod twin of IP_POOL_SPEC_RULES (same guards, same order, same words). */
+function refineIPPoolSpec(spec: TallyIPPoolSpecInput, ctx: z.RefinementCtx): void {
+  const parse = (text: string): AddressInterval | undefined => {
+    const inspected = inspectAddressEntry(text);
+    return inspected.ok ? inspected.value : undefined;
+  };
+  const reservations = spec.reservations ?? [];
+  refineReservationUniqueness(reservations, ctx);
+  const firstText = spec.addresses[0];
+  const first = firstText === undefined ? undefined : parse(firstText);
+  if (first === undefined) return;
+  const family = first.family;
+  const otherFamily = (list: string[]): string[] =>
+    list.filter((text) => {
+      const parsed = parse(text);
+      return parsed !== undefined && parsed.family !== family;
+    });
+
+  const mixed = otherFamily(spec.addresses);
+  if (mixed.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['addresses'],
+      message: `addresses mix IP families: ${formatFamilyList(mixed)} not IPv${family} like the first entry ${firstText}`,
+    });
+  }
+  const excludedMixed = otherFamily(spec.excludedAddresses ?? []);
+  if (excludedMixed.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['excludedAddresses'],
+      message: `excludedAddresses ${formatFamilyList(excludedMixed)} not IPv${family} like the pool addresses`,
+    });
+  }
+  const prefixFits = family === 6 || spec.prefix <= 32;
+  if (!prefixFits) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['prefix'],
+      message: `prefix ${spec.prefix} is longer than 32, the maximum for IPv4 addresses`,
+    });
+  }
+  if (spec.gateway !== undefined) {
+    const gateway = inspectIP(spec.gateway);
+    if (gateway.ok && gateway.value.family !== family) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gateway'],
+        message: `gateway ${spec.gateway} is IPv${gateway.value.family} but the pool addresses are IPv${family}`,
+      });
+    }
+  }
+  if (prefixFits) {
+    const network = subnetAround(family, first.first, spec.prefix);
+    const outside = spec.addresses.filter((text) => {
+      const parsed = parse(text);
+      return (
+        parsed !== undefined && parsed.family === family && (parsed.first < network.first || parsed.last > network.last)
+      );
+    });
+    if (outside.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['addresses'],
+        message:
+          `addresses ${outside.join(', ')} lie outside ${formatIP({ family, value: network.first })}/${spec.prefix}, ` +
+          `the /${spec.prefix} network of the first entry`,
+      });
+    }
+  }
+  const wrongFamily = reservations.filter((reservation) => {
+    const ip = inspectIP(reservation.address);
+    return ip.ok && ip.value.family !== family;
+  });
+  if (wrongFamily.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['reservations'],
+      message: `reservations ${wrongFamily.map((r) => `${r.claimName}=${r.address}`).join(', ')} not IPv${family} like the pool`,
+    });
+  }
+}
+
+function refineReservationUniqueness(reservations: readonly Reservation[], ctx: z.RefinementCtx): void {
+  const byAddress = new Map<string, Reservation[]>();
+  const claimNames = new Set<string>();
+  reservations.forEach((reservation, index) => {
+    if (claimNames.has(reservation.claimName)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reservations', index, 'claimName'],
+        message: `duplicate reservation for claim ${reservation.claimName}`,
+      });
+    }
+    claimNames.add(reservation.claimName);
+    const ip = inspectIP(reservation.address);
+    if (!ip.ok) return;
+    const key = `${ip.value.family}/${ip.value.value}`;
+    byAddress.set(key, [...(byAddress.get(key) ?? []), reservation]);
+  });
+  const shared = reservations.filter((reservation) => {
+    const ip = inspectIP(reservation.address);
+    return ip.ok && (byAddress.get(`${ip.value.family}/${ip.value.value}`)?.length ?? 0) > 1;
+  });
+  if (shared.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['reservations'],
+      message: `reservations give one address to several claims: ${shared.map((r) => `${r.claimName}=${r.address}`).join(', ')}`,
+    });
+  }
+}
+
+const TallyIPPoolSpecFields = z.object({
+  addresses: z
+    .array(AddressEntry)
+    .min(1)
+    .max(MAX_POOL_ENTRIES)
+    .describe(
+      'Addresses the pool hands out: single IPs, CIDRs (host bits are ignored: 10.0.0.1/24 is the whole /24) ' +
+        'and first-last ranges, all of one family and inside the prefix network of the first entry.',
+    ),
+  prefix: z
+    .int()
+    .min(0)
+    .max(128)
+    .describe('Prefix length of the network the addresses belong to, written to every IPAddress. Immutable.')
+    .meta({
+      format: 'int32',
+      'x-kubernetes-validations': [
+        {
+          rule: 'self == oldSelf',
+          messageExpression: `'prefix is immutable (allocated addresses carry it): was ' + string(oldSelf) + ', now ' + string(self)`,
+          reason: 'FieldValueForbidden',
+        },
+      ],
+    }),
+  gateway: IPText.describe('Gateway written to every IPAddress; never allocated. Same family as the pool.').optional(),
+  excludedAddresses: z
+    .array(AddressEntry)
+    .max(MAX_POOL_ENTRIES)
+    .describe('Addresses, CIDRs and ranges never handed out.')
+    .optional(),
+  allocateReservedIPAddresses: z
+    .boolean()
+    .describe(
+      'Also hand out the network and broadcast addresses of IPv4 networks and the first (anycast) address of ' +
+        'IPv6 networks. Default false.',
+    )
+    .optional(),
+  addressReuseGracePeriodSeconds: z
+    .int()
+    .min(0)
+    .max(2147483647)
+    .describe('Seconds a released address stays unallocatable (ARP caches, rolling upgrades). Default 0.')
+    .meta({ format: 'int32' })
+    .optional(),
+  allocationStrategy: z
+    .enum(ALLOCATION_STRATEGIES)
+    .default(DEFAULT_ALLOCATION_STRATEGY)
+    .describe(
+      'LowestFree: the lowest free address. Random: a uniformly random free address. ' +
+        'LeastRecentlyReleased: never-used addresses first, then the one released longest ago.',
+    ),
+  reservations: z
+    .array(Reservation)
+    .max(MAX_RESERVATIONS)
+    .describe('Static addresses by claim name. The address must be in the pool and not excluded.')
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['claimName'] })
+    .optional(),
+});
+type TallyIPPoolSpecInput = z.output<typeof TallyIPPoolSpecFields>;
+
+/** Spec of TallyIPPool and GlobalTallyIPPool: the reference provider's pool spec plus strategy and reservations. */
+export const TallyIPPoolSpec = TallyIPPoolSpecFields.superRefine(refineIPPoolSpec).meta({
+  'x-kubernetes-validations': IP_POOL_SPEC_RULES,
+});
+export type TallyIPPoolSpec = z.infer<typeof TallyIPPoolSpec>;
+
+function poolSchema<K extends string>(kind: K) {
+  return z.object({
+    apiVersion: z.literal(TALLY_V1ALPHA1_API_VERSION),
+    kind: z.literal(kind),
+    metadata: ObjectMeta,
+    spec: TallyIPPoolSpec,
+    status: TallyIPPoolStatus.optional(),
+  });
+}
+
+/** A namespaced pool of single addresses; serves claims in its own namespace. */
+export const TallyIPPool = poolSchema(TALLY_IP_POOL_KIND).describe(
+  'TallyIPPool hands out single IP addresses to IPAddressClaims in its namespace.',
+);
+export type TallyIPPool = z.infer<typeof TallyIPPool>;
+
+/** A cluster-scoped pool of single addresses; serves claims in every namespace. */
+export const GlobalTallyIPPool = poolSchema(GLOBAL_TALLY_IP_POOL_KIND).describe(
+  'GlobalTallyIPPool hands out single IP addresses to IPAddressClaims in any namespace.',
+);
+export type GlobalTallyIPPool = z.infer<typeof GlobalTallyIPPool>;
