@@ -53,6 +53,7 @@ export class WebhookServer {
   private readonly keyPath: string;
   private running = false;
   private listeningAt: WebhookServerAddress | undefined;
+  private stopSignal: AbortSignal | undefined;
 
   constructor(private readonly options: WebhookServerOptions = {}) {
     const certDir = options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
@@ -73,9 +74,9 @@ export class WebhookServer {
     return [...this.handlers.keys()];
   }
 
-  /** True while the server accepts connections with a loaded certificate. */
+  /** True while the server accepts connections with a loaded certificate; false as soon as a stop is requested. */
   get started(): boolean {
-    return this.listeningAt !== undefined;
+    return this.listeningAt !== undefined && this.stopSignal?.aborted !== true;
   }
 
   /** The bound address once started (the real port when `port: 0` was asked for). */
@@ -90,7 +91,7 @@ export class WebhookServer {
   startedChecker(timeoutMs = 5_000): () => Promise<void> {
     return async () => {
       const address = this.listeningAt;
-      if (!address) throw new Error('the webhook server has not started yet');
+      if (!address || !this.started) throw new Error('the webhook server has not started yet or is stopping');
       await tlsHandshake(address, timeoutMs);
     };
   }
@@ -103,6 +104,7 @@ export class WebhookServer {
     if (this.running) throw new Error('the webhook server is already running');
     if (signal.aborted) return;
     this.running = true;
+    this.stopSignal = signal;
     const stopWatching = new AbortController();
     try {
       let server: Server | undefined;
