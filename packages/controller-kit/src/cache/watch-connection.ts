@@ -1,0 +1,166 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError, KubeRequestError, type RequestTarget } from '../client/errors.js';
+import { type WatchEvent, watchEventSchema } from './wire.js';
+
+export interface WatchRequest {
+  /** Collection path, e.g. `/apis/ipam.cluster.x-k8s.io/v1beta2/ipaddressclaims`. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  readonly signal: AbortSignal;
+  /** The stream is dropped when no byte arrived for this long (a half-open connection never errors by itself). */
+  readonly stallTimeoutMs: number;
+  readonly target: RequestTarget;
+}
+
+/** The watch stream broke without the server closing it: no data within the stall timeout. */
+export class WatchStalledError extends Error {
+  override readonly name = 'WatchStalledError';
+}
+
+/**
+ * Opens streaming watch requests with the kubeconfig's credentials over one keep-alive agent (client-node 1.4.0's
+ * `Watch` makes a new agent per request and loses its timeout; see ts-ecosystem.md §1.5). Authentication is applied
+ * per request so rotated tokens are used.
+ */
+export class WatchConnection {
+  private readonly server: URL;
+  private readonly agent: http.Agent;
+  private readonly useClientNodeAgent: boolean;
+
+  constructor(private readonly kubeConfig: KubeConfig) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error(`kubeconfig has no cluster for context "${kubeConfig.getCurrentContext()}"`);
+    this.server = new URL(cluster.server);
+    this.useClientNodeAgent = Boolean(cluster.proxyUrl);
+    const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000 };
+    this.agent = this.server.protocol === 'http:' ? new http.Agent(agentOptions) : new https.Agent(agentOptions);
+  }
+
+  /**
+   * Yields decoded watch events until the server ends the stream (normal return), or throws: `KubeApiError` for a
+   * non-200 answer (410 included), `WatchStalledError` on inactivity, `KubeRequestError` for transport failures.
+   * Aborting the signal ends the iteration quietly.
+   */
+  async *events(request: WatchRequest): AsyncGenerator<WatchEvent> {
+    const response = await this.open(request);
+    const stall = new StallTimer(request.stallTimeoutMs, () =>
+      response.destroy(new WatchStalledError(`no data for ${request.stallTimeoutMs} ms`)),
+    );
+    let buffered = '';
+    try {
+      for await (const chunk of response) {
+        stall.reset();
+        buffered += (chunk as Buffer).toString('utf8');
+        let newline = buffered.indexOf('\n');
+        while (newline >= 0) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (line.length > 0) yield decodeEvent(line, request.target);
+          newline = buffered.indexOf('\n');
+        }
+      }
+      if (buffered.trim().length > 0) yield decodeEvent(buffered.trim(), request.target);
+    } catch (error) {
+      if (request.signal.aborted) return;
+      if (error instanceof WatchStalledError) throw error;
+      throw new KubeRequestError(request.target, error);
+    } finally {
+      stall.stop();
+      response.destroy();
+    }
+  }
+
+  /** Closes idle keep-alive sockets. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async open(request: WatchRequest): Promise<http.IncomingMessage> {
+    const options: https.RequestOptions = {};
+    try {
+      await this.kubeConfig.applyToHTTPSOptions(options);
+    } catch (error) {
+      throw new KubeRequestError(request.target, error);
+    }
+    const url = new URL(this.server.toString());
+    url.pathname = `${url.pathname.replace(/\/$/, '')}${request.path}`;
+    for (const [key, value] of Object.entries(request.query)) url.searchParams.set(key, value);
+    const send = url.protocol === 'http:' ? http.request : https.request;
+    const headers: http.OutgoingHttpHeaders = { Accept: 'application/json' };
+    for (const [key, value] of Object.entries(options.headers ?? {})) {
+      if (value !== undefined) headers[key] = value;
+    }
+
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = send(
+        url,
+        {
+          method: 'GET',
+          headers,
+          agent: this.useClientNodeAgent ? options.agent : this.agent,
+          ca: options.ca,
+          cert: options.cert,
+          key: options.key,
+          pfx: options.pfx,
+          passphrase: options.passphrase,
+          servername: options.servername,
+          auth: options.auth,
+          ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+          signal: request.signal,
+          // Until the response headers arrive the stall timer is not running; bound the wait for them too.
+          timeout: request.stallTimeoutMs,
+        },
+        (response) => {
+          req.setTimeout(0);
+          if (response.statusCode === 200) {
+            resolve(response);
+            return;
+          }
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            reject(new KubeApiError(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), request.target)),
+          );
+          response.on('error', (error) => reject(new KubeRequestError(request.target, error)));
+        },
+      );
+      req.on('timeout', () => req.destroy(new WatchStalledError(`no response within ${request.stallTimeoutMs} ms`)));
+      req.on('error', (error) =>
+        reject(error instanceof WatchStalledError ? error : new KubeRequestError(request.target, error)),
+      );
+      req.end();
+    });
+  }
+}
+
+function decodeEvent(line: string, target: RequestTarget): WatchEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    throw new KubeRequestError(target, new Error(`undecodable watch event: ${String(error)}`));
+  }
+  const parsed = watchEventSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new KubeRequestError(target, new Error(`malformed watch event: ${parsed.error.message}`));
+  }
+  return parsed.data;
+}
+
+class StallTimer {
+  private timer: NodeJS.Timeout;
+
+  constructor(timeoutMs: number, onStall: () => void) {
+    this.timer = setTimeout(onStall, timeoutMs);
+  }
+
+  reset(): void {
+    this.timer.refresh();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
