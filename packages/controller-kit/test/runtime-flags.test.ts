@@ -1,0 +1,191 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseBindAddress } from '../src/manager/bind-address.js';
+import { FlagError, type ManagerFlags, parseManagerFlags } from '../src/manager/flags.js';
+import { readInClusterNamespace, resolveKubeConfigSource } from '../src/manager/kubeconfig.js';
+
+const defaults = { leaderElectionId: 'tally-test-leader' };
+
+function flagErrorOf(argv: string[]): FlagError {
+  try {
+    parseManagerFlags(argv, defaults);
+  } catch (error) {
+    if (error instanceof FlagError) return error;
+    throw error;
+  }
+  throw new Error(`expected ${argv.join(' ')} to be rejected`);
+}
+
+describe('parseManagerFlags', () => {
+  it('gives controller-runtime defaults when no flag is passed', () => {
+    expect(parseManagerFlags([], defaults)).toEqual<ManagerFlags>({
+      kubeconfig: undefined,
+      namespace: undefined,
+      watchFilter: '',
+      leaderElect: false,
+      leaderElectionNamespace: undefined,
+      leaderElectionId: 'tally-test-leader',
+      metricsBindAddress: ':8080',
+      healthProbeBindAddress: ':8081',
+      concurrency: 10,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every flag in both --flag value and --flag=value forms', () => {
+    const flags = parseManagerFlags(
+      [
+        '--kubeconfig',
+        '/tmp/kc',
+        '--namespace=team-a',
+        '--watch-filter',
+        'blue',
+        '--leader-elect',
+        '--leader-election-namespace=kube-system',
+        '--leader-election-id',
+        'ipam.tally.dev',
+        '--metrics-bind-address=127.0.0.1:9090',
+        '--health-probe-bind-address',
+        '[::1]:0',
+        '--concurrency=4',
+        '--log-level',
+        'debug',
+      ],
+      defaults,
+    );
+    expect(flags).toEqual<ManagerFlags>({
+      kubeconfig: '/tmp/kc',
+      namespace: 'team-a',
+      watchFilter: 'blue',
+      leaderElect: true,
+      leaderElectionNamespace: 'kube-system',
+      leaderElectionId: 'ipam.tally.dev',
+      metricsBindAddress: '127.0.0.1:9090',
+      healthProbeBindAddress: '[::1]:0',
+      concurrency: 4,
+      logLevel: 'debug',
+    });
+  });
+
+  it('accepts Go-style --leader-elect=true|false and rejects other values', () => {
+    expect(parseManagerFlags(['--leader-elect=true'], defaults).leaderElect).toBe(true);
+    expect(parseManagerFlags(['--leader-elect=false'], defaults).leaderElect).toBe(false);
+    const error = flagErrorOf(['--leader-elect=yes']);
+    expect(error.flag).toBe('leader-elect');
+    expect(error.message).toBe('invalid value "yes" for flag --leader-elect: must be true or false');
+  });
+
+  it('lets --metrics-bind-address=0 disable metrics and an empty namespace mean all namespaces', () => {
+    const flags = parseManagerFlags(['--metrics-bind-address=0', '--namespace='], defaults);
+    expect(flags.metricsBindAddress).toBe('0');
+    expect(flags.namespace).toBeUndefined();
+  });
+
+  it.each([
+    [['--concurrency', '0'], 'concurrency', '0', 'must be a positive integer'],
+    [['--concurrency=ten'], 'concurrency', 'ten', 'must be a positive integer'],
+    [['--log-level=verbose'], 'log-level', 'verbose', 'must be one of trace, debug, info, warn, error, fatal, silent'],
+    [['--namespace=Team_A'], 'namespace', 'Team_A', 'must be a namespace name'],
+    [['--leader-election-id=Bad_Id'], 'leader-election-id', 'Bad_Id', 'must be a Lease name'],
+    [['--watch-filter=-x'], 'watch-filter', '-x', 'must be a label value'],
+    [['--metrics-bind-address=8080'], 'metrics-bind-address', '8080', 'expected [host]:port'],
+    [['--health-probe-bind-address=:70000'], 'health-probe-bind-address', ':70000', 'expected [host]:port'],
+  ])('rejects %j naming the flag and the value', (argv, flag, value, reason) => {
+    const error = flagErrorOf(argv);
+    expect(error.flag).toBe(flag);
+    expect(error.value).toBe(value);
+    expect(error.message).toContain(`invalid value ${JSON.stringify(value)} for flag --${flag}: ${reason}`);
+  });
+
+  it('rejects unknown flags, missing values and positional arguments', () => {
+    const unknown = flagErrorOf(['--frobnicate']);
+    expect(unknown.flag).toBe('frobnicate');
+    expect(unknown.message).toMatch(/^flag --frobnicate: unknown flag/);
+    const missing = flagErrorOf(['--namespace']);
+    expect(missing.flag).toBe('namespace');
+    expect(missing.message).toMatch(/^flag --namespace: needs a value/);
+    expect(flagErrorOf(['stray']).message).toMatch(/unexpected argument/);
+  });
+
+  it('rejects a default Lease name that is not a valid name', () => {
+    expect(() => parseManagerFlags([], { leaderElectionId: 'Not Valid' })).toThrow(FlagError);
+  });
+});
+
+describe('parseBindAddress', () => {
+  it('parses host:port forms and treats 0 as disabled', () => {
+    expect(parseBindAddress('0')).toBeUndefined();
+    expect(parseBindAddress(':8080')).toEqual({ host: undefined, port: 8080 });
+    expect(parseBindAddress('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(parseBindAddress('[::1]:9443')).toEqual({ host: '::1', port: 9443 });
+    expect(parseBindAddress('localhost:81')).toEqual({ host: 'localhost', port: 81 });
+  });
+
+  it('round-trips every port and rejects ports above 65535', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 65_535 }), (port) => {
+        expect(parseBindAddress(`127.0.0.1:${port}`)).toEqual({ host: '127.0.0.1', port });
+      }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 65_536, max: 99_999 }), (port) => {
+        expect(() => parseBindAddress(`:${port}`)).toThrow(`invalid bind address ":${port}"`);
+      }),
+    );
+  });
+});
+
+describe('resolveKubeConfigSource', () => {
+  const serviceAccountDir = '/sa';
+  const inClusterEnv = { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' };
+  const everything = (path: string): boolean => path === '/sa/token' || path === '/home/me/.kube/config';
+
+  it('prefers the flag, then KUBECONFIG, then in-cluster, then ~/.kube/config', () => {
+    const base = { homeDir: '/home/me', serviceAccountDir, exists: everything };
+    expect(resolveKubeConfigSource('/flag', { ...base, env: { KUBECONFIG: '/env', ...inClusterEnv } })).toEqual({
+      kind: 'file',
+      path: '/flag',
+      from: 'flag',
+    });
+    expect(resolveKubeConfigSource(undefined, { ...base, env: { KUBECONFIG: '/a:/b', ...inClusterEnv } })).toEqual({
+      kind: 'env',
+      paths: '/a:/b',
+    });
+    expect(resolveKubeConfigSource(undefined, { ...base, env: inClusterEnv })).toEqual({ kind: 'in-cluster' });
+    expect(resolveKubeConfigSource(undefined, { ...base, env: {} })).toEqual({
+      kind: 'file',
+      path: '/home/me/.kube/config',
+      from: 'home',
+    });
+  });
+
+  it('does not pick in-cluster without the service account token', () => {
+    const source = resolveKubeConfigSource(undefined, {
+      env: inClusterEnv,
+      homeDir: '/home/me',
+      serviceAccountDir,
+      exists: (path) => path === '/home/me/.kube/config',
+    });
+    expect(source).toEqual({ kind: 'file', path: '/home/me/.kube/config', from: 'home' });
+  });
+
+  it('says what was tried when nothing is available', () => {
+    expect(() =>
+      resolveKubeConfigSource(undefined, { env: {}, homeDir: '/nowhere', serviceAccountDir, exists: () => false }),
+    ).toThrow(
+      'no kubeconfig found: pass --kubeconfig, set KUBECONFIG, run in a pod with a service account, or create /nowhere/.kube/config',
+    );
+  });
+});
+
+describe('readInClusterNamespace', () => {
+  it('reads the namespace file of a service account directory, trimmed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runtime-sa-'));
+    expect(readInClusterNamespace(dir)).toBeUndefined();
+    writeFileSync(join(dir, 'namespace'), 'tally-system\n');
+    expect(readInClusterNamespace(dir)).toBe('tally-system');
+  });
+});
