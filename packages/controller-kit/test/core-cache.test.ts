@@ -1,0 +1,160 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Cache } from '../src/cache/cache.js';
+import { keyOf } from '../src/cache/object.js';
+import { OWNER_UID_INDEX } from '../src/cache/store.js';
+import { keepObject } from '../src/cache/transform.js';
+import { CONFIGMAPS, GADGETS, type Gadget, PARTS, type Part, TestObjects } from './fixtures/core-resources.js';
+import { waitFor } from './fixtures/core-wait.js';
+
+const quiet = pino({ level: 'silent' });
+const stops: AbortController[] = [];
+
+function startCache(options: { pageSize?: number } = {}): { cache: Cache; stop: AbortController; done: Promise<void> } {
+  const cache = new Cache({
+    kubeConfig: testEnv().kubeConfig,
+    logger: quiet,
+    reflector: { pageSize: options.pageSize },
+  });
+  const stop = new AbortController();
+  stops.push(stop);
+  return { cache, stop, done: cache.start(stop.signal) };
+}
+
+afterEach(() => {
+  for (const stop of stops.splice(0)) stop.abort();
+});
+
+describe('Cache against a real API server', () => {
+  it('sees every create, update and delete, with old and new objects', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-cache');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    const { cache } = startCache();
+    const events: string[] = [];
+    const updates: Array<{ old: Gadget; new: Gadget }> = [];
+    const informer = cache.informerFor(GADGETS, { namespace: ns.name });
+    informer.addEventHandler({
+      onAdd: (gadget) => events.push(`add ${keyOf(gadget)}`),
+      onUpdate: (oldGadget, newGadget) => {
+        events.push(`update ${keyOf(newGadget)}`);
+        updates.push({ old: oldGadget, new: newGadget });
+      },
+      onDelete: (gadget, unknown) => events.push(`delete ${keyOf(gadget)} ${unknown}`),
+    });
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+
+    await objects.apply('gadgets', ns.name, 'g1', { size: 1 });
+    await waitFor('g1 in the store', () => informer.store.get(`${ns.name}/g1`) !== undefined);
+    await objects.apply('gadgets', ns.name, 'g1', { size: 2 });
+    await waitFor('g1 updated', () => informer.store.get(`${ns.name}/g1`)?.spec?.size === 2);
+    await objects.delete('gadgets', ns.name, 'g1');
+    await waitFor('g1 gone', () => informer.store.get(`${ns.name}/g1`) === undefined);
+
+    expect(events).toEqual([`add ${ns.name}/g1`, `update ${ns.name}/g1`, `delete ${ns.name}/g1 false`]);
+    expect(updates[0]?.old.spec?.size).toBe(1);
+    expect(updates[0]?.new.spec?.size).toBe(2);
+  });
+
+  it('lists in pages, drops managedFields by default, and keeps them when told to', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-pages');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    for (let i = 0; i < 23; i += 1) await objects.apply('parts', ns.name, `p${i}`, { payload: `n${i}` });
+    const { cache } = startCache({ pageSize: 5 });
+    const stripped = cache.informerFor(PARTS, { namespace: ns.name });
+    const kept = cache.informerFor(PARTS, {
+      labelSelector: {},
+      namespace: ns.name,
+      fieldSelector: 'metadata.namespace!=x',
+      transform: keepObject,
+    });
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+
+    expect(stripped.store.size).toBe(23);
+    expect(kept.store.size).toBe(23);
+    expect(stripped.store.list().every((part) => part.metadata.managedFields === undefined)).toBe(true);
+    expect(kept.store.list().every((part) => (part.metadata.managedFields?.length ?? 0) > 0)).toBe(true);
+    expect(await cache.list(PARTS, { namespace: ns.name })).toHaveLength(23);
+  });
+
+  it('shares one informer per resource and scope, and replays the store to late handlers', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-share');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    await objects.apply('gadgets', ns.name, 'early', { size: 1 });
+    const { cache } = startCache();
+    const first = cache.informerFor(GADGETS, { namespace: ns.name });
+    expect(cache.informerFor(GADGETS, { namespace: ns.name })).toBe(first);
+    expect(cache.informerFor(GADGETS)).not.toBe(first);
+    await waitFor('synced', () => cache.hasSynced());
+    const replayed: Array<[string, boolean]> = [];
+    first.addEventHandler({ onAdd: (gadget, initial) => replayed.push([gadget.metadata.name, initial]) });
+    expect(replayed).toEqual([['early', true]]);
+    await objects.apply('gadgets', ns.name, 'late', { size: 1 });
+    await waitFor('late add', () => replayed.length === 2);
+    expect(replayed[1]).toEqual(['late', false]);
+  });
+
+  it('indexes by owner UID and by a custom index, kept current through updates', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-index');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    const owner = await objects.apply('gadgets', ns.name, 'owner', {});
+    const ownerRef = { apiVersion: GADGETS.apiVersion, kind: 'Gadget', name: 'owner', uid: owner.metadata.uid };
+    await objects.apply('parts', ns.name, 'a', { gadget: 'g1' }, { ownerReferences: [ownerRef] });
+    await objects.apply('parts', ns.name, 'b', { gadget: 'g2' });
+    const { cache } = startCache();
+    const informer = cache.informerFor(PARTS, {
+      namespace: ns.name,
+      indexers: { byGadget: (part: Part) => (part.spec?.gadget ? [part.spec.gadget] : []) },
+    });
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+
+    expect(informer.store.byIndex(OWNER_UID_INDEX, owner.metadata.uid).map((p) => p.metadata.name)).toEqual(['a']);
+    expect(informer.store.byIndex('byGadget', 'g1').map((p) => p.metadata.name)).toEqual(['a']);
+    await objects.apply('parts', ns.name, 'b', { gadget: 'g1' });
+    await waitFor('b re-indexed', () => informer.store.byIndex('byGadget', 'g1').length === 2);
+    expect(informer.store.byIndex('byGadget', 'g2')).toEqual([]);
+    const viaCache = await cache.list(PARTS, { namespace: ns.name, index: { name: 'byGadget', value: 'g1' } });
+    expect(viaCache.map((p) => p.metadata.name).sort()).toEqual(['a', 'b']);
+  });
+
+  it('filters on the server with a label selector', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-labels');
+    const core = testEnv().kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({
+      namespace: ns.name,
+      body: { metadata: { name: 'in', labels: { pick: 'yes' } } },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: ns.name,
+      body: { metadata: { name: 'out', labels: { pick: 'no' } } },
+    });
+    const { cache } = startCache();
+    const picked = await cache.list(CONFIGMAPS, {
+      namespace: ns.name,
+      labelSelector: { matchLabels: { pick: 'yes' } },
+    });
+    expect(picked.map((cm) => cm.metadata.name)).toEqual(['in']);
+  });
+
+  it('reads live from the API server with liveGet, undefined when absent', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-live');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    const { cache } = startCache();
+    const created = await objects.apply('gadgets', ns.name, 'fresh', { size: 7 });
+    const live = await cache.liveGet(GADGETS, { namespace: ns.name, name: 'fresh' });
+    expect(live?.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+    expect(live?.spec?.size).toBe(7);
+    expect(await cache.liveGet(GADGETS, { namespace: ns.name, name: 'missing' })).toBeUndefined();
+  });
+
+  it('start resolves once stopped, and waitForCacheSync reports false when aborted before sync', async () => {
+    const { cache, stop, done } = startCache();
+    cache.informerFor(GADGETS);
+    expect(await cache.waitForCacheSync(AbortSignal.abort())).toBe(false);
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+    stop.abort();
+    await done;
+    expect(cache.hasSynced()).toBe(true);
+  });
+});
