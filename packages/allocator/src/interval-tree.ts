@@ -90,6 +90,20 @@ function withoutLowestValue(node: TreeNode): TreeNode | undefined {
   return refresh(node);
 }
 
+function rotateRight(node: TreeNode): TreeNode {
+  const pivot = node.left!;
+  node.left = pivot.right;
+  pivot.right = refresh(node);
+  return refresh(pivot);
+}
+
+function rotateLeft(node: TreeNode): TreeNode {
+  const pivot = node.right!;
+  node.right = pivot.left;
+  pivot.left = refresh(node);
+  return refresh(pivot);
+}
+
 export class IntervalTree {
   private root: TreeNode | undefined;
   private nodeCount = 0;
@@ -218,6 +232,7 @@ export class IntervalTree {
 
   /** Removes [first, last], which must lie inside one interval of the set; returns false (and changes nothing) if not. */
   remove(first: bigint, last: bigint = first): boolean {
+    if (first === last) return this.removeValue(first);
     const [atOrBelow, above] = split(this.root, first + 1n);
     const holder = rightmost(atOrBelow);
     if (holder === undefined || atOrBelow === undefined || holder.last < last) {
@@ -231,6 +246,50 @@ export class IntervalTree {
     if (last < holder.last) tail = merge(this.createNode(last + 1n, holder.last), tail);
     this.root = merge(rest, tail);
     return true;
+  }
+
+  private removeValue(value: bigint): boolean {
+    const root = this.withoutValue(this.root, value);
+    if (root === null) return false;
+    this.root = root;
+    return true;
+  }
+
+  /**
+   * Removes one value in place, descending once (the hot path of allocateSpecific, markAllocated and Random): a
+   * point node is dropped, an edge value shrinks its node, an inner value splits its node in two. Returns the new
+   * subtree root, or `null` when the value is not in the set (nothing changed).
+   */
+  private withoutValue(node: TreeNode | undefined, value: bigint): TreeNode | undefined | null {
+    if (node === undefined) return null;
+    if (value < node.first) {
+      const left = this.withoutValue(node.left, value);
+      if (left === null) return null;
+      node.left = left;
+      return left !== undefined && left.priority > node.priority ? rotateRight(node) : refresh(node);
+    }
+    if (value > node.last) {
+      const right = this.withoutValue(node.right, value);
+      if (right === null) return null;
+      node.right = right;
+      return right !== undefined && right.priority > node.priority ? rotateLeft(node) : refresh(node);
+    }
+    if (node.first === node.last) {
+      this.nodeCount -= 1;
+      return merge(node.left, node.right);
+    }
+    if (value === node.first) {
+      node.first += 1n;
+    } else if (value === node.last) {
+      node.last -= 1n;
+    } else {
+      // The upper part is below everything in the right subtree, so it joins as that subtree's minimum.
+      const upper = this.createNode(value + 1n, node.last);
+      node.last = value - 1n;
+      node.right = merge(upper, node.right);
+      if (node.right !== undefined && node.right.priority > node.priority) return rotateLeft(node);
+    }
+    return refresh(node);
   }
 
   /** The intervals in ascending order. */

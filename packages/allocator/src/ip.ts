@@ -47,31 +47,92 @@ const DECIMAL_OCTET = /^[0-9]+$/;
 const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
 const IPV6_ALPHABET = /^[0-9a-fA-F:.]+$/;
 
+const STRICT_DOTTED_QUAD =
+  /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
+
 function parseIPv4Value(text: string): bigint {
+  // Fast path for the common, valid case; the checks below only run to explain a rejection.
+  if (STRICT_DOTTED_QUAD.test(text)) {
+    let value = 0;
+    for (const octet of text.split('.')) value = value * 256 + Number(octet);
+    return BigInt(value);
+  }
   if (/0x/i.test(text)) throw new Reason('hexadecimal notation is not allowed');
   const octets = text.split('.');
   if (octets.length !== 4) {
     throw new Reason(`an IPv4 address has exactly 4 dot-separated decimal octets, found ${octets.length}`);
   }
-  let value = 0n;
   for (const octet of octets) {
     if (octet === '') throw new Reason('empty octet');
     if (!DECIMAL_OCTET.test(octet)) throw new Reason(`octet "${octet}" is not a decimal number`);
     if (octet.length > 1 && octet.startsWith('0')) throw new Reason('leading zeros are not allowed');
-    const number = Number(octet);
-    if (number > 255) throw new Reason(`octet ${octet} is greater than 255`);
-    value = (value << 8n) | BigInt(number);
+    if (Number(octet) > 255) throw new Reason(`octet ${octet} is greater than 255`);
   }
-  return value;
+  throw new Reason('not a dotted-quad IPv4 address');
 }
 
-function parseHexGroups(part: string): bigint[] {
+/** Groups as 4-digit hex strings, so that an address becomes one BigInt parse instead of eight. */
+function parseHexGroups(part: string): string[] {
   if (part === '') return [];
   return part.split(':').map((group) => {
     if (group === '') throw new Reason("misplaced ':' (empty group)");
     if (!HEX_GROUP.test(group)) throw new Reason(`group "${group}" is not 1 to 4 hexadecimal digits`);
-    return BigInt(`0x${group}`);
+    return group.padStart(4, '0');
   });
+}
+
+/** Hex digit values by char code; -1 for anything else. */
+const HEX_DIGIT = new Int8Array(128).fill(-1);
+for (const [index, char] of [...'0123456789abcdef'].entries()) {
+  HEX_DIGIT[char.charCodeAt(0)] = index;
+  HEX_DIGIT[char.toUpperCase().charCodeAt(0)] = index;
+}
+const COLON = 58;
+
+/**
+ * Fast path for plain IPv6 text (hex groups and at most one '::', no embedded IPv4): one pass, no allocations per
+ * group. Returns undefined for anything it does not fully accept, and the explaining parser takes over; it never
+ * accepts text that parser would reject.
+ */
+function scanPlainIPv6(text: string): bigint | undefined {
+  const groups: number[] = [];
+  let compressAt = -1;
+  let i = 0;
+  const end = text.length;
+  if (text.startsWith('::')) {
+    compressAt = 0;
+    i = 2;
+  }
+  while (i < end) {
+    let value = 0;
+    let digits = 0;
+    for (; i < end; i += 1) {
+      const code = text.charCodeAt(i);
+      const digit = code < 128 ? HEX_DIGIT[code]! : -1;
+      if (digit < 0) break;
+      value = value * 16 + digit;
+      digits += 1;
+    }
+    if (digits === 0 || digits > 4 || groups.length === 8) return undefined;
+    groups.push(value);
+    if (i === end) break;
+    if (text.charCodeAt(i) !== COLON) return undefined;
+    i += 1;
+    if (i < end && text.charCodeAt(i) === COLON) {
+      if (compressAt >= 0) return undefined;
+      compressAt = groups.length;
+      i += 1;
+    } else if (i === end) {
+      return undefined;
+    }
+  }
+  if (compressAt < 0 ? groups.length !== 8 : groups.length > 7) return undefined;
+  const full =
+    compressAt < 0
+      ? groups
+      : [...groups.slice(0, compressAt), ...new Array<number>(8 - groups.length).fill(0), ...groups.slice(compressAt)];
+  const word = (index: number): bigint => BigInt(full[index]! * 0x10000 + full[index + 1]!);
+  return (word(0) << 96n) | (word(2) << 64n) | (word(4) << 32n) | word(6);
 }
 
 function parseIPv6Value(text: string): bigint {
@@ -96,14 +157,14 @@ function parseIPv6Value(text: string): bigint {
   const compressions = hexPart.split('::').length - 1;
   if (compressions > 1) throw new Reason("'::' may appear only once");
   const explicitGroupsNeeded = embeddedIPv4 === undefined ? 8 : 6;
-  let groups: bigint[];
+  let groups: string[];
   if (compressions === 1) {
     const [head = '', tail = ''] = hexPart.split('::');
     const headGroups = parseHexGroups(head);
     const tailGroups = parseHexGroups(tail);
     const missing = explicitGroupsNeeded - headGroups.length - tailGroups.length;
     if (missing < 1) throw new Reason("'::' must stand for at least one zero group");
-    groups = [...headGroups, ...new Array<bigint>(missing).fill(0n), ...tailGroups];
+    groups = [...headGroups, ...new Array<string>(missing).fill('0000'), ...tailGroups];
   } else {
     if (hexPart === '' && embeddedIPv4 !== undefined)
       throw new Reason('an embedded IPv4 part needs 6 groups before it');
@@ -112,10 +173,8 @@ function parseIPv6Value(text: string): bigint {
       throw new Reason(`expected ${explicitGroupsNeeded} groups, found ${groups.length} (and no '::')`);
     }
   }
-  let value = 0n;
-  for (const group of groups) value = (value << 16n) | group;
-  if (embeddedIPv4 !== undefined) value = (value << 32n) | embeddedIPv4;
-  return value;
+  const value = BigInt(`0x${groups.join('')}`);
+  return embeddedIPv4 === undefined ? value : (value << 32n) | embeddedIPv4;
 }
 
 /** Parses one address, throwing a reason (without the entry) so composite parsers can phrase their own error. */
@@ -127,7 +186,7 @@ export function parseIPOrReason(text: string): IP {
     );
   }
   if (text.includes('%')) throw new Reason('zone IDs (%…) are not allowed');
-  if (text.includes(':')) return { family: 6, value: parseIPv6Value(text) };
+  if (text.includes(':')) return { family: 6, value: scanPlainIPv6(text) ?? parseIPv6Value(text) };
   return { family: 4, value: parseIPv4Value(text) };
 }
 

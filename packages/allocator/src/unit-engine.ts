@@ -71,16 +71,9 @@ export function randomBelow(bound: bigint, random: () => number): bigint {
   return (fraction * bound) >> BigInt(words * 32);
 }
 
-/** Sorts and de-duplicates; IPv4-sized values take the fast typed-array path. */
+/** Sorts ascending and drops duplicates. */
 export function sortUnique(values: readonly bigint[]): bigint[] {
-  let sorted: bigint[];
-  if (values.every((value) => value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER))) {
-    const numbers = Float64Array.from(values, (value) => Number(value));
-    numbers.sort();
-    sorted = Array.from(numbers, (number) => BigInt(number));
-  } else {
-    sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  }
+  const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return sorted.filter((value, index) => index === 0 || value !== sorted[index - 1]);
 }
 
@@ -139,7 +132,7 @@ export class UnitEngine {
       const known = latestRelease.get(unit);
       if (known === undefined || releasedAtMs > known) latestRelease.set(unit, releasedAtMs);
     }
-    const unavailable = sortUnique([...used, ...latestRelease.keys()]);
+    const unavailable = latestRelease.size === 0 ? used : sortUnique([...used, ...latestRelease.keys()]);
     this.fresh = IntervalTree.fromSorted(withoutPoints(allocatable, unavailable));
     const keys = sortUnique([...latestRelease].map(([unit, at]) => (BigInt(at) << KEY_SHIFT) | unit));
     this.cooling = IntervalTree.fromSorted(keys.map((key) => ({ first: key, last: key })));

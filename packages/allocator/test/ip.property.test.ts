@@ -105,3 +105,31 @@ describe('CIDR masking', () => {
     );
   });
 });
+
+describe('IPv6 validity agrees with the oracle on arbitrary hex-and-colon text', () => {
+  it('accepts exactly what ip-address accepts, with the same value', () => {
+    const unit = fc.constantFrom(...'0123456789abcdefABCDEF:::::'.split(''));
+    const group = fc.oneof(fc.constant(''), fc.stringMatching(/^[0-9a-fA-F]{1,5}$/));
+    // Near-valid text: 1..10 groups (some empty, some too long) joined by ':'.
+    const nearValid = fc.array(group, { minLength: 1, maxLength: 10 }).map((groups) => groups.join(':'));
+    let accepted = 0;
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit, minLength: 1, maxLength: 40 }), nearValid), (text) => {
+        let ours: bigint | undefined;
+        try {
+          ours = parseIP(text).value;
+        } catch (error) {
+          expect(error).toBeInstanceOf(AddressParseError);
+        }
+        expect(ours !== undefined).toBe(Address6.isValid(text));
+        if (ours !== undefined) {
+          accepted += 1;
+          expect(ours).toBe(new Address6(text).bigInt());
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    // Guard against a generator that only ever produces invalid text.
+    expect(accepted).toBeGreaterThan(50);
+  });
+});
