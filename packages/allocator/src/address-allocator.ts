@@ -5,7 +5,7 @@
 import { type AddressPool, checkAllocatable, formatSubnet } from './address-pool.js';
 import { AllocationError } from './errors.js';
 import { formatIP, type IP, parseIP } from './ip.js';
-import { type AllocatorOptions, UnitEngine } from './unit-engine.js';
+import { type AllocationStrategy, type AllocatorOptions, UnitEngine } from './unit-engine.js';
 
 /** An address as text (strictly parsed) or as a parsed IP. */
 export type AddressInput = string | IP;
@@ -67,7 +67,7 @@ export class AddressAllocator {
     return ip.family === this.pool.family && this.pool.allocatable.contains(ip.value);
   }
 
-  get strategy(): AllocatorOptions['strategy'] {
+  get strategy(): AllocationStrategy {
     return this.engine.strategy;
   }
 

@@ -59,6 +59,7 @@ export {
   type PrefixVerdict,
   tryBuildPrefixPool,
 } from './prefix-pool.js';
+export { MAX_STATUS_COUNT, toStatusCount } from './status-count.js';
 export {
   ALLOCATION_STRATEGIES,
   type AllocationStrategy,

@@ -3,6 +3,7 @@ import { AddressAllocator } from '../src/address-allocator.js';
 import { type AddressPoolSpec, buildAddressPool } from '../src/address-pool.js';
 import { AllocationError, type AllocationFailureReason } from '../src/errors.js';
 import { formatIP } from '../src/ip.js';
+import { toStatusCount } from '../src/status-count.js';
 import type { AllocatorOptions } from '../src/unit-engine.js';
 
 /** A clock the test moves by hand. */
@@ -367,5 +368,14 @@ describe('rebuild, counts and out-of-range addresses', () => {
     alloc.allocate();
     alloc.allocateSpecific('10.0.0.200');
     expect([...alloc.allocatedAddresses()].map(formatIP).sort()).toEqual(['10.0.0.1', '10.0.0.200']);
+  });
+});
+
+describe('toStatusCount', () => {
+  it('passes exact counts through and caps beyond 2^53 − 1', () => {
+    expect(toStatusCount(254n)).toBe(254);
+    expect(toStatusCount(BigInt(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
+    expect(toStatusCount(1n << 64n)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(() => toStatusCount(-1n)).toThrow('a pool count cannot be negative, got -1');
   });
 });
