@@ -33,7 +33,7 @@ const userInfoSchema = z.object({
 const rawObjectSchema = z
   .unknown()
   .optional()
-  .transform((value) => (value === null ? undefined : value));
+  .transform((value): unknown => (value === null ? undefined : value));
 
 const admissionRequestSchema = z.object({
   uid: z.string().min(1, 'must be a non-empty string'),

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Metric, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { registerOnce } from '../queue/register-once.js';
 
 /** The series controller-runtime's webhook server exports, under the same names so existing dashboards work. */
 export interface WebhookMetrics {
@@ -10,16 +11,10 @@ export interface WebhookMetrics {
   readonly inFlight: Gauge<'webhook'>;
 }
 
-// Several servers (or a server restarted in tests) may share one registry; prom-client throws on a second
-// registration of a name, so the first registration wins and later servers reuse its series.
-function registerOnce<M extends Metric>(registry: Registry, name: string, create: () => M): M {
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as M;
-  const metric = create();
-  registry.registerMetric(metric);
-  return metric;
-}
-
+/**
+ * The webhook series on `registry`. Several servers (or a server restarted in tests) may share one registry; the
+ * first registration wins and later servers reuse its series.
+ */
 export function webhookMetrics(registry: Registry): WebhookMetrics {
   return {
     requests: registerOnce(
