@@ -144,4 +144,22 @@ describe('prefix pools', () => {
       issues: [{ field: 'spec.prefixes', value: [], message: 'at least one prefix is required' }],
     });
   });
+
+  it('applies the grace period and strategies to prefixes too', () => {
+    let now = 10_000;
+    const pool = buildPrefixPool({ prefixes: ['fd00::/63'], allocationPrefixLength: 64 });
+    const alloc = new PrefixAllocator(pool, { reuseGracePeriodMs: 1_000, clock: () => now });
+    expect([next(alloc), next(alloc)]).toEqual(['fd00::/64', 'fd00:0:0:1::/64']);
+    alloc.release('fd00::/64');
+    const exhausted = failure(() => alloc.allocate());
+    expect([exhausted.reason, exhausted.availableAtMs]).toEqual(['exhausted', 11_000]);
+    const cooling = failure(() => alloc.allocateSpecific('fd00::/64'));
+    expect([cooling.reason, cooling.availableAtMs]).toEqual(['in-grace-period', 11_000]);
+    expect(alloc.counts()).toEqual({ total: 2n, used: 1n, free: 0n, outOfRange: 0n, coolingDown: 1n });
+    now += 1_000;
+    expect(next(alloc)).toBe('fd00::/64');
+
+    const random = new PrefixAllocator(pool, { strategy: 'Random', random: () => 0.75, clock: () => 0 });
+    expect(next(random)).toBe('fd00:0:0:1::/64');
+  });
 });
