@@ -1,3 +1,3 @@
 import { packageTestConfig } from '../../vitest.shared.ts';
 
-export default packageTestConfig({});
+export default packageTestConfig({ globalSetup: ['test/global-setup.ts'], testTimeout: 60_000 });

@@ -116,9 +116,9 @@ function normaliseInteger(node: RawSchema): void {
   const declared = typeof node.format === 'string' ? node.format : undefined;
   const isInt32Bounds = node.minimum === INT32_MIN && node.maximum === INT32_MAX;
   node.format = declared ?? (isInt32Bounds ? 'int32' : 'int64');
-  // zod writes the representable range as bounds; they say nothing the format does not.
-  if (node.minimum === Number.MIN_SAFE_INTEGER || node.minimum === INT32_MIN) delete node.minimum;
-  if (node.maximum === Number.MAX_SAFE_INTEGER || node.maximum === INT32_MAX) delete node.maximum;
+  // zod writes JavaScript's safe-integer range as bounds; the API server stores int64, so they are noise.
+  if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
+  if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
 }
 
 function normaliseNumber(node: RawSchema): void {

@@ -1,9 +1,8 @@
-import { formatIP } from '@tally-ipam/allocator';
 import * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
 import { ObjectMeta, ObjectName } from '../../meta/v1/types.js';
 import { type AddressInterval, inspectAddressEntry, inspectIP, subnetAround } from './addresses.js';
-import { entryFamily, entryFirstAddress, entryInside, isValidEntry } from './cel.js';
+import { entryFamily, entryInside, familyText, isParseableEntry, networkAround, smallIntText } from './cel.js';
 import {
   ALLOCATION_STRATEGIES,
   DEFAULT_ALLOCATION_STRATEGY,
@@ -24,91 +23,109 @@ export const Reservation = z.object({
 export type Reservation = z.infer<typeof Reservation>;
 
 const FIRST = 'self.addresses[0]';
-const POOL_VALID = isValidEntry(FIRST);
+// Rules still run when the schema check failed, so every index and lookup is guarded against bad input.
+const POOL_PARSEABLE = `(size(self.addresses) > 0 && ${isParseableEntry(FIRST)})`;
+const PREFIX_IN_RANGE = '(self.prefix >= 0 && self.prefix <= 128)';
 const POOL_FAMILY = entryFamily(FIRST);
-const POOL_NETWORK = `cidr(${entryFirstAddress(FIRST)} + '/' + string(self.prefix))`;
+const POOL_FAMILY_TEXT = familyText(POOL_FAMILY);
+const POOL_NETWORK = networkAround(FIRST, 'self.prefix');
 
-/** Entries (by CEL variable `v` over `list`) that are valid but not of the pool's family, joined for a message. */
+const RESERVATIONS = 'self.reservations';
+/**
+ * Index of the first reservation matching `condition` (written against `self.reservations[i]`). Messages index the
+ * list itself instead of reading fields of a filter() result, whose string sizes the cost estimator cannot bound.
+ */
+function firstReservationIndex(condition: (reservation: string) => string): string {
+  const indexes = Array.from({ length: MAX_RESERVATIONS }, (_, index) => index).join(', ');
+  return `[${indexes}].filter(i, i < size(${RESERVATIONS}) && ${condition(`${RESERVATIONS}[i]`)})[0]`;
+}
+const WRONG_FAMILY_RESERVATION = `${RESERVATIONS}[${firstReservationIndex(
+  (r) => `isIP(${r}.address) && ip(${r}.address).family() != ${POOL_FAMILY}`,
+)}]`;
+const SHARED_ADDRESS_RESERVATION = `${RESERVATIONS}[${firstReservationIndex(
+  (r) =>
+    `isIP(${r}.address) && ${RESERVATIONS}.filter(s, isIP(s.address) && ip(s.address) == ip(${r}.address)).size() > 1`,
+)}]`;
+
+/** Entries (by CEL variable `v` over `list`) that parse but are not of the pool's family, joined for a message. */
 function celOtherFamily(list: string, v: string): string {
-  return `${list}.filter(${v}, ${isValidEntry(v)} && ${entryFamily(v)} != ${POOL_FAMILY}).join(', ')`;
+  return `${list}.filter(${v}, ${isParseableEntry(v)} && ${entryFamily(v)} != ${POOL_FAMILY})[0]`;
 }
 
 /** Cross-field rules on the IP pool spec; each has a zod twin in `refineIPPoolSpec`. */
 const IP_POOL_SPEC_RULES: ValidationRule[] = [
   {
-    rule: `!${POOL_VALID} || self.addresses.all(a, !${isValidEntry('a')} || ${entryFamily('a')} == ${POOL_FAMILY})`,
+    rule: `!${POOL_PARSEABLE} || self.addresses.all(a, !${isParseableEntry('a')} || ${entryFamily('a')} == ${POOL_FAMILY})`,
     messageExpression:
       `'addresses mix IP families: ' + ${celOtherFamily('self.addresses', 'a')} + ` +
-      `' not IPv' + string(${POOL_FAMILY}) + ' like the first entry ' + ${FIRST}`,
+      `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the first entry ' + ${FIRST}`,
     fieldPath: '.addresses',
     reason: 'FieldValueInvalid',
   },
   {
     rule:
-      `!has(self.excludedAddresses) || !${POOL_VALID} || ` +
-      `self.excludedAddresses.all(e, !${isValidEntry('e')} || ${entryFamily('e')} == ${POOL_FAMILY})`,
+      `!has(self.excludedAddresses) || !${POOL_PARSEABLE} || ` +
+      `self.excludedAddresses.all(e, !${isParseableEntry('e')} || ${entryFamily('e')} == ${POOL_FAMILY})`,
     messageExpression:
       `'excludedAddresses ' + ${celOtherFamily('self.excludedAddresses', 'e')} + ` +
-      `' not IPv' + string(${POOL_FAMILY}) + ' like the pool addresses'`,
+      `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the pool addresses'`,
     fieldPath: '.excludedAddresses',
     reason: 'FieldValueInvalid',
   },
   {
-    rule: `!${POOL_VALID} || ${POOL_FAMILY} == 6 || self.prefix <= 32`,
-    messageExpression: `'prefix ' + string(self.prefix) + ' is longer than 32, the maximum for IPv4 addresses'`,
+    rule: `!${POOL_PARSEABLE} || !${PREFIX_IN_RANGE} || ${POOL_FAMILY} == 6 || self.prefix <= 32`,
+    messageExpression: `'prefix ' + ${smallIntText('self.prefix')} + ' is longer than 32, the maximum for IPv4 addresses'`,
     fieldPath: '.prefix',
     reason: 'FieldValueInvalid',
   },
   {
     rule:
-      `!has(self.gateway) || !isIP(self.gateway) || !${POOL_VALID} || ` + `ip(self.gateway).family() == ${POOL_FAMILY}`,
+      `!has(self.gateway) || !isIP(self.gateway) || !${POOL_PARSEABLE} || ` +
+      `ip(self.gateway).family() == ${POOL_FAMILY}`,
     messageExpression:
-      `'gateway ' + self.gateway + ' is IPv' + string(ip(self.gateway).family()) + ` +
-      `' but the pool addresses are IPv' + string(${POOL_FAMILY})`,
+      `'gateway ' + self.gateway + ' is IPv' + ${familyText('ip(self.gateway).family()')} + ` +
+      `' but the pool addresses are IPv' + ${POOL_FAMILY_TEXT}`,
     fieldPath: '.gateway',
     reason: 'FieldValueInvalid',
   },
   {
     rule:
-      `!${POOL_VALID} || (${POOL_FAMILY} == 4 && self.prefix > 32) || ` +
-      `self.addresses.all(a, !${isValidEntry('a')} || ${entryFamily('a')} != ${POOL_FAMILY} || ` +
+      `!${POOL_PARSEABLE} || !${PREFIX_IN_RANGE} || (${POOL_FAMILY} == 4 && self.prefix > 32) || ` +
+      `self.addresses.all(a, !${isParseableEntry('a')} || ${entryFamily('a')} != ${POOL_FAMILY} || ` +
       `${entryInside('a', POOL_NETWORK)})`,
     messageExpression:
-      `'addresses ' + self.addresses.filter(a, ${isValidEntry('a')} && ${entryFamily('a')} == ${POOL_FAMILY} && ` +
-      `!${entryInside('a', POOL_NETWORK)}).join(', ') + ' lie outside ' + string(${POOL_NETWORK}.masked()) + ` +
-      `', the /' + string(self.prefix) + ' network of the first entry'`,
+      `'addresses ' + self.addresses.filter(a, ${isParseableEntry('a')} && ${entryFamily('a')} == ${POOL_FAMILY} && ` +
+      `!${entryInside('a', POOL_NETWORK)})[0] + ' lie outside the /' + ${smallIntText('self.prefix')} + ` +
+      `' network of the first entry ' + ${FIRST}`,
     fieldPath: '.addresses',
     reason: 'FieldValueInvalid',
   },
   {
     rule:
-      `!has(self.reservations) || !${POOL_VALID} || ` +
+      `!has(self.reservations) || !${POOL_PARSEABLE} || ` +
       `self.reservations.all(r, !isIP(r.address) || ip(r.address).family() == ${POOL_FAMILY})`,
     messageExpression:
-      `'reservations ' + self.reservations.filter(r, isIP(r.address) && ip(r.address).family() != ${POOL_FAMILY})` +
-      `.map(r, r.claimName + '=' + r.address).join(', ') + ' not IPv' + string(${POOL_FAMILY}) + ' like the pool'`,
+      `'reservations ' + ${WRONG_FAMILY_RESERVATION}.claimName + '=' + ${WRONG_FAMILY_RESERVATION}.address + ` +
+      `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the pool'`,
     fieldPath: '.reservations',
     reason: 'FieldValueInvalid',
   },
   {
     rule:
       `!has(self.reservations) || self.reservations.all(r, !isIP(r.address) || ` +
-      `self.reservations.filter(s, isIP(s.address) && string(ip(s.address)) == string(ip(r.address))).size() == 1)`,
-    messageExpression:
-      `'reservations give one address to several claims: ' + self.reservations.filter(r, isIP(r.address) && ` +
-      `self.reservations.filter(s, isIP(s.address) && string(ip(s.address)) == string(ip(r.address))).size() > 1)` +
-      `.map(r, r.claimName + '=' + r.address).join(', ')`,
+      `self.reservations.filter(s, isIP(s.address) && ip(s.address) == ip(r.address)).size() == 1)`,
+    messageExpression: `'reservations give one address to several claims: ' + ${SHARED_ADDRESS_RESERVATION}.address`,
     fieldPath: '.reservations',
-    reason: 'FieldValueDuplicate',
+    reason: 'FieldValueInvalid',
   },
   {
     // Transition rule: the family decides every allocated address, so it can never change in place.
     rule:
-      `!${isValidEntry('oldSelf.addresses[0]')} || !${POOL_VALID} || ` +
+      `size(oldSelf.addresses) == 0 || !${isParseableEntry('oldSelf.addresses[0]')} || !${POOL_PARSEABLE} || ` +
       `${entryFamily('oldSelf.addresses[0]')} == ${POOL_FAMILY}`,
     messageExpression:
-      `'the IP family of a pool is immutable: it was IPv' + string(${entryFamily('oldSelf.addresses[0]')}) + ` +
-      `'; create a new pool for IPv' + string(${POOL_FAMILY})`,
+      `'the IP family of a pool is immutable: it was IPv' + ${familyText(entryFamily('oldSelf.addresses[0]'))} + ` +
+      `'; create a new pool for IPv' + ${POOL_FAMILY_TEXT}`,
     fieldPath: '.addresses',
     reason: 'FieldValueForbidden',
   },
@@ -182,9 +199,7 @@ function refineIPPoolSpec(spec: TallyIPPoolSpecInput, ctx: z.RefinementCtx): voi
       ctx.addIssue({
         code: 'custom',
         path: ['addresses'],
-        message:
-          `addresses ${outside.join(', ')} lie outside ${formatIP({ family, value: network.first })}/${spec.prefix}, ` +
-          `the /${spec.prefix} network of the first entry`,
+        message: `addresses ${outside.join(', ')} lie outside the /${spec.prefix} network of the first entry ${firstText}`,
       });
     }
   }
@@ -226,7 +241,7 @@ function refineReservationUniqueness(reservations: readonly Reservation[], ctx: 
     ctx.addIssue({
       code: 'custom',
       path: ['reservations'],
-      message: `reservations give one address to several claims: ${shared.map((r) => `${r.claimName}=${r.address}`).join(', ')}`,
+      message: `reservations give one address to several claims: ${[...new Set(shared.map((r) => r.address))].join(', ')}`,
     });
   }
 }
@@ -250,7 +265,11 @@ const TallyIPPoolSpecFields = z.object({
       'x-kubernetes-validations': [
         {
           rule: 'self == oldSelf',
-          messageExpression: `'prefix is immutable (allocated addresses carry it): was ' + string(oldSelf) + ', now ' + string(self)`,
+          // The fallback when the new value is out of range and the expression cannot look it up.
+          message: 'prefix is immutable (allocated addresses carry it)',
+          messageExpression:
+            `'prefix is immutable (allocated addresses carry it): was ' + ${smallIntText('oldSelf')} + ` +
+            `', now ' + ${smallIntText('self')}`,
           reason: 'FieldValueForbidden',
         },
       ],

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
 import { ObjectMeta } from '../../meta/v1/types.js';
 import { type AddressInterval, inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
-import { entryFamily, isNetworkAlignedCIDR, isValidEntry } from './cel.js';
+import { entryFamily, familyText, isNetworkAlignedCIDR, isParseableEntry, smallIntText } from './cel.js';
 import {
   DEFAULT_ALLOCATION_PREFIX_LENGTH,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
@@ -14,7 +14,9 @@ import { AddressEntry, IPText, NetworkCIDR } from './fields.js';
 import { TallyPrefixPoolStatus } from './status.js';
 
 const FIRST = 'self.prefixes[0]';
-const POOL_VALID = isNetworkAlignedCIDR(FIRST);
+// Rules still run when the schema check failed, so every index and lookup is guarded against bad input.
+const POOL_VALID = `(size(self.prefixes) > 0 && ${isNetworkAlignedCIDR(FIRST)})`;
+const LENGTH_IN_RANGE = '(self.allocationPrefixLength >= 1 && self.allocationPrefixLength <= 128)';
 const POOL_FAMILY = `cidr(${FIRST}).ip().family()`;
 
 function celPrefixFamily(p: string): string {
@@ -27,51 +29,53 @@ const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
     rule: `!${POOL_VALID} || self.prefixes.all(p, !${isNetworkAlignedCIDR('p')} || ${celPrefixFamily('p')} == ${POOL_FAMILY})`,
     messageExpression:
       `'prefixes mix IP families: ' + self.prefixes.filter(p, ${isNetworkAlignedCIDR('p')} && ` +
-      `${celPrefixFamily('p')} != ${POOL_FAMILY}).join(', ') + ' not IPv' + string(${POOL_FAMILY}) + ` +
+      `${celPrefixFamily('p')} != ${POOL_FAMILY})[0] + ' not IPv' + ${familyText(POOL_FAMILY)} + ` +
       `' like the first prefix ' + ${FIRST}`,
     fieldPath: '.prefixes',
     reason: 'FieldValueInvalid',
   },
   {
-    rule: `!${POOL_VALID} || ${POOL_FAMILY} == 6 || self.allocationPrefixLength <= 32`,
-    messageExpression: `'allocationPrefixLength ' + string(self.allocationPrefixLength) + ' is longer than 32, the maximum for IPv4 prefixes'`,
+    rule: `!${POOL_VALID} || !${LENGTH_IN_RANGE} || ${POOL_FAMILY} == 6 || self.allocationPrefixLength <= 32`,
+    messageExpression: `'allocationPrefixLength ' + ${smallIntText('self.allocationPrefixLength')} + ' is longer than 32, the maximum for IPv4 prefixes'`,
     fieldPath: '.allocationPrefixLength',
     reason: 'FieldValueInvalid',
   },
   {
-    rule: `self.prefixes.all(p, !${isNetworkAlignedCIDR('p')} || cidr(p).prefixLength() <= self.allocationPrefixLength)`,
+    rule:
+      `!${LENGTH_IN_RANGE} || ` +
+      `self.prefixes.all(p, !${isNetworkAlignedCIDR('p')} || cidr(p).prefixLength() <= self.allocationPrefixLength)`,
     messageExpression:
-      `'allocationPrefixLength ' + string(self.allocationPrefixLength) + ' is shorter than the prefixes ' + ` +
+      `'allocationPrefixLength ' + ${smallIntText('self.allocationPrefixLength')} + ' is shorter than the prefixes ' + ` +
       `self.prefixes.filter(p, ${isNetworkAlignedCIDR('p')} && cidr(p).prefixLength() > self.allocationPrefixLength)` +
-      `.join(', ') + ' it must be carved from'`,
+      `[0] + ' it must be carved from'`,
     fieldPath: '.allocationPrefixLength',
     reason: 'FieldValueInvalid',
   },
   {
     rule: `!has(self.gateway) || !isIP(self.gateway) || !${POOL_VALID} || ip(self.gateway).family() == ${POOL_FAMILY}`,
     messageExpression:
-      `'gateway ' + self.gateway + ' is IPv' + string(ip(self.gateway).family()) + ` +
-      `' but the pool prefixes are IPv' + string(${POOL_FAMILY})`,
+      `'gateway ' + self.gateway + ' is IPv' + ${familyText('ip(self.gateway).family()')} + ` +
+      `' but the pool prefixes are IPv' + ${familyText(POOL_FAMILY)}`,
     fieldPath: '.gateway',
     reason: 'FieldValueInvalid',
   },
   {
     rule:
       `!has(self.excludedPrefixes) || !${POOL_VALID} || ` +
-      `self.excludedPrefixes.all(e, !${isValidEntry('e')} || ${entryFamily('e')} == ${POOL_FAMILY})`,
+      `self.excludedPrefixes.all(e, !${isParseableEntry('e')} || ${entryFamily('e')} == ${POOL_FAMILY})`,
     messageExpression:
-      `'excludedPrefixes ' + self.excludedPrefixes.filter(e, ${isValidEntry('e')} && ${entryFamily('e')} != ` +
-      `${POOL_FAMILY}).join(', ') + ' not IPv' + string(${POOL_FAMILY}) + ' like the pool prefixes'`,
+      `'excludedPrefixes ' + self.excludedPrefixes.filter(e, ${isParseableEntry('e')} && ${entryFamily('e')} != ` +
+      `${POOL_FAMILY})[0] + ' not IPv' + ${familyText(POOL_FAMILY)} + ' like the pool prefixes'`,
     fieldPath: '.excludedPrefixes',
     reason: 'FieldValueInvalid',
   },
   {
     rule:
-      `!${isNetworkAlignedCIDR('oldSelf.prefixes[0]')} || !${POOL_VALID} || ` +
+      `size(oldSelf.prefixes) == 0 || !${isNetworkAlignedCIDR('oldSelf.prefixes[0]')} || !${POOL_VALID} || ` +
       `${celPrefixFamily('oldSelf.prefixes[0]')} == ${POOL_FAMILY}`,
     messageExpression:
-      `'the IP family of a pool is immutable: it was IPv' + string(${celPrefixFamily('oldSelf.prefixes[0]')}) + ` +
-      `'; create a new pool for IPv' + string(${POOL_FAMILY})`,
+      `'the IP family of a pool is immutable: it was IPv' + ${familyText(celPrefixFamily('oldSelf.prefixes[0]'))} + ` +
+      `'; create a new pool for IPv' + ${familyText(POOL_FAMILY)}`,
     fieldPath: '.prefixes',
     reason: 'FieldValueForbidden',
   },
@@ -157,9 +161,11 @@ const TallyPrefixPoolSpecFields = z.object({
       'x-kubernetes-validations': [
         {
           rule: 'self == oldSelf',
+          // The fallback when the new value is out of range and the expression cannot look it up.
+          message: 'allocationPrefixLength is immutable (allocated prefixes have this size)',
           messageExpression:
-            `'allocationPrefixLength is immutable (allocated prefixes have this size): was ' + string(oldSelf) + ` +
-            `', now ' + string(self)`,
+            `'allocationPrefixLength is immutable (allocated prefixes have this size): was ' + ` +
+            `${smallIntText('oldSelf')} + ', now ' + ${smallIntText('self')}`,
           reason: 'FieldValueForbidden',
         },
       ],
