@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseBindAddress } from '../src/manager/bind-address.js';
-import { FlagError, type ManagerFlags, parseManagerFlags } from '../src/manager/flags.js';
+import { FlagError, type ManagerFlags, parseGoDuration, parseManagerFlags } from '../src/manager/flags.js';
 import { readInClusterNamespace, resolveKubeConfigSource } from '../src/manager/kubeconfig.js';
 
 const defaults = { leaderElectionId: 'tally-test-leader' };
@@ -28,6 +28,9 @@ describe('parseManagerFlags', () => {
       leaderElect: false,
       leaderElectionNamespace: undefined,
       leaderElectionId: 'tally-test-leader',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
       metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081',
       concurrency: 10,
@@ -47,6 +50,10 @@ describe('parseManagerFlags', () => {
         '--leader-election-namespace=kube-system',
         '--leader-election-id',
         'ipam.tally.dev',
+        '--leader-elect-lease-duration=1m30s',
+        '--leader-elect-renew-deadline',
+        '20s',
+        '--leader-elect-retry-period=1.5s',
         '--metrics-bind-address=127.0.0.1:9090',
         '--health-probe-bind-address',
         '[::1]:0',
@@ -63,6 +70,9 @@ describe('parseManagerFlags', () => {
       leaderElect: true,
       leaderElectionNamespace: 'kube-system',
       leaderElectionId: 'ipam.tally.dev',
+      leaseDurationMs: 90_000,
+      renewDeadlineMs: 20_000,
+      retryPeriodMs: 1_500,
       metricsBindAddress: '127.0.0.1:9090',
       healthProbeBindAddress: '[::1]:0',
       concurrency: 4,
@@ -100,6 +110,16 @@ describe('parseManagerFlags', () => {
     expect(error.message).toContain(`invalid value ${JSON.stringify(value)} for flag --${flag}: ${reason}`);
   });
 
+  it('rejects malformed durations and timings that would let two leaders overlap', () => {
+    const malformed = flagErrorOf(['--leader-elect-retry-period=2 seconds']);
+    expect(malformed.flag).toBe('leader-elect-retry-period');
+    expect(malformed.message).toBe(
+      'invalid value "2 seconds" for flag --leader-elect-retry-period: must be a positive duration such as 15s, 500ms or 1m',
+    );
+    const overlap = flagErrorOf(['--leader-elect-lease-duration=5s', '--leader-elect-renew-deadline=10s']);
+    expect(overlap.message).toContain('lease duration (5000 ms) must be greater than renew deadline (10000 ms)');
+  });
+
   it('rejects unknown flags, missing values and positional arguments', () => {
     const unknown = flagErrorOf(['--frobnicate']);
     expect(unknown.flag).toBe('frobnicate');
@@ -112,6 +132,30 @@ describe('parseManagerFlags', () => {
 
   it('rejects a default Lease name that is not a valid name', () => {
     expect(() => parseManagerFlags([], { leaderElectionId: 'Not Valid' })).toThrow(FlagError);
+  });
+});
+
+describe('parseGoDuration', () => {
+  it('reads Go durations and rejects anything else', () => {
+    expect(parseGoDuration('15s')).toBe(15_000);
+    expect(parseGoDuration('500ms')).toBe(500);
+    expect(parseGoDuration('1m30s')).toBe(90_000);
+    expect(parseGoDuration('1.5h')).toBe(5_400_000);
+    for (const bad of ['', '15', 's', '1x', ' 1s', '1s ', '-1s']) expect(parseGoDuration(bad)).toBeUndefined();
+  });
+
+  it('sums the parts of every well-formed combination', () => {
+    fc.assert(
+      fc.property(
+        fc.nat({ max: 48 }),
+        fc.nat({ max: 59 }),
+        fc.nat({ max: 59 }),
+        fc.nat({ max: 999 }),
+        (h, m, s, ms) => {
+          expect(parseGoDuration(`${h}h${m}m${s}s${ms}ms`)).toBe(((h * 60 + m) * 60 + s) * 1000 + ms);
+        },
+      ),
+    );
   });
 });
 

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, KubeRequestError, type RequestTarget } from './errors.js';
+import { linkedTimeoutSignal } from './linked-signal.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -86,11 +87,11 @@ export class KubeTransport {
       headers['Content-Type'] = request.contentType ?? 'application/json';
       headers['Content-Length'] = payload.length;
     }
-    const timeout = AbortSignal.timeout(request.timeoutMs ?? this.#requestTimeoutMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+    const linked = linkedTimeoutSignal(request.signal, request.timeoutMs ?? this.#requestTimeoutMs);
+    const signal = linked.signal;
     const send = url.protocol === 'http:' ? http.request : https.request;
 
-    const { statusCode, text } = await new Promise<{ statusCode: number; text: string }>((resolve, reject) => {
+    const answer = new Promise<{ statusCode: number; text: string }>((resolve, reject) => {
       const req = send(
         url,
         {
@@ -119,6 +120,13 @@ export class KubeTransport {
       req.on('error', (error) => reject(new KubeRequestError(request.target, signal.aborted ? signal.reason : error)));
       req.end(payload);
     });
+    let statusCode: number;
+    let text: string;
+    try {
+      ({ statusCode, text } = await answer);
+    } finally {
+      linked.dispose();
+    }
 
     const body = parseBody(text);
     if (statusCode < 200 || statusCode >= 300) throw new KubeApiError(statusCode, body, request.target);

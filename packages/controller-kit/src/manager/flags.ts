@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
 import { parseBindAddress } from './bind-address.js';
+import { DEFAULT_LEADER_ELECTION_TIMINGS, validateLeaderElectionTimings } from './leader-election.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -17,6 +18,10 @@ export interface ManagerFlags {
   /** Namespace of the leader-election Lease; undefined means the in-cluster namespace. */
   readonly leaderElectionNamespace: string | undefined;
   readonly leaderElectionId: string;
+  /** CAPI's `--leader-elect-lease-duration` / `-renew-deadline` / `-retry-period`, in milliseconds. */
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
   readonly metricsBindAddress: string;
   readonly healthProbeBindAddress: string;
   /** Concurrent reconciles per controller. */
@@ -62,6 +67,9 @@ const options = {
   'leader-elect': { type: 'boolean' },
   'leader-election-namespace': { type: 'string' },
   'leader-election-id': { type: 'string' },
+  'leader-elect-lease-duration': { type: 'string' },
+  'leader-elect-renew-deadline': { type: 'string' },
+  'leader-elect-retry-period': { type: 'string' },
   'metrics-bind-address': { type: 'string' },
   'health-probe-bind-address': { type: 'string' },
   concurrency: { type: 'string' },
@@ -137,8 +145,31 @@ export function parseManagerFlags(argv: readonly string[], defaults: ManagerFlag
   if (idCheck && !idCheck.success) {
     throw new FlagError('leader-election-id', leaderElectionId, idCheck.error.issues[0]?.message ?? 'invalid');
   }
+  const duration = (flag: FlagName, fallbackMs: number): number => {
+    const value = text(flag, undefined);
+    if (value === undefined) return fallbackMs;
+    const ms = parseGoDuration(value);
+    if (ms === undefined || ms <= 0)
+      throw new FlagError(flag, value, 'must be a positive duration such as 15s, 500ms or 1m');
+    return ms;
+  };
+  const timings = {
+    leaseDurationMs: duration('leader-elect-lease-duration', DEFAULT_LEADER_ELECTION_TIMINGS.leaseDurationMs),
+    renewDeadlineMs: duration('leader-elect-renew-deadline', DEFAULT_LEADER_ELECTION_TIMINGS.renewDeadlineMs),
+    retryPeriodMs: duration('leader-elect-retry-period', DEFAULT_LEADER_ELECTION_TIMINGS.retryPeriodMs),
+  };
+  try {
+    validateLeaderElectionTimings(timings);
+  } catch (error) {
+    throw new FlagError(
+      'leader-elect-lease-duration',
+      undefined,
+      error instanceof Error ? error.message : String(error),
+    );
+  }
   const namespace = text('namespace', undefined);
   return {
+    ...timings,
     kubeconfig: text('kubeconfig', undefined),
     namespace: namespace === '' ? undefined : namespace,
     watchFilter: text('watch-filter', '') ?? '',
@@ -152,6 +183,15 @@ export function parseManagerFlags(argv: readonly string[], defaults: ManagerFlag
   };
 }
 
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses a Go duration (`1m30s`, `500ms`, `15s`, `1.5h`) into milliseconds; undefined when malformed. */
+export function parseGoDuration(value: string): number | undefined {
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((part) => part[0]).join('') !== value) return undefined;
+  return parts.reduce((total, part) => total + Number(part[1]) * (DURATION_UNITS_MS[part[2] ?? ''] ?? Number.NaN), 0);
+}
+
 /** Usage text for `--help`. */
 export function managerFlagsUsage(defaults: ManagerFlagDefaults): string {
   return [
@@ -161,6 +201,9 @@ export function managerFlagsUsage(defaults: ManagerFlagDefaults): string {
     '  --leader-elect[=true|false]          enable leader election (default false)',
     '  --leader-election-namespace <ns>     namespace of the Lease (default: the pod namespace)',
     `  --leader-election-id <name>          name of the Lease (default ${defaults.leaderElectionId})`,
+    '  --leader-elect-lease-duration <d>    how long followers wait before taking an unrenewed Lease (default 15s)',
+    '  --leader-elect-renew-deadline <d>    how long the leader retries renewing before it stops leading (default 10s)',
+    '  --leader-elect-retry-period <d>      time between acquire/renew attempts (default 2s)',
     `  --metrics-bind-address <addr>        /metrics address, 0 disables (default ${defaults.metricsBindAddress ?? ':8080'})`,
     `  --health-probe-bind-address <addr>   /healthz and /readyz address (default ${defaults.healthProbeBindAddress ?? ':8081'})`,
     `  --concurrency <n>                    concurrent reconciles per controller (default ${defaults.concurrency ?? 10})`,

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
+import { linkedTimeoutSignal } from '../client/linked-signal.js';
 import { abortableDelay } from './delay.js';
 import { LEASE_RESOURCE, type Lease, type LeaseSpec, leaseSpecOf, recordFingerprint } from './lease.js';
 
@@ -156,13 +157,19 @@ export class LeaderElector {
       () => lose(`no successful renewal within ${this.#timings.renewDeadlineMs} ms`),
       this.#timings.renewDeadlineMs,
     );
+    // One combined signal for the whole loop: AbortSignal.any per iteration would pile listeners onto `signal`.
+    const stopRenewing = new AbortController();
+    const stopOnAbort = (): void => stopRenewing.abort();
+    signal.addEventListener('abort', stopOnAbort, { once: true });
+    leader.signal.addEventListener('abort', stopOnAbort, { once: true });
+    if (signal.aborted || leader.signal.aborted) stopRenewing.abort();
     try {
       while (!signal.aborted && !leader.signal.aborted) {
-        await abortableDelay(this.#timings.retryPeriodMs, AbortSignal.any([signal, leader.signal]));
+        await abortableDelay(this.#timings.retryPeriodMs, stopRenewing.signal);
         if (signal.aborted || leader.signal.aborted) break;
         const attemptStartedAt = performance.now();
         const remaining = renewedAt + this.#timings.renewDeadlineMs - attemptStartedAt;
-        const result = await this.#attempt(AbortSignal.any([signal, leader.signal]), Math.max(remaining, 1));
+        const result = await this.#attempt(stopRenewing.signal, Math.max(remaining, 1));
         if (leader.signal.aborted) break;
         if (result?.acquired) {
           // Count from when the request was sent: the server stamped renewTime no earlier than that.
@@ -179,6 +186,8 @@ export class LeaderElector {
       }
     } finally {
       clearTimeout(watchdog);
+      signal.removeEventListener('abort', stopOnAbort);
+      leader.signal.removeEventListener('abort', stopOnAbort);
     }
     return leader.signal.aborted ? 'lost' : 'released';
   }
@@ -186,7 +195,8 @@ export class LeaderElector {
   /** One acquire-or-renew attempt; undefined when it failed without learning who holds the Lease. */
   async #attempt(signal: AbortSignal, timeoutMs: number): Promise<AttemptResult | undefined> {
     const { client, namespace, name } = this.#config;
-    const requestSignal = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+    const linked = linkedTimeoutSignal(signal, timeoutMs);
+    const requestSignal = linked.signal;
     const now = new Date();
     const leaseDurationSeconds = Math.ceil(this.#timings.leaseDurationMs / 1000);
     try {
@@ -241,6 +251,8 @@ export class LeaderElector {
         this.#log().warn({ err: error, lease: this.#leaseName() }, 'failed to acquire or renew lease');
       }
       return undefined;
+    } finally {
+      linked.dispose();
     }
   }
 
@@ -268,7 +280,7 @@ export class LeaderElector {
   /** Clears the holder so a successor does not wait for the lease to expire (client-go's release). */
   async #release(): Promise<void> {
     const { client, namespace, name } = this.#config;
-    const signal = AbortSignal.timeout(this.#timings.renewDeadlineMs);
+    const signal = AbortSignal.timeout(Math.ceil(this.#timings.renewDeadlineMs));
     try {
       const lease = await client.get(LEASE_RESOURCE, { namespace, name }, { signal });
       if (lease.spec?.holderIdentity !== this.identity) return;

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Cache } from '../cache/cache.js';
 import { Client } from '../client/client.js';
 import { parseBindAddress } from './bind-address.js';
 import { settlesWithin } from './delay.js';
@@ -26,6 +27,8 @@ export interface ManagerOptions {
   /** The manager's name: the field manager of its client and the events' reporting controller prefix. */
   readonly name: string;
   readonly logger?: Logger;
+  /** The shared cache; one is made from the kubeconfig when absent. Either way it is run by the manager. */
+  readonly cache?: Cache | undefined;
   /** Registry for all metrics; a new one (with Node process metrics) by default. */
   readonly registry?: Registry;
   /** Leader election; absent means every runnable starts at once (single replica, tests). */
@@ -60,6 +63,8 @@ export class Manager {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly client: Client;
+  /** The shared informer cache: controllers built on it read from memory; it runs on every replica. */
+  readonly cache: Cache;
   readonly identity: string;
   readonly #options: ManagerOptions;
   readonly #runnables: Runnable[] = [];
@@ -77,6 +82,9 @@ export class Manager {
     this.logger = options.logger ?? pino({ name: options.name });
     this.registry = options.registry ?? defaultRegistry();
     this.client = new Client(options.kubeConfig, { fieldManager: options.name });
+    this.cache =
+      options.cache ?? new Cache({ kubeConfig: options.kubeConfig, logger: this.logger.child({ component: 'cache' }) });
+    this.#runnables.push(this.cache);
     this.identity = options.leaderElection?.identity ?? `${hostname()}_${randomBytes(6).toString('hex')}`;
     this.#leaderStatus = leaderStatusGauge(this.registry);
     let resolveElected = (): void => undefined;
@@ -126,6 +134,10 @@ export class Manager {
   async start(signal: AbortSignal): Promise<void> {
     if (this.#phase !== 'new') throw new Error('Manager.start: a manager can be started only once');
     this.#phase = 'running';
+    this.logger.info(
+      { identity: this.identity, leaderElection: this.#options.leaderElection?.id ?? false },
+      'starting manager',
+    );
     const failure = new AbortController();
     let firstError: unknown;
     const fail = (error: unknown): void => {
