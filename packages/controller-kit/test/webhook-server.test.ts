@@ -57,12 +57,15 @@ describe('WebhookServer over HTTPS', () => {
   const stop = new AbortController();
   let running: Promise<void>;
   const slowGate = gate();
+  const logLines: Record<string, unknown>[] = [];
+  const capturing = pino({ level: 'info' }, { write: (line: string) => logLines.push(JSON.parse(line)) });
+  const logsFor = (uid: string) => logLines.filter((line) => line.uid === uid);
 
   beforeAll(async () => {
     ca = await createTestCA();
     certDir = await createCertDir();
     await certDir.write(await issueServingPair(ca));
-    server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: certDir.path, registry, logger: silent });
+    server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: certDir.path, registry, logger: capturing });
     server.register(
       '/validate-widget',
       validatingHandler({
@@ -114,6 +117,34 @@ describe('WebhookServer over HTTPS', () => {
         warnings: ['spec.color is not set; widgets default to grey'],
       },
     });
+  });
+
+  it('logs one line per review with the webhook, the request and the outcome', async () => {
+    await post('/validate-widget', admissionReview({ uid: 'log-allowed', namespace: 'team-a', name: 'w3' }));
+    expect(logsFor('log-allowed')).toEqual([
+      expect.objectContaining({
+        level: 30,
+        component: 'webhook-server',
+        webhook: '/validate-widget',
+        operation: 'CREATE',
+        kind: 'Widget.webhook-test.tally.dev',
+        namespace: 'team-a',
+        name: 'w3',
+        dryRun: false,
+        allowed: true,
+        durationMs: expect.any(Number),
+        msg: 'admission request allowed',
+      }),
+    ]);
+    await post('/explode', admissionReview({ uid: 'log-thrown' }));
+    expect(logsFor('log-thrown')).toEqual([
+      expect.objectContaining({
+        level: 50,
+        err: expect.objectContaining({ message: 'pool lookup failed: etcd is on fire' }),
+        msg: 'admission handler failed; denying the request',
+      }),
+      expect.objectContaining({ level: 30, allowed: false, code: 500, msg: 'admission request denied' }),
+    ]);
   });
 
   it('passes the typed request to the handler', async () => {

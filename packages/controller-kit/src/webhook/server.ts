@@ -121,6 +121,7 @@ export class WebhookServer {
         this.route(request, response),
       );
       server.requestTimeout = this.options.requestTimeoutMs ?? 30_000;
+      server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
       server.on('tlsClientError', (error) => this.logger.debug({ err: error }, 'TLS handshake with a client failed'));
       this.listeningAt = await listen(server, this.options.host ?? '', this.options.port ?? DEFAULT_WEBHOOK_PORT);
       server.on('error', (error) => this.logger.error({ err: error }, 'the webhook server failed'));
