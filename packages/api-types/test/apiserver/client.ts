@@ -8,10 +8,13 @@ export type ServerAnswer =
 
 const CLUSTER_SCOPED = new Set(['GlobalTallyIPPool', 'GlobalTallyPrefixPool']);
 
+/** An object to send: its identity plus whatever body (spec, status) the request carries. */
 export interface ObjectRef {
   apiVersion: string;
   kind: string;
   metadata: { name: string; namespace?: string };
+  spec?: unknown;
+  status?: unknown;
 }
 
 function target(object: ObjectRef, namespace: string) {
