@@ -80,14 +80,20 @@ function withoutRightmost(node: TreeNode): TreeNode | undefined {
 }
 
 /** Removes the lowest value, dropping the leftmost node when it held only that value. */
+/** Removing one value lowers every ancestor's total by exactly one; cheaper than re-summing children. */
+function lessOne(node: TreeNode): TreeNode {
+  node.total -= 1n;
+  return node;
+}
+
 function withoutLowestValue(node: TreeNode): TreeNode | undefined {
   if (node.left !== undefined) {
     node.left = withoutLowestValue(node.left);
-    return refresh(node);
+    return lessOne(node);
   }
   if (node.first === node.last) return node.right;
   node.first += 1n;
-  return refresh(node);
+  return lessOne(node);
 }
 
 function rotateRight(node: TreeNode): TreeNode {
@@ -266,13 +272,13 @@ export class IntervalTree {
       const left = this.withoutValue(node.left, value);
       if (left === null) return null;
       node.left = left;
-      return left !== undefined && left.priority > node.priority ? rotateRight(node) : refresh(node);
+      return left !== undefined && left.priority > node.priority ? rotateRight(node) : lessOne(node);
     }
     if (value > node.last) {
       const right = this.withoutValue(node.right, value);
       if (right === null) return null;
       node.right = right;
-      return right !== undefined && right.priority > node.priority ? rotateLeft(node) : refresh(node);
+      return right !== undefined && right.priority > node.priority ? rotateLeft(node) : lessOne(node);
     }
     if (node.first === node.last) {
       this.nodeCount -= 1;
@@ -289,7 +295,7 @@ export class IntervalTree {
       node.right = merge(upper, node.right);
       if (node.right !== undefined && node.right.priority > node.priority) return rotateLeft(node);
     }
-    return refresh(node);
+    return lessOne(node);
   }
 
   /** The intervals in ascending order. */
