@@ -60,8 +60,8 @@ export const admissionReviewRequestSchema = z.object({
   request: admissionRequestSchema,
 });
 
-export type GroupVersionKind = z.output<typeof groupVersionKindSchema>;
-export type GroupVersionResource = z.output<typeof groupVersionResourceSchema>;
+export type AdmissionGroupVersionKind = z.output<typeof groupVersionKindSchema>;
+export type AdmissionGroupVersionResource = z.output<typeof groupVersionResourceSchema>;
 export type AdmissionUserInfo = z.output<typeof userInfoSchema>;
 /** The typed request a handler receives: `object` is absent on DELETE, `oldObject` on CREATE and CONNECT. */
 export type AdmissionRequest = z.output<typeof admissionRequestSchema>;

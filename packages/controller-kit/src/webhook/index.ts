@@ -2,6 +2,8 @@
 // ValidatingWebhookConfiguration that points the API server at them.
 export {
   type AdmissionDecision,
+  type AdmissionGroupVersionKind,
+  type AdmissionGroupVersionResource,
   type AdmissionOperation,
   type AdmissionRequest,
   type AdmissionReviewResponse,
@@ -12,8 +14,6 @@ export {
   allowed,
   type DeniedOptions,
   denied,
-  type GroupVersionKind,
-  type GroupVersionResource,
 } from './admission-review.js';
 export {
   CertWatcher,
