@@ -262,7 +262,7 @@ export class IntervalTree {
   }
 
   /**
-   * Removes one value in place, descending once (the hot path of allocateSpecific, markAllocated and Random): a
+   * Removes one value in place, descending once (the hot path of allocateSpecific and markAllocated): a
    * point node is dropped, an edge value shrinks its node, an inner value splits its node in two. Returns the new
    * subtree root, or `null` when the value is not in the set (nothing changed).
    */
@@ -280,6 +280,11 @@ export class IntervalTree {
       node.right = right;
       return right !== undefined && right.priority > node.priority ? rotateLeft(node) : lessOne(node);
     }
+    return this.withoutValueInNode(node, value);
+  }
+
+  /** Removes `value`, which lies inside `node`, and returns the subtree's new root. */
+  private withoutValueInNode(node: TreeNode, value: bigint): TreeNode | undefined {
     if (node.first === node.last) {
       this.nodeCount -= 1;
       return merge(node.left, node.right);
@@ -296,6 +301,32 @@ export class IntervalTree {
       if (node.right !== undefined && node.right.priority > node.priority) return rotateLeft(node);
     }
     return lessOne(node);
+  }
+
+  /** Removes and returns the value of rank `offset` (0-based) in one descent; undefined past the end. */
+  takeAt(offset: bigint): bigint | undefined {
+    if (offset < 0n || offset >= this.size || this.root === undefined) return undefined;
+    const taken: { value?: bigint } = {};
+    this.root = this.withoutRank(this.root, offset, taken);
+    return taken.value;
+  }
+
+  private withoutRank(node: TreeNode, offset: bigint, taken: { value?: bigint }): TreeNode | undefined {
+    const leftTotal = totalOf(node.left);
+    if (offset < leftTotal) {
+      const left = this.withoutRank(node.left!, offset, taken);
+      node.left = left;
+      return left !== undefined && left.priority > node.priority ? rotateRight(node) : lessOne(node);
+    }
+    const inNode = offset - leftTotal;
+    const width = node.last - node.first + 1n;
+    if (inNode >= width) {
+      const right = this.withoutRank(node.right!, inNode - width, taken);
+      node.right = right;
+      return right !== undefined && right.priority > node.priority ? rotateLeft(node) : lessOne(node);
+    }
+    taken.value = node.first + inNode;
+    return this.withoutValueInNode(node, taken.value);
   }
 
   /** The intervals in ascending order. */

@@ -185,10 +185,7 @@ export class UnitEngine {
     let unit: bigint | undefined;
     if (this.strategy === 'Random') {
       const size = this.fresh.size;
-      if (size > 0n) {
-        unit = this.fresh.select(randomBelow(size, this.random))!;
-        this.fresh.remove(unit);
-      }
+      if (size > 0n) unit = this.fresh.takeAt(randomBelow(size, this.random));
     } else {
       unit = this.fresh.takeMin();
     }

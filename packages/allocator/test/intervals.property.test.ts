@@ -72,13 +72,15 @@ type TreeOp =
   | { kind: 'add'; value: bigint }
   | { kind: 'remove'; value: bigint }
   | { kind: 'takeMin' }
-  | { kind: 'select'; offset: bigint };
+  | { kind: 'select'; offset: bigint }
+  | { kind: 'takeAt'; offset: bigint };
 
 const treeOp: fc.Arbitrary<TreeOp> = fc.oneof(
   value.map((v): TreeOp => ({ kind: 'add', value: v })),
   value.map((v): TreeOp => ({ kind: 'remove', value: v })),
   fc.constant<TreeOp>({ kind: 'takeMin' }),
   fc.bigInt({ min: 0n, max: UNIVERSE }).map((offset): TreeOp => ({ kind: 'select', offset })),
+  fc.bigInt({ min: -1n, max: UNIVERSE }).map((offset): TreeOp => ({ kind: 'takeAt', offset })),
 );
 
 describe('IntervalTree against a Set model', () => {
@@ -102,8 +104,12 @@ describe('IntervalTree against a Set model', () => {
             const expected = sorted(model)[0];
             expect(tree.takeMin()).toBe(expected);
             if (expected !== undefined) model.delete(expected);
-          } else {
+          } else if (op.kind === 'select') {
             expect(tree.select(op.offset)).toBe(sorted(model)[Number(op.offset)]);
+          } else {
+            const expected = op.offset < 0n ? undefined : sorted(model)[Number(op.offset)];
+            expect(tree.takeAt(op.offset)).toBe(expected);
+            if (expected !== undefined) model.delete(expected);
           }
           const treeIntervals = [...tree.intervals()];
           expect(isNormal(treeIntervals)).toBe(true);
