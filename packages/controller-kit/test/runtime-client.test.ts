@@ -1,5 +1,5 @@
 import { ApiException, CoreV1Api } from '@kubernetes/client-node';
-import { createTestNamespace, installCRDs, type TestNamespace } from '@tally-ipam/testenv';
+import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../src/client/client.js';
@@ -17,7 +17,7 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../src/client/final
 import {
   CONFIG_MAPS,
   capturingLogger,
-  THING_CRD_DIR,
+  installCRDsReliably,
   THINGS,
   type Thing,
   waitFor,
@@ -30,7 +30,7 @@ let client: Client;
 
 beforeAll(async () => {
   const { kubeConfig } = testEnv();
-  await installCRDs(kubeConfig, [THING_CRD_DIR]);
+  await installCRDsReliably(kubeConfig);
   namespace = await createTestNamespace(kubeConfig, 'runtime-client');
   client = new Client(kubeConfig, { fieldManager: 'runtime-test' });
 });

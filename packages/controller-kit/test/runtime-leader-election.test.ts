@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { createTestNamespace, installCRDs, type TestNamespace } from '@tally-ipam/testenv';
+import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { LeaderElectionLostError, type LeaderElectionTimings } from '../src/mana
 import { LEASE_RESOURCE } from '../src/manager/lease.js';
 import { Manager } from '../src/manager/manager.js';
 import { BlackholeProxy } from './fixtures/runtime-blackhole-proxy.js';
-import { THING_CRD_DIR, THINGS, waitFor } from './fixtures/runtime-support.js';
+import { installCRDsReliably, THINGS, waitFor } from './fixtures/runtime-support.js';
 
 const FAST: LeaderElectionTimings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
 
@@ -22,7 +22,7 @@ const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   const { kubeConfig } = testEnv();
-  await installCRDs(kubeConfig, [THING_CRD_DIR]);
+  await installCRDsReliably(kubeConfig);
   namespace = await createTestNamespace(kubeConfig, 'runtime-leader');
   admin = new Client(kubeConfig, { fieldManager: 'runtime-test-admin' });
   await admin.create(THINGS, { metadata: { name: 'work', namespace: namespace.name }, spec: { size: 1 } });
