@@ -34,6 +34,8 @@ export interface ControlPlaneOptions {
   onProgress?: (msg: string) => void;
   /** Extra kube-apiserver flags, e.g. `--feature-gates=…`; later flags win. Local control planes only. */
   apiServerFlags?: string[];
+  /** Start local processes even when `TALLY_TEST_KUBECONFIG` is set (tests of the processes themselves). */
+  ignoreTestKubeconfig?: boolean;
 }
 
 /** A second kube-apiserver on the same etcd (for tests of clients that fail over or elect leaders). */
@@ -58,6 +60,8 @@ export interface ControlPlane {
   readonly version: string;
   /** Milliseconds from the start call to a ready API server (binaries already cached), 0 for external clusters. */
   readonly startupDurationMs: number;
+  /** Temporary directory of this run (certs, etcd data, logs); removed by stop. Undefined for external clusters. */
+  readonly stateDir: string | undefined;
   /** Where the process logs are (kept after stop when `TALLY_TESTENV_KEEP=1`); undefined for external clusters. */
   readonly logDir: string | undefined;
   /** A fresh admin KubeConfig each call. */
@@ -95,6 +99,7 @@ class LocalControlPlane implements ControlPlane {
     readonly server: string,
     readonly version: string,
     readonly startupDurationMs: number,
+    readonly stateDir: string,
     readonly logDir: string,
     private readonly registry: ProcessRegistry,
     private readonly binaries: ControlPlaneBinaries,
@@ -268,6 +273,7 @@ async function startLocalControlPlane(options: ControlPlaneOptions): Promise<Con
       server,
       version,
       startupDurationMs,
+      stateDir,
       logDir,
       registry,
       binaries,
@@ -314,7 +320,7 @@ async function installRequestedCRDs(
  */
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const externalKubeconfig = process.env.TALLY_TEST_KUBECONFIG;
-  if (externalKubeconfig) {
+  if (externalKubeconfig && !options.ignoreTestKubeconfig) {
     const plane = await startExternalControlPlane(externalKubeconfig);
     await installRequestedCRDs(plane, options, options.onProgress ?? ((): void => {}));
     return plane;

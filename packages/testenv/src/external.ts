@@ -40,6 +40,7 @@ export async function startExternalControlPlane(kubeconfigPath: string): Promise
     external: true,
     version,
     startupDurationMs: 0,
+    stateDir: undefined,
     logDir: undefined,
     kubeConfig: () => kubeConfigFromYaml(kubeconfigYaml),
     restartAPIServer: () => unsupported('restarting kube-apiserver'),

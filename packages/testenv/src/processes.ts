@@ -69,29 +69,23 @@ function killGroup(pid: number): void {
   }
 }
 
-/** Every live registry, so process exit and termination signals can clean up synchronously. */
+/** Every live registry, so an exiting process can clean up synchronously. */
 const liveRegistries = new Set<ProcessRegistry>();
-let exitHooksInstalled = false;
+let exitHookInstalled = false;
 
 function cleanUpAllSync(): void {
   for (const registry of liveRegistries) registry.destroySync();
 }
 
-function installExitHooks(): void {
-  if (exitHooksInstalled) return;
-  exitHooksInstalled = true;
+/**
+ * `exit` covers process.exit() and uncaught errors. Signals are deliberately not handled here: a listener would
+ * change what SIGINT/SIGTERM do to the host process (and can deadlock with libraries such as signal-exit that only
+ * re-raise when they are alone). A process killed by a signal is cleaned up by the watchdog instead.
+ */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
   process.on('exit', cleanUpAllSync);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const onSignal = (): void => {
-      cleanUpAllSync();
-      // Our listener suppressed the default action; if nobody else handles the signal, die of it as intended.
-      if (process.listenerCount(signal) === 1) {
-        process.removeListener(signal, onSignal);
-        process.kill(process.pid, signal);
-      }
-    };
-    process.on(signal, onSignal);
-  }
 }
 
 /**
@@ -112,7 +106,7 @@ export class ProcessRegistry {
     this.#writePids();
     this.#watchdogPid = startWatchdog(stateDir);
     liveRegistries.add(this);
-    installExitHooks();
+    installExitHook();
   }
 
   get processes(): readonly ManagedProcess[] {
@@ -175,7 +169,7 @@ export class ProcessRegistry {
     }
   }
 
-  /** For `exit` and signal handlers, which cannot wait: SIGKILL everything, delete the state directory. */
+  /** For the `exit` hook, which cannot wait: SIGKILL everything, delete the state directory. */
   destroySync(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;

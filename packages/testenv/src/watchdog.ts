@@ -61,7 +61,8 @@ process.on('SIGTERM', () => process.exit(0));
 
 /** Starts the watchdog for `stateDir`; returns its PID (the caller stops it on a normal stop). */
 export function startWatchdog(stateDir: string): number {
-  const child = spawn(process.execPath, ['-e', WATCHDOG_SOURCE], {
+  // The state directory is also an argument, only so that the watchdog shows up when looking for a run's processes.
+  const child = spawn(process.execPath, ['-e', WATCHDOG_SOURCE, stateDir], {
     detached: true,
     stdio: 'ignore',
     env: {
