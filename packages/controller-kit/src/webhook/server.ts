@@ -54,6 +54,7 @@ export class WebhookServer {
   private running = false;
   private listeningAt: WebhookServerAddress | undefined;
   private stopSignal: AbortSignal | undefined;
+  private httpsServer: Server | undefined;
 
   constructor(private readonly options: WebhookServerOptions = {}) {
     const certDir = options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
@@ -120,6 +121,7 @@ export class WebhookServer {
       server = createServer(secureContextOptions(certificate, tlsMinVersion), (request, response) =>
         this.route(request, response),
       );
+      this.httpsServer = server;
       server.requestTimeout = this.options.requestTimeoutMs ?? 30_000;
       server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
       server.on('tlsClientError', (error) => this.logger.debug({ err: error }, 'TLS handshake with a client failed'));
@@ -131,6 +133,7 @@ export class WebhookServer {
       await this.shutdown(server);
     } finally {
       stopWatching.abort();
+      this.httpsServer = undefined;
       this.listeningAt = undefined;
       this.running = false;
     }
@@ -143,6 +146,10 @@ export class WebhookServer {
       writeStatus(response, 404, 'NotFound', `no webhook is registered at ${path}`);
       return;
     }
+    // A keep-alive connection becomes idle only once its response is written; during a stop, close it then.
+    response.once('finish', () => {
+      if (this.stopSignal?.aborted) this.httpsServer?.closeIdleConnections();
+    });
     void serveReview({ path, handler, metrics: this.metrics, logger: this.logger }, request, response);
   }
 
@@ -150,10 +157,6 @@ export class WebhookServer {
     this.logger.info('stopping the webhook server');
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    // Keep-alive connections that finish their request become idle only afterwards; close them as they do.
-    server.on('request', (_request, response: ServerResponse) =>
-      response.on('finish', () => server.closeIdleConnections()),
-    );
     const force = setTimeout(() => {
       this.logger.warn('in-flight webhook requests did not finish in time; closing their connections');
       server.closeAllConnections();
