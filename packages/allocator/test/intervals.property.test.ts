@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Interval, IntervalSet } from '../src/interval-set.js';
 import { IntervalTree } from '../src/interval-tree.js';
+import { randomBelow } from '../src/random-below.js';
 
 const UNIVERSE = 64n;
 const value = fc.bigInt({ min: 0n, max: UNIVERSE - 1n });
@@ -163,5 +164,29 @@ describe('IntervalTree against a Set model', () => {
     let taken = 0;
     while (tree.takeMin() !== undefined) taken += 1;
     expect(taken).toBe(count + count / 2);
+  });
+});
+
+describe('randomBelow', () => {
+  const draw = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
+
+  it('stays in [0, bound) for any bound and any draws, and grows with the draws', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 1n << 130n }), fc.infiniteStream(draw), draw, (bound, stream, constant) => {
+        const iterator = stream[Symbol.iterator]();
+        const value = randomBelow(bound, () => iterator.next().value as number);
+        expect(value >= 0n && value < bound).toBe(true);
+        expect(randomBelow(bound, () => 0)).toBe(0n);
+        expect(randomBelow(bound, () => 1 - 2 ** -53)).toBe(bound - 1n);
+        const low = randomBelow(bound, () => constant / 2);
+        expect(low <= randomBelow(bound, () => constant)).toBe(true);
+      }),
+    );
+  });
+
+  it('rejects a non-positive bound and a source outside [0, 1)', () => {
+    expect(() => randomBelow(0n, Math.random)).toThrow('randomBelow needs a positive bound, got 0');
+    expect(() => randomBelow(10n, () => -0.1)).toThrow('random() must return a number in [0, 1)');
+    expect(() => randomBelow(10n, () => Number.NaN)).toThrow('random() must return a number in [0, 1)');
   });
 });
