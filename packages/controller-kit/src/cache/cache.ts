@@ -179,6 +179,7 @@ export class Cache {
     }
     while (this.running.size > 0) await Promise.all([...this.running]);
     this.watchConnection.close();
+    if (!this.options.transport) this.transport.close();
   }
 
   /** Resolves true once every informer created so far has synced; false if the signal aborts first. */

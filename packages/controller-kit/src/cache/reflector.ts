@@ -60,6 +60,7 @@ class ResourceVersionExpiredError extends Error {
  */
 export class Reflector<T extends KubeObject> {
   private resourceVersion: string | undefined;
+  private watchStartedAt: number | undefined;
   private readonly backoff: Backoff;
   private readonly options: ReflectorOptions;
   private readonly target: RequestTarget;
@@ -78,13 +79,15 @@ export class Reflector<T extends KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === undefined) {
-          await this.listAndReplace(signal);
-          this.backoff.reset();
-        }
+        if (this.resourceVersion === undefined) await this.listAndReplace(signal);
         await this.watchOnce(signal);
       } catch (error) {
         if (signal.aborted) return;
+        // A watch that ran a while before failing proves the path healthy: start the backoff over.
+        if (this.watchStartedAt !== undefined && Date.now() - this.watchStartedAt >= HEALTHY_WATCH_MS) {
+          this.backoff.reset();
+        }
+        this.watchStartedAt = undefined;
         if (isExpired(error)) {
           this.config.logger.info(
             { resourceVersion: this.resourceVersion, err: error },
@@ -170,6 +173,7 @@ export class Reflector<T extends KubeObject> {
     const maxSeconds = this.options.maxWatchTimeoutSeconds ?? 600;
     const timeoutSeconds = Math.floor(minSeconds + Math.random() * (maxSeconds - minSeconds + 1));
     const startedAt = Date.now();
+    this.watchStartedAt = startedAt;
     let delivered = 0;
     const events = this.config.watchConnection.events({
       path: collectionPath(this.config.resource, this.config.namespace),
@@ -188,6 +192,7 @@ export class Reflector<T extends KubeObject> {
       delivered += 1;
       if (delivered === 1 || Date.now() - startedAt >= HEALTHY_WATCH_MS) this.backoff.reset();
     }
+    this.watchStartedAt = undefined;
     if (signal.aborted) return;
     const ranMs = Date.now() - startedAt;
     if (delivered === 0 && ranMs < SHORT_WATCH_MS) {
