@@ -26,11 +26,10 @@ const crdSchema = z.object({
 const crdStatusSchema = z.object({
   status: z
     .object({
-      conditions: z
-        .array(z.object({ type: z.string(), status: z.string(), message: z.string().optional() }))
-        .optional(),
+      // A CRD that was just created reports `conditions: null` until its controllers have looked at it.
+      conditions: z.array(z.object({ type: z.string(), status: z.string(), message: z.string().optional() })).nullish(),
     })
-    .optional(),
+    .nullish(),
 });
 
 const discoverySchema = z.object({ resources: z.array(z.object({ name: z.string() })) });

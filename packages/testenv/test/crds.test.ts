@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { FIELD_MANAGER, installCRDs } from '../src/crds.js';
 import { kubeRequest } from '../src/kube-request.js';
@@ -171,7 +171,6 @@ describe('withTestNamespace', () => {
   });
 
   it('deleted the namespace of the previous test when it finished', async () => {
-    const { CoreV1Api } = await import('@kubernetes/client-node');
     const core = testEnv().kubeConfig.makeApiClient(CoreV1Api);
     expect(namespaceFromPreviousTest).not.toBe('');
     // With kube-controller-manager running, the namespace goes away entirely; it was at least marked for deletion.

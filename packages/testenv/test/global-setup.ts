@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import { createGlobalSetup } from '../src/vitest-setup.js';
+// Imported the way other packages do (`@tally-ipam/testenv/vitest`), so this also proves that module loads in vitest's
+// main process.
+import { createGlobalSetup } from '../src/vitest.js';
 
 // The shared control plane of this package's tests: kube-controller-manager for the cascade tests, the fixture CRD and
 // Cluster API's IPAM CRDs installed before it starts, so the garbage collector knows them from the beginning.
