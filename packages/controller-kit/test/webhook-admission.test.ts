@@ -67,7 +67,11 @@ function widgetWebhook(seen: AdmissionRequest[]) {
       const newColor = object.spec.color ?? 'grey';
       return oldColor === newColor
         ? allowed()
-        : allowed([`spec.color changed from ${oldColor} to ${newColor}; repainting "takes" a while`]);
+        : allowed([
+            `spec.color changed from ${oldColor} to ${newColor}; repainting "takes" a while`,
+            // The API server would drop this one for its newline; the server sends it on one line.
+            `repaint queue:\n\t${object.metadata.name}`,
+          ]);
     },
     delete: (oldObject, request) => {
       seen.push(request);
@@ -242,6 +246,7 @@ describe('validating webhook called by the real API server', () => {
     expect(answer.httpStatusCode).toBe(200);
     expect(parseWarningHeader(answer.headers.warning)).toEqual([
       'spec.color changed from red to blue; repainting "takes" a while',
+      'repaint queue: repaint',
     ]);
     expect((await read('repaint')).spec.color).toBe('blue');
   });

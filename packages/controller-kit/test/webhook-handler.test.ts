@@ -46,7 +46,7 @@ describe('allowed and denied', () => {
   });
 
   it('wrap into a review response that echoes the uid and drops empty warnings', () => {
-    expect(admissionReviewResponse('u-7', allowed(['', 'kept']))).toEqual({
+    expect(admissionReviewResponse('u-7', allowed(['', 'kept', ' \n ']))).toEqual({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
       response: { uid: 'u-7', allowed: true, warnings: ['kept'] },
@@ -56,6 +56,12 @@ describe('allowed and denied', () => {
       allowed: false,
       status: { code: 403, reason: 'Forbidden', message: 'no' },
     });
+  });
+
+  it('turns control characters in warnings into spaces, since the API server drops such warnings', () => {
+    expect(
+      admissionReviewResponse('u-9', allowed(['overlaps:\n\t10.0.0.0/24 (pool p2)\u007f'])).response.warnings,
+    ).toEqual(['overlaps: 10.0.0.0/24 (pool p2)']);
   });
 });
 

@@ -91,9 +91,19 @@ export interface AdmissionReviewResponse {
   };
 }
 
+// The API server silently drops a warning that contains a control character (tab, newline, DEL, C1), so a multi-line
+// warning would never reach the user; runs of them become one space instead. Empty warnings are dropped.
+const CONTROL_CHARACTERS = /\p{Cc}+/gu;
+
+function sanitizeWarnings(warnings: readonly string[] | undefined): string[] {
+  return (warnings ?? [])
+    .map((warning) => warning.replace(CONTROL_CHARACTERS, ' ').trim())
+    .filter((warning) => warning.length > 0);
+}
+
 /** Wraps a decision into the review the API server expects; the `uid` must echo the request's. */
 export function admissionReviewResponse(uid: string, decision: AdmissionDecision): AdmissionReviewResponse {
-  const warnings = decision.warnings?.filter((warning) => warning.length > 0) ?? [];
+  const warnings = sanitizeWarnings(decision.warnings);
   return {
     apiVersion: ADMISSION_API_VERSION,
     kind: 'AdmissionReview',
