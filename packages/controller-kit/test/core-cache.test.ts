@@ -6,6 +6,7 @@ import { Cache } from '../src/cache/cache.js';
 import { keyOf } from '../src/cache/object.js';
 import { OWNER_UID_INDEX } from '../src/cache/store.js';
 import { keepObject } from '../src/cache/transform.js';
+import { captureLogs } from './fixtures/core-log-capture.js';
 import { CONFIGMAPS, GADGETS, type Gadget, PARTS, type Part, TestObjects } from './fixtures/core-resources.js';
 import { waitFor } from './fixtures/core-wait.js';
 
@@ -116,6 +117,29 @@ describe('Cache against a real API server', () => {
     expect(informer.store.byIndex('byGadget', 'g2')).toEqual([]);
     const viaCache = await cache.list(PARTS, { namespace: ns.name, index: { name: 'byGadget', value: 'g1' } });
     expect(viaCache.map((p) => p.metadata.name).sort()).toEqual(['a', 'b']);
+  });
+
+  it('logs a throwing handler and still delivers the event to the other handlers', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-throw');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    const { logger, lines } = captureLogs('error');
+    const cache = new Cache({ kubeConfig: testEnv().kubeConfig, logger });
+    const stop = new AbortController();
+    stops.push(stop);
+    void cache.start(stop.signal);
+    const informer = cache.informerFor(GADGETS, { namespace: ns.name });
+    informer.addEventHandler({
+      onAdd: () => {
+        throw new Error('handler bug');
+      },
+    });
+    const seen: string[] = [];
+    informer.addEventHandler({ onAdd: (gadget) => seen.push(gadget.metadata.name) });
+    await objects.apply('gadgets', ns.name, 'one', {});
+    await objects.apply('gadgets', ns.name, 'two', {});
+    await waitFor('both adds delivered', () => seen.length === 2);
+    expect(seen).toEqual(['one', 'two']);
+    expect(lines.filter((line) => line.msg === 'Gadget event handler onAdd threw')).toHaveLength(2);
   });
 
   it('filters on the server with a label selector', async () => {
