@@ -273,6 +273,9 @@ describe('Controller against a real API server', () => {
     await objects.apply('gadgets', ns.name, 'shared', {});
     await waitFor('both reconciled', () => a.calls.length > 0 && b.calls.length > 0);
     expect(cache.listInformers()).toHaveLength(1);
+    expect(
+      () => new Controller({ name: 'first', for: GADGETS, reconciler: a, cache, logger: quiet, registry }),
+    ).toThrow(/already used/);
     const text = await registry.metrics();
     expect(text).toContain('controller_runtime_max_concurrent_reconciles{controller="first"} 1');
     expect(text).toContain('controller_runtime_max_concurrent_reconciles{controller="second"} 2');

@@ -9,6 +9,9 @@ const RECONCILE_TIME_BUCKETS = [
   2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 
+/** Controller names per registry: the name labels every series, so two controllers must not share one. */
+const namesInUse = new WeakMap<Registry, Set<string>>();
+
 /** `controller_runtime_*` series for one controller; the metric objects are shared by all controllers on a registry. */
 export class ControllerMetrics {
   private readonly total: Counter<'controller' | 'result'>;
@@ -21,6 +24,14 @@ export class ControllerMetrics {
     registry: Registry,
     maxConcurrentReconciles: number,
   ) {
+    const names = namesInUse.get(registry) ?? new Set<string>();
+    if (names.has(controller)) {
+      throw new Error(
+        `controller name "${controller}" is already used on this metrics registry: names label the metrics and must be unique`,
+      );
+    }
+    names.add(controller);
+    namesInUse.set(registry, names);
     this.total = registerOnce(
       registry,
       'controller_runtime_reconcile_total',
