@@ -26,11 +26,10 @@ async function prepare(): Promise<void> {
   const sizes = Object.entries(binaries.sizes)
     .map(([name, size]) => `${name} ${formatBytes(size)}`)
     .join(', ');
-  log(
-    binaries.builtNow
-      ? `built ${binaries.dir} in ${formatDuration(binaries.buildDurationMs)} (${sizes})`
-      : `cached: ${binaries.dir} (built earlier in ${formatDuration(binaries.buildDurationMs)}; ${sizes})`,
-  );
+  // A fresh build has already reported its time and sizes through onProgress.
+  if (!binaries.builtNow) {
+    log(`cached: ${binaries.dir} (built earlier in ${formatDuration(binaries.buildDurationMs)}; ${sizes})`);
+  }
   log(`Cluster API CRDs: ${await capiCRDDir()}`);
   log(`prepare finished in ${formatDuration(Date.now() - started)}`);
 }

@@ -7,10 +7,13 @@ import { testEnv } from '../src/vitest.js';
 describe('the shared control plane', () => {
   it('reports the pinned Kubernetes version', async () => {
     const env = testEnv();
-    expect(env.version).toBe(KUBERNETES_VERSION);
     const info = await env.kubeConfig.makeApiClient(VersionApi).getCode();
-    expect(info.gitVersion).toBe(KUBERNETES_VERSION);
-    expect(`v${info.major}.${info.minor}`).toBe(KUBERNETES_VERSION.split('.').slice(0, 2).join('.'));
+    expect(env.version).toBe(info.gitVersion);
+    // An external cluster (TALLY_TEST_KUBECONFIG) runs whatever version it runs; ours must be the pinned one.
+    if (!env.external) {
+      expect(info.gitVersion).toBe(KUBERNETES_VERSION);
+      expect(`v${info.major}.${info.minor}`).toBe(KUBERNETES_VERSION.split('.').slice(0, 2).join('.'));
+    }
   });
 
   it('writes a kubeconfig file that a fresh client can use', async () => {
