@@ -62,7 +62,10 @@ export function sortUnique(values: readonly bigint[]): bigint[] {
 }
 
 /** allocatable minus sorted, distinct points, as sorted intervals, in one pass. */
-function* withoutPoints(allocatable: IntervalSet, points: readonly bigint[]): Generator<Interval, void, undefined> {
+function* withoutPoints(
+  allocatable: Iterable<Interval>,
+  points: readonly bigint[],
+): Generator<Interval, void, undefined> {
   let index = 0;
   for (const { first, last } of allocatable) {
     let next = first;
@@ -87,7 +90,9 @@ export class UnitEngine {
   readonly reuseGracePeriodMs: number;
   private readonly clock: () => number;
   private readonly random: () => number;
-  private readonly fresh: IntervalTree;
+  private fresh: IntervalTree;
+  /** Units marked used whose removal from `fresh` is deferred, so a rebuild one by one costs one sort, not U descents. */
+  private pendingUsed: bigint[] = [];
   private readonly cooling: IntervalTree;
   private readonly ready: IntervalTree;
   private readonly releasedAt = new Map<bigint, number>();
@@ -130,8 +135,27 @@ export class UnitEngine {
     return checkTimestamp(this.clock(), 'clock()');
   }
 
-  /** Moves units whose grace period has passed out of `cooling`. */
+  /**
+   * Removes deferred used units from `fresh`: one by one when few, or in one linear pass that rebuilds the tree when
+   * they are many compared with its intervals (a rebuild), so either way the cost is O(P log P) amortised.
+   */
+  private flushPendingUsed(): void {
+    if (this.pendingUsed.length === 0) return;
+    const pending = sortUnique(this.pendingUsed);
+    this.pendingUsed = [];
+    const expectedSize = this.fresh.size - BigInt(pending.length);
+    if (pending.length * 8 >= this.fresh.intervalCount) {
+      this.fresh = IntervalTree.fromSorted(withoutPoints(this.fresh.intervals(), pending));
+    } else {
+      for (const unit of pending) this.fresh.remove(unit);
+    }
+    // Every allocatable unit is exactly one of used, fresh, cooling or ready; a miss here is a bug, not bad input.
+    if (this.fresh.size !== expectedSize) throw new Error('internal error: a unit marked used was not free');
+  }
+
+  /** Brings the state up to date (deferred marks, expired grace periods); every state-reading operation calls it. */
   private drainCooled(): void {
+    this.flushPendingUsed();
     const now = this.currentTimeMs();
     for (;;) {
       const key = this.cooling.min;
@@ -212,7 +236,7 @@ export class UnitEngine {
   markUsed(unit: bigint): boolean {
     if (this.used.has(unit)) return false;
     if (this.releasedAt.has(unit)) this.forgetRelease(unit);
-    else if (!this.fresh.remove(unit)) throw new RangeError(`unit ${unit} is not allocatable`);
+    else this.pendingUsed.push(unit);
     this.used.add(unit);
     return true;
   }

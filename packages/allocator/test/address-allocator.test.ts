@@ -356,6 +356,19 @@ describe('rebuild, counts and out-of-range addresses', () => {
     expect([next(bulk), next(bulk)]).toEqual(['10.0.0.3', '10.0.0.4']);
   });
 
+  it('defers markAllocated work and applies it correctly in bulk and one by one', () => {
+    const alloc = allocator({ addresses: ['10.0.0.0/24'], prefix: 24 });
+    for (let octet = 1; octet < 255; octet += 2) alloc.markAllocated(`10.0.0.${octet}`);
+    // 127 deferred marks against one free interval: applied by rebuilding the free tree.
+    expect(next(alloc)).toBe('10.0.0.2');
+    // One deferred mark against ~126 free intervals: applied by a single removal.
+    alloc.markAllocated('10.0.0.4');
+    expect(next(alloc)).toBe('10.0.0.6');
+    expect(alloc.counts()).toEqual({ total: 254n, used: 130n, free: 124n, outOfRange: 0n, coolingDown: 0n });
+    expect(alloc.release('10.0.0.4', 0)).toBe(true);
+    expect(next(alloc)).toBe('10.0.0.4');
+  });
+
   it('release of an address that is not allocated changes nothing', () => {
     const alloc = allocator({ addresses: ['10.0.0.0/24'], prefix: 24 });
     expect(alloc.release('10.0.0.7')).toBe(false);
