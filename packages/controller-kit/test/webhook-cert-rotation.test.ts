@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { allowed, loadServingCertificate, WebhookServer } from '../src/index.js';
 import { type CertDir, createCertDir, createTestCA, issueServingPair } from './fixtures/webhook-certs.js';
@@ -17,8 +18,20 @@ describe('serving certificate rotation', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function startServer(certDir: CertDir, certPollIntervalMs: number, logger = silent): Promise<number> {
-    const server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: certDir.path, certPollIntervalMs, logger });
+  async function startServer(
+    certDir: CertDir,
+    certPollIntervalMs: number,
+    logger = silent,
+    registry = new Registry(),
+  ): Promise<number> {
+    const server = new WebhookServer({
+      host: '127.0.0.1',
+      port: 0,
+      certDir: certDir.path,
+      certPollIntervalMs,
+      logger,
+      registry,
+    });
     server.register('/ok', () => allowed());
     const stop = new AbortController();
     const running = server.start(stop.signal);
@@ -78,7 +91,13 @@ describe('serving certificate rotation', () => {
     await certDir.write(current);
     const warnings: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
-    const port = await startServer(certDir, 100, logger);
+    const registry = new Registry();
+    const port = await startServer(certDir, 100, logger, registry);
+    const counter = async (name: string): Promise<number> =>
+      (await registry.getSingleMetric(name)?.get())?.values[0]?.value ?? Number.NaN;
+    // Every poll re-reads the pair, so only a lower bound is certain here.
+    expect(await counter('certwatcher_read_certificate_total')).toBeGreaterThanOrEqual(1);
+    expect(await counter('certwatcher_read_certificate_errors_total')).toBe(0);
 
     const stray = await issueServingPair(ca);
     // A certificate whose key is not on disk: a half-finished rotation.
@@ -92,6 +111,7 @@ describe('serving certificate rotation', () => {
       }
     });
     expect(warnings.join('\n')).toContain('does not belong to the certificate');
+    expect(await counter('certwatcher_read_certificate_errors_total')).toBeGreaterThanOrEqual(1);
     expect(sameSerial((await peerCertificate(port, ca.certPem)).serialNumber, current.serialNumber)).toBe(true);
 
     const final = await issueServingPair(ca);

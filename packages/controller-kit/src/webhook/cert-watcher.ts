@@ -3,6 +3,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
+import type { CertWatcherMetrics } from './metrics.js';
 
 /** A certificate chain and its key, read from disk and checked to belong together. */
 export interface ServingCertificate {
@@ -52,6 +53,7 @@ export interface CertWatcherOptions {
   readonly logger: Logger;
   /** Called with every new, valid pair (not for the initial load). */
   readonly onChange: (certificate: ServingCertificate) => void;
+  readonly metrics?: CertWatcherMetrics;
 }
 
 // File events come in bursts (cert-manager writes the certificate and the key separately; kubelet swaps a `..data`
@@ -78,7 +80,7 @@ export class CertWatcher {
   /** Loads the pair (rejecting if it cannot) and keeps watching until `signal` aborts. */
   async start(signal: AbortSignal): Promise<ServingCertificate> {
     const { certPath, keyPath, pollIntervalMs, logger } = this.options;
-    const initial = await loadServingCertificate(certPath, keyPath);
+    const initial = await this.read();
     this.current = initial;
     if (signal.aborted) return initial;
 
@@ -114,6 +116,16 @@ export class CertWatcher {
     return initial;
   }
 
+  private async read(): Promise<ServingCertificate> {
+    this.options.metrics?.reads.inc();
+    try {
+      return await loadServingCertificate(this.options.certPath, this.options.keyPath);
+    } catch (error) {
+      this.options.metrics?.readErrors.inc();
+      throw error;
+    }
+  }
+
   private scheduleReload(): void {
     clearTimeout(this.settleTimer);
     this.settleTimer = setTimeout(() => this.triggerReload(), WATCH_SETTLE_MS);
@@ -140,7 +152,7 @@ export class CertWatcher {
     const { certPath, keyPath, logger } = this.options;
     let next: ServingCertificate;
     try {
-      next = await loadServingCertificate(certPath, keyPath);
+      next = await this.read();
     } catch (error) {
       // Mid-rotation the files can briefly disagree; the old certificate keeps serving until a valid pair appears.
       logger.warn({ err: error, certPath, keyPath }, 'keeping the current webhook serving certificate');

@@ -30,7 +30,7 @@ export {
   validatingWebhookConfiguration,
   type WebhookRule,
 } from './configuration.js';
-export { type WebhookMetrics, webhookMetrics } from './metrics.js';
+export { type CertWatcherMetrics, certWatcherMetrics, type WebhookMetrics, webhookMetrics } from './metrics.js';
 export {
   DEFAULT_WEBHOOK_CERT_DIR,
   DEFAULT_WEBHOOK_PORT,

@@ -54,3 +54,36 @@ export function webhookMetrics(registry: Registry): WebhookMetrics {
     ),
   };
 }
+
+/** controller-runtime's `certwatcher` series: a rising error count means rotations are not being picked up. */
+export interface CertWatcherMetrics {
+  /** `certwatcher_read_certificate_total`: every read of the certificate pair, initial and reloads. */
+  readonly reads: Counter;
+  /** `certwatcher_read_certificate_errors_total`: reads that failed (missing file, bad PEM, key mismatch). */
+  readonly readErrors: Counter;
+}
+
+export function certWatcherMetrics(registry: Registry): CertWatcherMetrics {
+  return {
+    reads: registerOnce(
+      registry,
+      'certwatcher_read_certificate_total',
+      () =>
+        new Counter({
+          name: 'certwatcher_read_certificate_total',
+          help: 'Total number of certificate reads',
+          registers: [],
+        }),
+    ),
+    readErrors: registerOnce(
+      registry,
+      'certwatcher_read_certificate_errors_total',
+      () =>
+        new Counter({
+          name: 'certwatcher_read_certificate_errors_total',
+          help: 'Total number of certificate read errors',
+          registers: [],
+        }),
+    ),
+  };
+}

@@ -6,7 +6,7 @@ import { connect, type SecureVersion } from 'node:tls';
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { CertWatcher, type ServingCertificate } from './cert-watcher.js';
-import { type WebhookMetrics, webhookMetrics } from './metrics.js';
+import { type CertWatcherMetrics, certWatcherMetrics, type WebhookMetrics, webhookMetrics } from './metrics.js';
 import { serveReview, writeStatus } from './serve-review.js';
 import type { AdmissionHandler } from './validating-handler.js';
 
@@ -26,7 +26,7 @@ export interface WebhookServerOptions {
   readonly tlsMinVersion?: Extract<SecureVersion, 'TLSv1.2' | 'TLSv1.3'>;
   /** How often the certificate files are re-read besides file-system events (default 10 s). */
   readonly certPollIntervalMs?: number;
-  /** Where the `controller_runtime_webhook_*` series go; a private registry if absent. */
+  /** Where the `controller_runtime_webhook_*` and `certwatcher_*` series go; a private registry if absent. */
   readonly registry?: Registry;
   readonly logger?: Logger;
   /** How long a stop waits for in-flight requests before closing their connections (default 10 s). */
@@ -48,6 +48,7 @@ export class WebhookServer {
   readonly needLeaderElection = false;
   private readonly handlers = new Map<string, AdmissionHandler>();
   private readonly metrics: WebhookMetrics;
+  private readonly certMetrics: CertWatcherMetrics;
   private readonly logger: Logger;
   private readonly certPath: string;
   private readonly keyPath: string;
@@ -60,7 +61,9 @@ export class WebhookServer {
     const certDir = options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
     this.certPath = join(certDir, options.certName ?? 'tls.crt');
     this.keyPath = join(certDir, options.keyName ?? 'tls.key');
-    this.metrics = webhookMetrics(options.registry ?? new Registry());
+    const registry = options.registry ?? new Registry();
+    this.metrics = webhookMetrics(registry);
+    this.certMetrics = certWatcherMetrics(registry);
     this.logger = (options.logger ?? pino({ name: 'webhook-server' })).child({ component: 'webhook-server' });
   }
 
@@ -115,6 +118,7 @@ export class WebhookServer {
         keyPath: this.keyPath,
         pollIntervalMs: this.options.certPollIntervalMs ?? 10_000,
         logger: this.logger,
+        metrics: this.certMetrics,
         onChange: (certificate) => server?.setSecureContext(secureContextOptions(certificate, tlsMinVersion)),
       });
       const certificate = await watcher.start(stopWatching.signal);
