@@ -3,6 +3,7 @@ import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../src/client/client.js';
+import { EVENTS_RESOURCE } from '../src/client/events.js';
 import { Controller } from '../src/controller/controller.js';
 import { reconcilerFunc } from '../src/controller/reconciler.js';
 import { Manager, ShutdownTimeoutError } from '../src/manager/manager.js';
@@ -208,6 +209,24 @@ describe('Manager', () => {
       stop.abort();
       await running;
     }
+  });
+
+  it('gives each controller an event recorder that reports the manager identity as instance', async () => {
+    const manager = newManager({ metrics: '0', probes: '0' });
+    const regarding = await admin.get(THINGS, { namespace: namespace.name, name: 'probe' });
+    await manager.getEventRecorderFor('probe-things').normal(regarding, 'Probed', 'Probe', 'looked at it');
+    const events = await admin.list(EVENTS_RESOURCE, { namespace: namespace.name });
+    const event = events.items.find((item) => item.metadata.name.startsWith('probe.')) as unknown as Record<
+      string,
+      unknown
+    >;
+    expect(event).toMatchObject({
+      reason: 'Probed',
+      reportingController: 'runtime-test-manager/probe-things',
+      reportingInstance: manager.identity,
+    });
+    expect(manager.identity).toMatch(/^.+_[0-9a-f]{12}$/);
+    manager.client.close();
   });
 
   it('refuses runnables after start and a second start', async () => {

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/cache/object.js';
+import { getCondition, setCondition } from '../src/capi/conditions.js';
 import { CLUSTER_NAME_LABEL, PAUSED_ANNOTATION, WATCH_FILTER_LABEL } from '../src/capi/constants.js';
-import { clusterNameOf, hasPausedAnnotation, isPaused, ownerClusterName } from '../src/capi/pause.js';
+import { clusterNameOf, hasPausedAnnotation, isPaused, ownerClusterName, pausedCondition } from '../src/capi/pause.js';
 import {
   clusterToObjectKeys,
   clusterUnpaused,
@@ -131,6 +132,25 @@ describe('CAPI pause and cluster name', () => {
     expect(
       ownerClusterName(setOwnerReference(object('x'), { ...cluster('c2'), apiVersion: 'other.io/v1' })),
     ).toBeUndefined();
+  });
+});
+
+describe('Paused condition', () => {
+  it('is True with reason Paused and says why, or False with reason NotPaused', () => {
+    const annotated = object('a', {
+      metadata: { name: 'a', generation: 4, annotations: { [PAUSED_ANNOTATION]: '' } },
+    });
+    expect(pausedCondition(cluster('c', true), annotated)).toEqual({
+      type: 'Paused',
+      status: 'True',
+      reason: 'Paused',
+      message: 'Cluster spec.paused is set, Thing has the cluster.x-k8s.io/paused annotation',
+      observedGeneration: 4,
+    });
+    expect(pausedCondition(cluster('c', false), object('b'))).toMatchObject({ status: 'False', reason: 'NotPaused' });
+    const now = new Date('2026-01-01T00:00:00Z');
+    const conditions = setCondition([], pausedCondition(undefined, annotated), now);
+    expect(getCondition(conditions, 'Paused')).toMatchObject({ status: 'True', observedGeneration: 4 });
   });
 });
 

@@ -3,7 +3,16 @@ import type { KubeObject } from '../cache/object.js';
 import type { Client, RequestOptions } from '../client/client.js';
 import { isNotFound } from '../client/errors.js';
 import { findOwnerReference } from '../client/owner-references.js';
-import { CLUSTER_API_GROUP, CLUSTER_NAME_LABEL, CLUSTER_RESOURCE, PAUSED_ANNOTATION } from './constants.js';
+import type { ConditionInput } from './conditions.js';
+import {
+  CLUSTER_API_GROUP,
+  CLUSTER_NAME_LABEL,
+  CLUSTER_RESOURCE,
+  NOT_PAUSED_REASON,
+  PAUSED_ANNOTATION,
+  PAUSED_CONDITION,
+  PAUSED_REASON,
+} from './constants.js';
 
 const clusterNameSpecSchema = z.looseObject({
   spec: z.looseObject({ clusterName: z.string().optional() }).optional(),
@@ -42,6 +51,20 @@ export function isClusterPaused(cluster: KubeObject): boolean {
  */
 export function isPaused(cluster: KubeObject | undefined, object: KubeObject): boolean {
   return (cluster !== undefined && isClusterPaused(cluster)) || hasPausedAnnotation(object);
+}
+
+/**
+ * The `Paused` condition an object should carry (CAPI's `paused.EnsurePausedCondition`): True with reason `Paused`
+ * and a message saying why, or False with reason `NotPaused`. Feed it to `setCondition`.
+ */
+export function pausedCondition(cluster: KubeObject | undefined, object: KubeObject): ConditionInput {
+  const observedGeneration = object.metadata.generation ?? 0;
+  const why: string[] = [];
+  if (cluster !== undefined && isClusterPaused(cluster)) why.push(`Cluster spec.paused is set`);
+  if (hasPausedAnnotation(object)) why.push(`${object.kind ?? 'object'} has the ${PAUSED_ANNOTATION} annotation`);
+  return why.length > 0
+    ? { type: PAUSED_CONDITION, status: 'True', reason: PAUSED_REASON, message: why.join(', '), observedGeneration }
+    : { type: PAUSED_CONDITION, status: 'False', reason: NOT_PAUSED_REASON, message: '', observedGeneration };
 }
 
 /** The name of the Cluster that owns `object` through an owner reference (any version, controller or not). */

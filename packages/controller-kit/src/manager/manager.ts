@@ -5,6 +5,7 @@ import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { Cache } from '../cache/cache.js';
 import { Client } from '../client/client.js';
+import { EventRecorder } from '../client/events.js';
 import { parseBindAddress } from './bind-address.js';
 import { settlesWithin } from './delay.js';
 import { LeaderElectionLostError, type LeaderElectionTimings, LeaderElector } from './leader-election.js';
@@ -98,6 +99,19 @@ export class Manager {
   add(runnable: Runnable): void {
     if (this.#phase !== 'new') throw new Error('Manager.add: runnables must be added before start');
     this.#runnables.push(runnable);
+  }
+
+  /**
+   * An event recorder for one controller (controller-runtime's `GetEventRecorderFor`): events report
+   * `<manager name>/<controller>` as their controller and this process's identity as the instance.
+   */
+  getEventRecorderFor(controller: string): EventRecorder {
+    return new EventRecorder({
+      client: this.client,
+      reportingController: `${this.#options.name}/${controller}`,
+      reportingInstance: this.identity,
+      logger: this.logger.child({ controller }),
+    });
   }
 
   addHealthzCheck(name: string, check: Checker): void {
