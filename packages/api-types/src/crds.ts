@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { CustomResourceDefinition } from './crd/custom-resource-definition.js';
 import { crdToYaml } from './crd/yaml.js';
 import { tallyCustomResourceDefinitions } from './tally/v1alpha1/crds.js';
@@ -24,4 +25,12 @@ export function tallyCRDsYaml(): string {
   return generatedCRDFiles()
     .map((file) => file.yaml)
     .join('');
+}
+
+/**
+ * Absolute path of the committed CRD directory (`config/crd/`, shipped in the package), for installers that take
+ * files, e.g. testenv's `installCRDs(kc, [tallyCRDDirectory()])` or `kubectl apply --server-side -f`.
+ */
+export function tallyCRDDirectory(): string {
+  return fileURLToPath(new URL('../config/crd/', import.meta.url));
 }

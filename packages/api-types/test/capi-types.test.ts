@@ -121,3 +121,17 @@ describe('CAPI types keep what they do not model', () => {
     expect(result.error.issues[0]?.value).toBe('ipam.cluster.x-k8s.io/v1beta1');
   });
 });
+
+describe('pool references', () => {
+  it('match Tally pools by group and kind, and tell scope and pool type apart', async () => {
+    const { isClusterScopedPoolKind, isPrefixPoolKind, isTallyPoolReference } = await import('../src/index.js');
+    expect(isTallyPoolReference({ apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool' })).toBe(true);
+    expect(isTallyPoolReference({ apiGroup: 'ipam.cluster.x-k8s.io', kind: 'InClusterIPPool' })).toBe(false);
+    expect(isTallyPoolReference({ apiGroup: 'ipam.metal3.io', kind: 'TallyIPPool' })).toBe(false);
+    expect(isTallyPoolReference({ kind: 'TallyIPPool' })).toBe(false);
+    expect(isClusterScopedPoolKind('GlobalTallyPrefixPool')).toBe(true);
+    expect(isClusterScopedPoolKind('TallyIPPool')).toBe(false);
+    expect(isPrefixPoolKind('TallyPrefixPool')).toBe(true);
+    expect(isPrefixPoolKind('GlobalTallyIPPool')).toBe(false);
+  });
+});
