@@ -127,12 +127,16 @@ function scanPlainIPv6(text: string): bigint | undefined {
     }
   }
   if (compressAt < 0 ? groups.length !== 8 : groups.length > 7) return undefined;
-  const full =
-    compressAt < 0
-      ? groups
-      : [...groups.slice(0, compressAt), ...new Array<number>(8 - groups.length).fill(0), ...groups.slice(compressAt)];
-  const word = (index: number): bigint => BigInt(full[index]! * 0x10000 + full[index + 1]!);
-  return (word(0) << 96n) | (word(2) << 64n) | (word(4) << 32n) | word(6);
+  // Expand '::' in place while packing pairs of groups into four 32-bit words (no closures or temporary arrays).
+  const missing = 8 - groups.length;
+  const words = [0, 0, 0, 0];
+  for (let index = 0; index < 8; index += 1) {
+    let group = 0;
+    if (compressAt < 0 || index < compressAt) group = groups[index]!;
+    else if (index >= compressAt + missing) group = groups[index - missing]!;
+    words[index >> 1] = words[index >> 1]! * 0x10000 + group;
+  }
+  return (BigInt(words[0]!) << 96n) | (BigInt(words[1]!) << 64n) | (BigInt(words[2]!) << 32n) | BigInt(words[3]!);
 }
 
 function parseIPv6Value(text: string): bigint {
