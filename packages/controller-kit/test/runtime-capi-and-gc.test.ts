@@ -22,11 +22,14 @@ let namespace: TestNamespace;
 let client: Client;
 
 beforeAll(async () => {
-  plane = await startControlPlane({ controllerManager: true });
+  plane = await startControlPlane({});
   await installCRDsReliably(plane.kubeConfig(), async () => {
     await installCRDs(plane.kubeConfig(), [THING_CRD_DIR]);
     await installCapiCRDs(plane.kubeConfig(), { groups: ['cluster.x-k8s.io'] });
   });
+  // Started after the CRDs exist, so the garbage collector's first discovery already knows Things; otherwise it
+  // learns of them only at its periodic rediscovery (30 s).
+  await plane.startControllerManager();
   namespace = await createTestNamespace(plane.kubeConfig(), 'runtime-gc');
   client = new Client(plane.kubeConfig(), { fieldManager: 'runtime-test' });
 }, 240_000);
@@ -74,8 +77,13 @@ describe('owner references with the garbage collector', () => {
     ]);
 
     await client.delete(THINGS, owner.metadata, { propagationPolicy: 'Background' });
-    await waitFor('the dependents to be collected', async () =>
-      !(await exists(CONFIG_MAPS, 'gc-controlled')) && !(await exists(CONFIG_MAPS, 'gc-referenced')) ? true : undefined,
+    await waitFor(
+      'the dependents to be collected',
+      async () =>
+        !(await exists(CONFIG_MAPS, 'gc-controlled')) && !(await exists(CONFIG_MAPS, 'gc-referenced'))
+          ? true
+          : undefined,
+      { timeoutMs: 90_000, intervalMs: 200 },
     );
     expect(await exists(THINGS, 'gc-owner')).toBe(false);
   });
@@ -96,10 +104,14 @@ describe('owner references with the garbage collector', () => {
 
     await client.delete(THINGS, owner.metadata, { propagationPolicy: 'Foreground' });
     // The GC marks the dependent for deletion; the finalizer keeps it, and blockOwnerDeletion keeps the owner.
-    const terminating = await waitFor('the dependent to be marked for deletion', async () => {
-      const current = await client.get(CONFIG_MAPS, dependent.metadata);
-      return current.metadata.deletionTimestamp ? current : undefined;
-    });
+    const terminating = await waitFor(
+      'the dependent to be marked for deletion',
+      async () => {
+        const current = await client.get(CONFIG_MAPS, dependent.metadata);
+        return current.metadata.deletionTimestamp ? current : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 200 },
+    );
     const blockedOwner = await client.get(THINGS, owner.metadata);
     expect(blockedOwner.metadata.deletionTimestamp).toBeTruthy();
     expect(blockedOwner.metadata.finalizers).toContain('foregroundDeletion');
@@ -111,8 +123,11 @@ describe('owner references with the garbage collector', () => {
       'runtime-test.tally.dev/hold',
     );
     expect(held.metadata.finalizers).toContain('runtime-test.tally.dev/hold');
-    await waitFor('owner and dependent to be gone', async () =>
-      !(await exists(THINGS, 'fg-owner')) && !(await exists(CONFIG_MAPS, 'fg-dependent')) ? true : undefined,
+    await waitFor(
+      'owner and dependent to be gone',
+      async () =>
+        !(await exists(THINGS, 'fg-owner')) && !(await exists(CONFIG_MAPS, 'fg-dependent')) ? true : undefined,
+      { timeoutMs: 90_000, intervalMs: 200 },
     );
   });
 });
