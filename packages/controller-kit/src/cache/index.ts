@@ -1,4 +1,4 @@
-export * from './backoff.js';
+export { Backoff, type BackoffOptions } from './backoff.js';
 export * from './cache.js';
 export * from './informer.js';
 export * from './label-selector.js';
