@@ -67,6 +67,24 @@ describe('Client reads and writes', () => {
     expect(list.resourceVersion).not.toBe('');
   });
 
+  it('works on cluster-scoped resources (no namespace in the path) and refuses a namespaced one without namespace', async () => {
+    const clusterRoles = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      plural: 'clusterroles',
+      namespaced: false,
+    };
+    const name = `${namespace.name}-reader`;
+    const created = await client.create(clusterRoles, { metadata: { name }, rules: [] });
+    expect(created.metadata.namespace).toBeUndefined();
+    expect((await client.get(clusterRoles, { name })).metadata.uid).toBe(created.metadata.uid);
+    await client.delete(clusterRoles, { name });
+    expect(isNotFound(await client.get(clusterRoles, { name }).catch((error: unknown) => error))).toBe(true);
+    await expect(client.get(THINGS, { name: 'no-namespace' })).rejects.toThrow(
+      'get Thing "no-namespace": the resource is namespaced, but no namespace was given',
+    );
+  });
+
   it('follows continue tokens in listAll', async () => {
     await Promise.all(
       ['page-a', 'page-b', 'page-c', 'page-d', 'page-e'].map((name) =>

@@ -1,11 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { testEnv } from '@tally-ipam/testenv/vitest';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseBindAddress } from '../src/manager/bind-address.js';
 import { FlagError, type ManagerFlags, parseGoDuration, parseManagerFlags } from '../src/manager/flags.js';
-import { readInClusterNamespace, resolveKubeConfigSource } from '../src/manager/kubeconfig.js';
+import { loadKubeConfig, readInClusterNamespace, resolveKubeConfigSource } from '../src/manager/kubeconfig.js';
 
 const defaults = { leaderElectionId: 'tally-test-leader' };
 
@@ -222,6 +223,25 @@ describe('resolveKubeConfigSource', () => {
     ).toThrow(
       'no kubeconfig found: pass --kubeconfig, set KUBECONFIG, run in a pod with a service account, or create /nowhere/.kube/config',
     );
+  });
+});
+
+describe('loadKubeConfig', () => {
+  it('loads the file named by the flag, or by KUBECONFIG when there is no flag', () => {
+    const { kubeconfigPath, server } = testEnv();
+    expect(loadKubeConfig(kubeconfigPath).getCurrentCluster()?.server).toBe(server);
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = kubeconfigPath;
+    try {
+      expect(loadKubeConfig().getCurrentCluster()?.server).toBe(server);
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
+  });
+
+  it('names the file it could not load', () => {
+    expect(() => loadKubeConfig('/no/such/kubeconfig')).toThrow('cannot load kubeconfig from /no/such/kubeconfig: ');
   });
 });
 
