@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { access, chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
@@ -126,6 +126,7 @@ async function runGoBuild(outDir: string, logPath: string, progress: (message: s
     ...GO_PACKAGES.map((p) => p.goPackage),
   ];
   const log = createWriteStream(logPath);
+  let recentOutput = '';
   log.write(`$ go ${args.map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' ')}\n`);
   const started = Date.now();
   let packagesCompiled = 0;
@@ -133,6 +134,7 @@ async function runGoBuild(outDir: string, logPath: string, progress: (message: s
   const child = spawn('go', args, { cwd: wrapperModuleDir(), env: goEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
   const onOutput = (chunk: Buffer): void => {
     log.write(chunk);
+    recentOutput = (recentOutput + chunk.toString('utf8')).slice(-4_000);
     for (const line of chunk.toString('utf8').split('\n')) {
       // `go build -v` prints one package path per line as it compiles it.
       if (/^[\w.-]+(\/[\w.~+-]+)*$/.test(line.trim()) && line.trim() !== '') {
@@ -157,7 +159,8 @@ async function runGoBuild(outDir: string, logPath: string, progress: (message: s
     if (exit.error) throw new Error(`could not run "go build": ${exit.error.message}`, { cause: exit.error });
     if (exit.code !== 0) {
       throw new Error(
-        `building ${GO_PACKAGES.map((p) => p.binary).join(', ')} failed (go build ${exit.signal ? `killed by ${exit.signal}` : `exit ${exit.code}`}); full log: ${logPath}`,
+        `building ${GO_PACKAGES.map((p) => p.binary).join(', ')} failed (go build ${exit.signal ? `killed by ${exit.signal}` : `exit ${exit.code}`}); full log: ${logPath}\n` +
+          recentOutput.trimEnd().split('\n').slice(-20).join('\n'),
       );
     }
   } finally {
@@ -208,6 +211,10 @@ async function build(
   const cacheDir = controlPlaneCacheDir();
   const tmpDir = `${finalDir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const logPath = join(cacheDir, `${key}.build.log`);
+  // We hold the lock for this key, so any other temporary directory of it belongs to a builder that was killed.
+  for (const entry of await readdir(cacheDir)) {
+    if (entry.startsWith(`${key}.tmp-`)) await rm(join(cacheDir, entry), { recursive: true, force: true });
+  }
   await mkdir(tmpDir, { recursive: true });
   const started = Date.now();
   progress(

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureBinaries } from '../src/binaries.js';
 import { ETCD_VERSION, KUBERNETES_VERSION } from '../src/versions.js';
@@ -48,5 +48,15 @@ describe('ensureBinaries', () => {
     } finally {
       rmSync(cacheDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('ensureBinaries without Go', () => {
+  it('says that Go is missing and what to do', async () => {
+    // Only node's own directory on PATH: no `go`.
+    const env = { ...process.env, PATH: dirname(process.execPath) };
+    await expect(runFixture<EnsureOutput>('ensure-binaries.ts', [], env)).rejects.toThrow(
+      /Go is not installed \(no "go" on PATH\).*Go >= 1\.24.*TALLY_TEST_KUBECONFIG/s,
+    );
   });
 });
