@@ -85,3 +85,14 @@ describe('pluralize (flect rules)', () => {
     }
   });
 });
+
+describe('contractVersionLabel', () => {
+  it('joins the served versions with "_" under cluster.x-k8s.io/<contract>', async () => {
+    const { contractVersionLabel } = await import('../src/index.js');
+    expect(contractVersionLabel('v1beta2', ['v1alpha1'])).toEqual({ 'cluster.x-k8s.io/v1beta2': 'v1alpha1' });
+    expect(contractVersionLabel('v1beta1', ['v1alpha3', 'v1alpha4'])).toEqual({
+      'cluster.x-k8s.io/v1beta1': 'v1alpha3_v1alpha4',
+    });
+    expect(() => contractVersionLabel('v1beta2', [])).toThrow(/at least one served version/);
+  });
+});

@@ -45,10 +45,11 @@ function structuralViolations(node: JSONSchemaProps, path: string, out: Violatio
 describe('generated CRDs are structural', () => {
   const files = generatedCRDFiles();
 
-  it('generates the four pool CRDs under CAPI names', () => {
+  it('generates the four pool CRDs and the address lock CRD under CAPI names', () => {
     expect(files.map((file) => file.crd.metadata.name).sort()).toEqual([
       'globaltallyippools.ipam.cluster.x-k8s.io',
       'globaltallyprefixpools.ipam.cluster.x-k8s.io',
+      'tallyaddresslocks.ipam.cluster.x-k8s.io',
       'tallyippools.ipam.cluster.x-k8s.io',
       'tallyprefixpools.ipam.cluster.x-k8s.io',
     ]);
@@ -64,6 +65,12 @@ describe('generated CRDs are structural', () => {
     const root = file.crd.spec.versions[0]?.schema.openAPIV3Schema;
     expect(root?.properties?.metadata).toEqual({ type: 'object' });
     expect(root?.required).toEqual(['spec']);
+    if (file.crd.spec.names.kind === 'TallyAddressLock') {
+      // A lock has no status and is not a Cluster API object users list with `kubectl get cluster-api`.
+      expect(file.crd.spec.versions[0]?.subresources).toBeUndefined();
+      expect(file.crd.spec.scope).toBe('Cluster');
+      return;
+    }
     expect(file.crd.spec.versions[0]?.subresources).toEqual({ status: {} });
     expect(file.crd.spec.names.categories).toEqual(['cluster-api']);
   });

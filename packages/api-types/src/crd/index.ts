@@ -1,3 +1,4 @@
+export { contractVersionLabel } from './contract-labels.js';
 export { calculateCRDName, pluralResourceName } from './crd-name.js';
 export {
   buildCustomResourceDefinition,

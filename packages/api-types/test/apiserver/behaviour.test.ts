@@ -223,3 +223,38 @@ spec: { clusterName: prod, poolRef: ${JSON.stringify(poolRef)} }
     expect(parsedAddress.success ? parsedAddress.data.spec.address : parsedAddress.error.message).toBe('fd00:10::100');
   });
 });
+
+describe('the CEL rules fit the runtime cost budget at the schema limits', () => {
+  const hex = (n: number): string => n.toString(16).padStart(4, '0');
+  /** Longest legal notation: every group written out, four digits each. */
+  const fullV6 = (low: number): string => `fd00:0000:0000:0000:0000:0000:${hex(low >> 8)}:${hex(low & 0xff)}`;
+
+  it('admits an IPv6 pool with 128 long ranges, 128 exclusions and 128 reservations', async () => {
+    const addresses = Array.from({ length: 128 }, (_, i) => `${fullV6(i * 2)}-${fullV6(i * 2 + 1)}`);
+    const excludedAddresses = Array.from({ length: 128 }, (_, i) => `${fullV6(i * 2)}-${fullV6(i * 2)}`);
+    const reservations = Array.from({ length: 128 }, (_, i) => ({
+      claimName: `claim-${i}`,
+      address: fullV6(i * 2 + 1),
+    }));
+    const manifest = named(
+      ipPool({ addresses, prefix: 64, gateway: fullV6(0xffff), excludedAddresses, reservations }),
+      'largest-v6',
+    );
+    const answer = await createObject(testEnv().kubeConfig, manifest, namespace.name);
+    expect(answer.accepted ? 'accepted' : answer.message).toBe('accepted');
+    expect(parseTallyIPPool(manifest).success).toBe(true);
+  });
+
+  it('admits an IPv4 pool with 128 ranges and a prefix pool with 128 prefixes', async () => {
+    const addresses = Array.from({ length: 128 }, (_, i) => `10.9.${i}.0-10.9.${i}.255`);
+    const v4 = named(ipPool({ addresses, prefix: 16, excludedAddresses: addresses.slice(0, 128) }), 'largest-v4');
+    const v4Answer = await createObject(testEnv().kubeConfig, v4, namespace.name);
+    expect(v4Answer.accepted ? 'accepted' : v4Answer.message).toBe('accepted');
+
+    const prefixes = Array.from({ length: 128 }, (_, i) => `fd00:0000:0000:${hex(i)}::/64`);
+    const excludedPrefixes = Array.from({ length: 128 }, (_, i) => `${fullV6(i)}-${fullV6(i + 1)}`);
+    const pool = named(prefixPool({ prefixes, allocationPrefixLength: 80, excludedPrefixes }), 'largest-prefixes');
+    const poolAnswer = await createObject(testEnv().kubeConfig, pool, namespace.name);
+    expect(poolAnswer.accepted ? 'accepted' : poolAnswer.message).toBe('accepted');
+  });
+});

@@ -5,6 +5,7 @@ import {
   type CustomResourceDefinition,
   type PrinterColumn,
 } from '../../crd/custom-resource-definition.js';
+import { tallyAddressLockCustomResourceDefinition } from './address-lock.js';
 import {
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
@@ -102,9 +103,12 @@ const POOL_KINDS: readonly PoolKindDefinition[] = [
   },
 ];
 
-/** The four Tally pool CRDs, generated from the zod schemas (the provider and the demo install these). */
+/**
+ * The Tally CRDs, generated from the zod schemas (the provider and the demo install these): the four pool kinds and
+ * the cluster-scoped TallyAddressLock the provider uses to make every allocation unique.
+ */
 export function tallyCustomResourceDefinitions(): CustomResourceDefinition[] {
-  return POOL_KINDS.map((pool) =>
+  const pools = POOL_KINDS.map((pool) =>
     buildCustomResourceDefinition({
       group: TALLY_GROUP,
       kind: pool.kind,
@@ -123,4 +127,5 @@ export function tallyCustomResourceDefinitions(): CustomResourceDefinition[] {
       ],
     }),
   );
+  return [...pools, tallyAddressLockCustomResourceDefinition()];
 }

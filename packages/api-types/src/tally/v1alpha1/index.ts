@@ -1,3 +1,12 @@
+export {
+  AddressLockClaimReference,
+  AddressLockPoolReference,
+  parseTallyAddressLock,
+  TALLY_ADDRESS_LOCK_KIND,
+  TallyAddressLock,
+  TallyAddressLockSpec,
+  tallyAddressLockCustomResourceDefinition,
+} from './address-lock.js';
 export { type AddressInterval, type Inspection, inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
 export * from './constants.js';
 export { TALLY_CRD_LABELS, tallyCustomResourceDefinitions } from './crds.js';

@@ -1,0 +1,116 @@
+import * as z from 'zod';
+import { buildCustomResourceDefinition, type CustomResourceDefinition } from '../../crd/custom-resource-definition.js';
+import { KIND_PATTERN } from '../../meta/v1/patterns.js';
+import { ObjectMeta, ObjectName, Time } from '../../meta/v1/types.js';
+import { type ParseResult, parseObject } from '../../parse.js';
+import {
+  TALLY_GROUP,
+  TALLY_PROVIDER_LABEL_VALUE,
+  TALLY_V1ALPHA1_API_VERSION,
+  TALLY_V1ALPHA1_VERSION,
+} from './constants.js';
+
+/**
+ * TallyAddressLock: one cluster-scoped object per allocated address (or prefix), named by the address. The API
+ * server's name uniqueness is the lock: two claims — in one pool, in two pools with overlapping ranges, or served by
+ * two controller replicas at once — can never both create the lock of one address. It has no owner reference (a
+ * cluster-scoped object cannot be owned by a namespaced claim); the IPAM provider creates and deletes it explicitly.
+ */
+export const TALLY_ADDRESS_LOCK_KIND = 'TallyAddressLock';
+
+const immutable = (field: string) => ({
+  'x-kubernetes-validations': [
+    {
+      rule: 'self == oldSelf',
+      message: `${field} is immutable: a lock belongs to one allocation`,
+      reason: 'FieldValueForbidden',
+    },
+  ],
+});
+
+export const AddressLockPoolReference = z
+  .object({
+    apiGroup: ObjectName,
+    kind: z.string().min(1).max(63).regex(new RegExp(KIND_PATTERN)),
+    name: ObjectName,
+    namespace: z
+      .string()
+      .min(1)
+      .max(63)
+      .describe('Namespace of a namespaced pool; absent for a global pool.')
+      .optional(),
+  })
+  .describe('The pool the address was allocated from.');
+export type AddressLockPoolReference = z.infer<typeof AddressLockPoolReference>;
+
+export const AddressLockClaimReference = z
+  .object({
+    namespace: z.string().min(1).max(63),
+    name: ObjectName,
+    uid: z.string().min(1).max(64),
+  })
+  .describe('The IPAddressClaim holding the address; the uid tells a re-created claim of the same name apart.');
+export type AddressLockClaimReference = z.infer<typeof AddressLockClaimReference>;
+
+export const TallyAddressLockSpec = z.object({
+  address: z
+    .string()
+    .min(1)
+    .max(39)
+    .describe('The allocated address in canonical text (for a prefix: its first address).')
+    .meta(immutable('address')),
+  prefix: z
+    .int()
+    .min(0)
+    .max(128)
+    .describe('Prefix length of a prefix allocation; absent for a single address.')
+    .meta({ format: 'int32', ...immutable('prefix') })
+    .optional(),
+  poolRef: AddressLockPoolReference.meta(immutable('poolRef')),
+  claimRef: AddressLockClaimReference.meta(immutable('claimRef')),
+  releasedAt: Time.describe(
+    'Set when the claim released the address but reuse waits (grace period, least-recently-released order).',
+  ).optional(),
+});
+export type TallyAddressLockSpec = z.infer<typeof TallyAddressLockSpec>;
+
+export const TallyAddressLock = z
+  .object({
+    apiVersion: z.literal(TALLY_V1ALPHA1_API_VERSION),
+    kind: z.literal(TALLY_ADDRESS_LOCK_KIND),
+    metadata: ObjectMeta,
+    spec: TallyAddressLockSpec,
+  })
+  .describe('TallyAddressLock reserves one address (or prefix) cluster-wide; its name is derived from the address.');
+export type TallyAddressLock = z.infer<typeof TallyAddressLock>;
+
+/** The lock CRD. Not in clusterctl's move hierarchy: locks stay behind and are re-created from the moved IPAddresses. */
+export function tallyAddressLockCustomResourceDefinition(): CustomResourceDefinition {
+  return buildCustomResourceDefinition({
+    group: TALLY_GROUP,
+    kind: TALLY_ADDRESS_LOCK_KIND,
+    scope: 'Cluster',
+    shortNames: ['taddrlock'],
+    labels: { 'cluster.x-k8s.io/provider': TALLY_PROVIDER_LABEL_VALUE },
+    versions: [
+      {
+        name: TALLY_V1ALPHA1_VERSION,
+        schema: TallyAddressLock,
+        storage: true,
+        statusSubresource: false,
+        printerColumns: [
+          { name: 'Address', type: 'string', jsonPath: '.spec.address' },
+          { name: 'Pool', type: 'string', jsonPath: '.spec.poolRef.name' },
+          { name: 'Claim', type: 'string', jsonPath: '.spec.claimRef.name' },
+          { name: 'Released', type: 'date', jsonPath: '.spec.releasedAt' },
+          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+        ],
+      },
+    ],
+  });
+}
+
+/** Parses a lock read from the API server; errors name the field path and the value. */
+export function parseTallyAddressLock(input: unknown): ParseResult<TallyAddressLock> {
+  return parseObject(TallyAddressLock, TALLY_ADDRESS_LOCK_KIND, input);
+}
