@@ -1,4 +1,4 @@
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -142,7 +142,7 @@ describe('Cache against a real API server', () => {
     expect(lines.filter((line) => line.msg === 'Gadget event handler onAdd threw')).toHaveLength(2);
   });
 
-  it('filters on the server with a label selector', async () => {
+  it('filters on the server with a label selector, and drops an object whose labels stop matching', async () => {
     const ns = await withTestNamespace(testEnv().kubeConfig, 'core-labels');
     const core = testEnv().kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespacedConfigMap({
@@ -154,11 +154,19 @@ describe('Cache against a real API server', () => {
       body: { metadata: { name: 'out', labels: { pick: 'no' } } },
     });
     const { cache } = startCache();
-    const picked = await cache.list(CONFIGMAPS, {
-      namespace: ns.name,
-      labelSelector: { matchLabels: { pick: 'yes' } },
-    });
+    const scope = { namespace: ns.name, labelSelector: { matchLabels: { pick: 'yes' } } };
+    const picked = await cache.list(CONFIGMAPS, scope);
     expect(picked.map((cm) => cm.metadata.name)).toEqual(['in']);
+
+    const deleted: string[] = [];
+    cache.informerFor(CONFIGMAPS, scope).addEventHandler({ onDelete: (cm) => deleted.push(cm.metadata.name) });
+    await core.patchNamespacedConfigMap(
+      { namespace: ns.name, name: 'in', body: { metadata: { labels: { pick: 'no' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor('the unmatched ConfigMap dropped', () => deleted.length === 1);
+    expect(deleted).toEqual(['in']);
+    expect(await cache.list(CONFIGMAPS, scope)).toEqual([]);
   });
 
   it('reads live from the API server with liveGet, undefined when absent', async () => {

@@ -242,6 +242,45 @@ describe('Controller against a real API server', () => {
     expect(before('bystander')).toBe(1);
   });
 
+  it('aborts the reconcile signal on stop and waits for in-flight reconciles before start resolves', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-stop');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    let entered = false;
+    let sawAbort = false;
+    let finished = false;
+    const cache = new Cache({ kubeConfig: testEnv().kubeConfig, logger: quiet });
+    const controller = new Controller({
+      name: 'stopping',
+      for: GADGETS,
+      forOptions: { namespace: ns.name },
+      cache,
+      logger: quiet,
+      reconciler: {
+        reconcile: async (_request, context) => {
+          entered = true;
+          // A reconciler that honours its signal: it waits for the abort, then finishes its step.
+          await new Promise<void>((resolve) =>
+            context.signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          sawAbort = context.signal.aborted;
+          await work(50);
+          finished = true;
+          return {};
+        },
+      },
+    });
+    const stop = new AbortController();
+    const cacheDone = cache.start(stop.signal);
+    const controllerDone = controller.start(stop.signal);
+    await objects.apply('gadgets', ns.name, 'busy', {});
+    await waitFor('the reconcile in flight', () => entered);
+    stop.abort();
+    await controllerDone;
+    expect(sawAbort).toBe(true);
+    expect(finished).toBe(true);
+    await cacheDone;
+  });
+
   it('lets two controllers share one registry and one informer, and stops cleanly', async () => {
     const ns = await withTestNamespace(testEnv().kubeConfig, 'core-share');
     const objects = new TestObjects(testEnv().kubeConfig);
