@@ -169,6 +169,23 @@ describe('Cache against a real API server', () => {
     expect(await cache.list(CONFIGMAPS, scope)).toEqual([]);
   });
 
+  it('re-announces cached objects as same-object updates every resync period', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-resync');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    await objects.apply('gadgets', ns.name, 'steady', {});
+    const cache = new Cache({ kubeConfig: testEnv().kubeConfig, logger: quiet, resyncPeriodMs: 200 });
+    const stop = new AbortController();
+    stops.push(stop);
+    void cache.start(stop.signal);
+    const resyncs: Array<{ same: boolean; name: string }> = [];
+    cache.informerFor(GADGETS, { namespace: ns.name }).addEventHandler({
+      onUpdate: (oldGadget, newGadget) =>
+        resyncs.push({ same: oldGadget === newGadget, name: newGadget.metadata.name }),
+    });
+    await waitFor('two resyncs', () => resyncs.length >= 2);
+    expect(resyncs.every((event) => event.same && event.name === 'steady')).toBe(true);
+  });
+
   it('reads live from the API server with liveGet, undefined when absent', async () => {
     const ns = await withTestNamespace(testEnv().kubeConfig, 'core-live');
     const objects = new TestObjects(testEnv().kubeConfig);

@@ -19,7 +19,15 @@ export interface CacheOptions {
   readonly transport?: KubeTransport | undefined;
   /** Reflector tuning shared by all informers (tests shorten timeouts and backoff). */
   readonly reflector?: ReflectorOptions | undefined;
+  /**
+   * Re-announce every cached object as an update this often (±10 %), like controller-runtime's `SyncPeriod`
+   * (default 10 h). 0 turns it off.
+   */
+  readonly resyncPeriodMs?: number | undefined;
 }
+
+/** controller-runtime's default `SyncPeriod`. */
+export const DEFAULT_RESYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
 
 /** What selects one shared informer: the resource, an optional namespace and an optional server-side selector. */
 export interface InformerScope {
@@ -102,6 +110,7 @@ export class Cache {
       watchConnection: this.watchConnection,
       logger: this.logger.child({ resource: resource.plural, namespace, labelSelector }),
       reflectorOptions: this.options.reflector,
+      resyncPeriodMs: this.options.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS,
     });
     this.informers.set(id, informer as unknown as SharedInformer<KubeObject>);
     this.transforms.set(id, transform);

@@ -32,6 +32,12 @@ export interface InformerConfig<T extends KubeObject> {
   readonly watchConnection: WatchConnection;
   readonly logger: Logger;
   readonly reflectorOptions?: ReflectorOptions | undefined;
+  /**
+   * Every period (±10 % jitter) each stored object is re-announced as an update with identical old and new object,
+   * so level-triggered controllers revisit everything even if an event was somehow missed (controller-runtime's
+   * `SyncPeriod`, 10 h by default there). Undefined or 0: off.
+   */
+  readonly resyncPeriodMs?: number | undefined;
 }
 
 /**
@@ -109,9 +115,13 @@ export class SharedInformer<T extends KubeObject> implements ReflectorSink<T> {
 
   /** Runs the reflector until the signal aborts. Calling it again while running returns the same promise. */
   run(signal: AbortSignal): Promise<void> {
-    this.running ??= this.reflector.run(signal).finally(() => {
-      this.running = undefined;
-    });
+    if (!this.running) {
+      const stopResync = this.startResync(signal);
+      this.running = this.reflector.run(signal).finally(() => {
+        stopResync();
+        this.running = undefined;
+      });
+    }
     return this.running;
   }
 
@@ -143,6 +153,28 @@ export class SharedInformer<T extends KubeObject> implements ReflectorSink<T> {
     const removed = this.store.remove(keyOf(raw));
     // Report the final state the server sent, not the cached one.
     if (removed) this.notifyDelete(this.config.transform(raw), false);
+  }
+
+  private startResync(signal: AbortSignal): () => void {
+    const period = this.config.resyncPeriodMs ?? 0;
+    if (!(period > 0)) return () => {};
+    let timer: NodeJS.Timeout | undefined;
+    const schedule = (): void => {
+      timer = setTimeout(tick, period * (0.9 + Math.random() * 0.2));
+      // A resync alone must not keep the process alive.
+      timer.unref();
+    };
+    const tick = (): void => {
+      if (signal.aborted) return;
+      if (this.synced) {
+        for (const object of this.store.list()) {
+          for (const handler of this.handlers) this.call(handler, 'onUpdate', () => handler.onUpdate?.(object, object));
+        }
+      }
+      schedule();
+    };
+    schedule();
+    return () => clearTimeout(timer);
   }
 
   private applyUpsert(object: T, initialList: boolean): void {
