@@ -1,0 +1,21 @@
+// Admission webhooks of the pool kinds: the cross-object rules CEL in the CRDs cannot check.
+export { describeAddresses, type PoolAddressSpace, poolAddressSpace } from './pool-address-space.js';
+export { cachePoolAllocationsView, type PoolAllocationsView, type PoolIdentity } from './pool-allocations-view.js';
+export { describePool, POOL_KINDS, type PoolKindInfo, type TallyPool } from './pool-kinds.js';
+export {
+  overlapWarnings,
+  POOL_IN_USE_MESSAGE,
+  poolIdentity,
+  SKIP_VALIDATE_DELETE_ANNOTATION,
+  validatePoolCreate,
+  validatePoolDelete,
+  validatePoolUpdate,
+} from './pool-rules.js';
+export {
+  POOL_WEBHOOK_CONFIGURATION_NAME,
+  type PoolWebhookConfigurationOptions,
+  poolWebhookConfiguration,
+  poolWebhookName,
+  poolWebhookPath,
+  registerPoolWebhooks,
+} from './register.js';

@@ -1,0 +1,83 @@
+import type { V1LabelSelector, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
+import { TALLY_GROUP, TALLY_V1ALPHA1_VERSION, type TallyPoolKind } from '@tally-ipam/api-types';
+import {
+  Cache,
+  type ServiceClientMode,
+  type UrlClientMode,
+  validatingHandler,
+  validatingWebhookConfiguration,
+  type WebhookServer,
+} from '@tally-ipam/controller-kit';
+import { cachePoolAllocationsView, type PoolAllocationsView } from './pool-allocations-view.js';
+import { POOL_KINDS, type PoolKindInfo } from './pool-kinds.js';
+import { validatePoolCreate, validatePoolDelete, validatePoolUpdate } from './pool-rules.js';
+
+/** The name of the ValidatingWebhookConfiguration the provider ships. */
+export const POOL_WEBHOOK_CONFIGURATION_NAME = 'tally-ipam-validating-webhook-configuration';
+
+/** `/validate-ipam-cluster-x-k8s-io-v1alpha1-tallyippool`: controller-runtime's path scheme for the kind. */
+export function poolWebhookPath(kind: TallyPoolKind): string {
+  return `/validate-${TALLY_GROUP.replaceAll('.', '-')}-${TALLY_V1ALPHA1_VERSION}-${kind.toLowerCase()}`;
+}
+
+/** `validation.tallyippool.ipam.cluster.x-k8s.io`, the reference provider's naming. */
+export function poolWebhookName(kind: TallyPoolKind): string {
+  return `validation.${kind.toLowerCase()}.${TALLY_GROUP}`;
+}
+
+function handlerFor(kind: PoolKindInfo, view: PoolAllocationsView) {
+  return validatingHandler({
+    parse: kind.schema,
+    create: (pool) => validatePoolCreate(pool, view),
+    update: (pool, oldPool) => validatePoolUpdate(pool, oldPool, view),
+    delete: (oldPool) => validatePoolDelete(oldPool, view),
+  });
+}
+
+/**
+ * Serves the admission rules of the four pool kinds on `server`. Pass the manager's cache (its informers are
+ * created here and synced with the manager) or any `PoolAllocationsView`. Returns the view it reads from.
+ */
+export function registerPoolWebhooks(server: WebhookServer, source: Cache | PoolAllocationsView): PoolAllocationsView {
+  const view = source instanceof Cache ? cachePoolAllocationsView(source) : source;
+  for (const kind of POOL_KINDS) server.register(poolWebhookPath(kind.kind), handlerFor(kind, view));
+  return view;
+}
+
+export interface PoolWebhookConfigurationOptions {
+  /** Defaults to `POOL_WEBHOOK_CONFIGURATION_NAME`. */
+  readonly name?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** In cluster: the webhook Service and the cert-manager Certificate; out of cluster: a URL and CA bundle. */
+  readonly client: ServiceClientMode | UrlClientMode;
+  /** Limits the namespaced kinds (e.g. to one test namespace); cluster-scoped pools ignore it. */
+  readonly namespaceSelector?: V1LabelSelector;
+  /** Limits every kind by the pool's labels. */
+  readonly objectSelector?: V1LabelSelector;
+  readonly timeoutSeconds?: number;
+}
+
+/** The ValidatingWebhookConfiguration routing CREATE, UPDATE and DELETE of every pool kind to its handler. */
+export function poolWebhookConfiguration(options: PoolWebhookConfigurationOptions): V1ValidatingWebhookConfiguration {
+  return validatingWebhookConfiguration({
+    name: options.name ?? POOL_WEBHOOK_CONFIGURATION_NAME,
+    ...(options.labels ? { labels: options.labels } : {}),
+    client: options.client,
+    webhooks: POOL_KINDS.map((kind) => ({
+      name: poolWebhookName(kind.kind),
+      path: poolWebhookPath(kind.kind),
+      rules: [
+        {
+          apiGroups: [TALLY_GROUP],
+          apiVersions: [TALLY_V1ALPHA1_VERSION],
+          resources: [kind.plural],
+          operations: ['CREATE', 'UPDATE', 'DELETE'],
+          scope: kind.namespaced ? 'Namespaced' : 'Cluster',
+        },
+      ],
+      ...(options.namespaceSelector && kind.namespaced ? { namespaceSelector: options.namespaceSelector } : {}),
+      ...(options.objectSelector ? { objectSelector: options.objectSelector } : {}),
+      ...(options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {}),
+    })),
+  });
+}

@@ -1,0 +1,386 @@
+import { AdmissionregistrationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { IPAM_GROUP, TALLY_GROUP, tallyCRDDirectory } from '@tally-ipam/api-types';
+import { asKubeApiError, Cache, WebhookServer } from '@tally-ipam/controller-kit';
+import { installCapiCRDs, installCRDs } from '@tally-ipam/testenv';
+import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  POOL_IN_USE_MESSAGE,
+  type PoolAllocationsView,
+  poolWebhookConfiguration,
+  poolWebhookName,
+  registerPoolWebhooks,
+  SKIP_VALIDATE_DELETE_ANNOTATION,
+} from '../src/webhooks/index.js';
+import { createWebhookCertDir, type WebhookCertDir } from './webhook-certs.js';
+import { eventually, refusal, warningTexts } from './webhook-support.js';
+
+/** Only pools carrying this label (value: the test namespace) reach this test's webhook server. */
+const RUN_LABEL = 'tally.test/pool-webhook-run';
+const VERSION = 'v1alpha1';
+
+type PoolKindName = 'TallyIPPool' | 'GlobalTallyIPPool' | 'TallyPrefixPool' | 'GlobalTallyPrefixPool';
+
+const PLURALS: Record<PoolKindName, string> = {
+  TallyIPPool: 'tallyippools',
+  GlobalTallyIPPool: 'globaltallyippools',
+  TallyPrefixPool: 'tallyprefixpools',
+  GlobalTallyPrefixPool: 'globaltallyprefixpools',
+};
+
+const isGlobal = (kind: PoolKindName): boolean => kind.startsWith('Global');
+
+describe('pool admission webhooks called by the real API server', () => {
+  let kc: KubeConfig;
+  let objects: CustomObjectsApi;
+  let namespace: TestNamespace;
+  let certs: WebhookCertDir;
+  let view: PoolAllocationsView;
+  let configurationName: string | undefined;
+  const stop = new AbortController();
+  const running: Promise<void>[] = [];
+
+  /** Global pools are cluster-wide on a shared control plane: their names carry the namespace to stay unique. */
+  const poolName = (kind: PoolKindName, name: string): string => (isGlobal(kind) ? `${namespace.name}-${name}` : name);
+
+  const poolTarget = (kind: PoolKindName, name: string) => ({
+    group: TALLY_GROUP,
+    version: VERSION,
+    plural: PLURALS[kind],
+    name: poolName(kind, name),
+    ...(isGlobal(kind) ? {} : { namespace: namespace.name }),
+  });
+
+  const poolBody = (kind: PoolKindName, name: string, spec: object, annotations?: Record<string, string>) => ({
+    apiVersion: `${TALLY_GROUP}/${VERSION}`,
+    kind,
+    metadata: {
+      name: poolName(kind, name),
+      labels: { [RUN_LABEL]: namespace.name },
+      ...(annotations ? { annotations } : {}),
+    },
+    spec,
+  });
+
+  const createPool = (kind: PoolKindName, name: string, spec: object, options: { dryRun?: boolean } = {}) => {
+    const body = poolBody(kind, name, spec);
+    const dryRun = options.dryRun ? { dryRun: 'All' } : {};
+    return isGlobal(kind)
+      ? objects.createClusterCustomObjectWithHttpInfo({ ...poolTarget(kind, name), body, ...dryRun })
+      : objects.createNamespacedCustomObjectWithHttpInfo({
+          ...poolTarget(kind, name),
+          namespace: namespace.name,
+          body,
+          ...dryRun,
+        });
+  };
+
+  const readPool = async (kind: PoolKindName, name: string): Promise<Record<string, unknown>> => {
+    const target = poolTarget(kind, name);
+    const object: unknown = isGlobal(kind)
+      ? await objects.getClusterCustomObject(target)
+      : await objects.getNamespacedCustomObject({ ...target, namespace: namespace.name });
+    return object as Record<string, unknown>;
+  };
+
+  /** Replaces the pool's spec (and annotations, if given) on top of the stored object. */
+  const updatePool = async (kind: PoolKindName, name: string, spec: object, annotations?: Record<string, string>) => {
+    const current = await readPool(kind, name);
+    const metadata = current.metadata as Record<string, unknown>;
+    const body = { ...current, spec, metadata: annotations ? { ...metadata, annotations } : metadata };
+    const target = poolTarget(kind, name);
+    return isGlobal(kind)
+      ? objects.replaceClusterCustomObjectWithHttpInfo({ ...target, body })
+      : objects.replaceNamespacedCustomObjectWithHttpInfo({ ...target, namespace: namespace.name, body });
+  };
+
+  const deletePool = (kind: PoolKindName, name: string, options: { dryRun?: boolean } = {}) => {
+    const target = { ...poolTarget(kind, name), ...(options.dryRun ? { dryRun: 'All' } : {}) };
+    return isGlobal(kind)
+      ? objects.deleteClusterCustomObject(target)
+      : objects.deleteNamespacedCustomObject({ ...target, namespace: namespace.name });
+  };
+
+  const poolExists = async (kind: PoolKindName, name: string): Promise<boolean> =>
+    readPool(kind, name).then(
+      () => true,
+      (error: unknown) => {
+        if (asKubeApiError(error)?.statusCode === 404) return false;
+        throw error;
+      },
+    );
+
+  /** An IPAddress as the provider would write it for a claim of the same name. */
+  const createAddress = async (
+    name: string,
+    pool: { kind: PoolKindName; name: string },
+    address: string,
+    prefix: number,
+  ) => {
+    await objects.createNamespacedCustomObject({
+      group: IPAM_GROUP,
+      version: 'v1beta2',
+      plural: 'ipaddresses',
+      namespace: namespace.name,
+      body: {
+        apiVersion: `${IPAM_GROUP}/v1beta2`,
+        kind: 'IPAddress',
+        metadata: { name },
+        spec: {
+          claimRef: { name },
+          poolRef: { apiGroup: TALLY_GROUP, kind: pool.kind, name: poolName(pool.kind, pool.name) },
+          address,
+          prefix,
+        },
+      },
+    });
+  };
+
+  const deleteAddress = (name: string) =>
+    objects.deleteNamespacedCustomObject({
+      group: IPAM_GROUP,
+      version: 'v1beta2',
+      plural: 'ipaddresses',
+      namespace: namespace.name,
+      name,
+    });
+
+  /** Admission reads from the informer cache: wait until it holds what the test just wrote. */
+  const cacheSees = (kind: PoolKindName, name: string, count: number) =>
+    eventually(`the cache holds ${count} IPAddresses of ${kind} ${name}`, async () => {
+      const found = await view.addressesOf({
+        kind,
+        name: poolName(kind, name),
+        namespace: isGlobal(kind) ? undefined : namespace.name,
+      });
+      if (found.length !== count) throw new Error(`found ${found.length}`);
+    });
+
+  const cacheSeesPool = (kind: PoolKindName, name: string) =>
+    eventually(`the cache holds ${kind} ${name}`, async () => {
+      const pools = await view.listPools();
+      if (!pools.some((pool) => pool.kind === kind && pool.metadata.name === poolName(kind, name))) {
+        throw new Error('not yet');
+      }
+    });
+
+  const denial = (kind: PoolKindName, message: string) =>
+    `admission webhook "${poolWebhookName(kind)}" denied the request: ${message}`;
+
+  beforeAll(async () => {
+    kc = testEnv().kubeConfig;
+    objects = kc.makeApiClient(CustomObjectsApi);
+    // Server-side apply: harmless if the package's global setup installed them already.
+    await installCRDs(kc, [tallyCRDDirectory()]);
+    await installCapiCRDs(kc, { groups: ['ipam.cluster.x-k8s.io'] });
+    namespace = await createTestNamespace(kc, 'pool-webhook');
+    certs = await createWebhookCertDir();
+
+    const logger = pino({ level: 'silent' });
+    const cache = new Cache({ kubeConfig: kc, logger });
+    const server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: certs.path, logger });
+    view = registerPoolWebhooks(server, cache);
+    running.push(cache.start(stop.signal), server.start(stop.signal));
+    await cache.waitForCacheSync(stop.signal);
+    const port = await eventually('the webhook server listens', async () => {
+      const address = server.address();
+      if (!address) throw new Error('not listening yet');
+      return address.port;
+    });
+
+    configurationName = `tally-pool-webhook-test-${namespace.name}`;
+    await kc.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
+      body: poolWebhookConfiguration({
+        name: configurationName,
+        client: { baseUrl: `https://127.0.0.1:${port}`, caBundlePem: certs.caPem },
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace.name } },
+        objectSelector: { matchLabels: { [RUN_LABEL]: namespace.name } },
+      }),
+    });
+
+    // The API server loads the configuration asynchronously: wait until a dry-run delete of a used pool is refused.
+    await createPool('TallyIPPool', 'probe', { addresses: ['10.9.0.0/24'], prefix: 24 });
+    await createAddress('probe-0', { kind: 'TallyIPPool', name: 'probe' }, '10.9.0.1', 24);
+    await cacheSees('TallyIPPool', 'probe', 1);
+    await eventually('the webhook configuration is in effect', async () => {
+      const error = await refusal(deletePool('TallyIPPool', 'probe', { dryRun: true }));
+      if (!error.serverMessage.includes(poolWebhookName('TallyIPPool'))) throw error;
+    });
+  });
+
+  afterAll(async () => {
+    // A failurePolicy=Fail configuration without its server would refuse every pool request: remove it first.
+    if (configurationName) {
+      await kc
+        .makeApiClient(AdmissionregistrationV1Api)
+        .deleteValidatingWebhookConfiguration({ name: configurationName })
+        .catch((error: unknown) => {
+          if (asKubeApiError(error)?.statusCode !== 404) throw error;
+        });
+    }
+    for (const kind of ['GlobalTallyIPPool', 'GlobalTallyPrefixPool'] as const) {
+      const list = (await objects.listClusterCustomObject({
+        group: TALLY_GROUP,
+        version: VERSION,
+        plural: PLURALS[kind],
+        labelSelector: `${RUN_LABEL}=${namespace.name}`,
+      })) as { items: { metadata: { name: string } }[] };
+      for (const item of list.items) {
+        await objects.deleteClusterCustomObject({ ...poolTarget(kind, ''), name: item.metadata.name });
+      }
+    }
+    stop.abort();
+    await Promise.all(running);
+    await certs?.remove();
+    await namespace?.delete();
+  });
+
+  it('refuses deleting a pool with allocated addresses, naming the pool and the addresses', async () => {
+    await createAddress('probe-1', { kind: 'TallyIPPool', name: 'probe' }, '10.9.0.2', 24);
+    await createAddress('probe-2', { kind: 'TallyIPPool', name: 'probe' }, '10.9.0.7', 24);
+    await cacheSees('TallyIPPool', 'probe', 3);
+
+    const error = await refusal(deletePool('TallyIPPool', 'probe'));
+
+    expect(error.statusCode).toBe(400);
+    expect(error.serverMessage).toBe(
+      denial(
+        'TallyIPPool',
+        `${POOL_IN_USE_MESSAGE} TallyIPPool ${namespace.name}/probe has 3 allocated: [10.9.0.1-10.9.0.2 10.9.0.7]`,
+      ),
+    );
+    expect(await poolExists('TallyIPPool', 'probe')).toBe(true);
+  });
+
+  it('allows deleting a used pool that carries the clusterctl move annotation', async () => {
+    await createPool('TallyIPPool', 'moving', { addresses: ['10.8.0.10-10.8.0.20'], prefix: 24 });
+    await createAddress('moving-0', { kind: 'TallyIPPool', name: 'moving' }, '10.8.0.10', 24);
+    await cacheSees('TallyIPPool', 'moving', 1);
+    await refusal(deletePool('TallyIPPool', 'moving'));
+
+    await updatePool(
+      'TallyIPPool',
+      'moving',
+      { addresses: ['10.8.0.10-10.8.0.20'], prefix: 24 },
+      {
+        [SKIP_VALIDATE_DELETE_ANNOTATION]: '',
+      },
+    );
+    await deletePool('TallyIPPool', 'moving');
+
+    await eventually('the pool is gone', async () => {
+      if (await poolExists('TallyIPPool', 'moving')) throw new Error('still there');
+    });
+  });
+
+  it('allows deleting a pool once its addresses are released', async () => {
+    await createPool('TallyIPPool', 'released', { addresses: ['10.7.0.0/28'], prefix: 24 });
+    await createAddress('released-0', { kind: 'TallyIPPool', name: 'released' }, '10.7.0.3', 24);
+    await cacheSees('TallyIPPool', 'released', 1);
+    await refusal(deletePool('TallyIPPool', 'released'));
+
+    await deleteAddress('released-0');
+    await cacheSees('TallyIPPool', 'released', 0);
+    await deletePool('TallyIPPool', 'released');
+
+    expect(await poolExists('TallyIPPool', 'released')).toBe(false);
+  });
+
+  it('refuses an update that leaves allocated addresses outside the pool, listing them as ranges', async () => {
+    const spec = { addresses: ['10.6.0.0/24'], prefix: 24 };
+    await createPool('TallyIPPool', 'shrinking', spec);
+    for (const [index, address] of ['10.6.0.10', '10.6.0.11', '10.6.0.12', '10.6.0.40'].entries()) {
+      await createAddress(`shrinking-${index}`, { kind: 'TallyIPPool', name: 'shrinking' }, address, 24);
+    }
+    await cacheSees('TallyIPPool', 'shrinking', 4);
+
+    const shrunk = await refusal(
+      updatePool('TallyIPPool', 'shrinking', { addresses: ['10.6.0.100-10.6.0.200'], prefix: 24 }),
+    );
+    expect(shrunk.statusCode).toBe(400);
+    expect(shrunk.serverMessage).toContain(
+      denial(
+        'TallyIPPool',
+        'pool addresses do not contain allocated addresses: [10.6.0.10-10.6.0.12 10.6.0.40] (4 IPAddresses;',
+      ),
+    );
+    expect(shrunk.serverMessage).toContain("is not in the pool's addresses");
+
+    const excluded = await refusal(
+      updatePool('TallyIPPool', 'shrinking', { ...spec, excludedAddresses: ['10.6.0.32-10.6.0.63'] }),
+    );
+    expect(excluded.serverMessage).toContain(
+      'pool addresses do not contain allocated addresses: [10.6.0.40] (1 IPAddress;',
+    );
+
+    const gateway = await refusal(updatePool('TallyIPPool', 'shrinking', { ...spec, gateway: '10.6.0.11' }));
+    expect(gateway.serverMessage).toContain('[10.6.0.11]');
+    expect(gateway.serverMessage).toContain("is the pool's gateway");
+
+    const kept = await updatePool('TallyIPPool', 'shrinking', {
+      addresses: ['10.6.0.10-10.6.0.12', '10.6.0.40'],
+      prefix: 24,
+    });
+    expect(kept.httpStatusCode).toBe(200);
+    expect((await readPool('TallyIPPool', 'shrinking')).spec).toMatchObject({
+      addresses: ['10.6.0.10-10.6.0.12', '10.6.0.40'],
+    });
+  });
+
+  it('warns when a new pool overlaps another, naming the other pool and the overlapping range', async () => {
+    await createPool('TallyIPPool', 'base', { addresses: ['10.5.0.0/24'], prefix: 24, gateway: '10.5.0.1' });
+    await cacheSeesPool('TallyIPPool', 'base');
+
+    const answer = await createPool('TallyIPPool', 'overlapping', { addresses: ['10.5.0.200-10.5.1.20'], prefix: 23 });
+
+    expect(answer.httpStatusCode).toBe(201);
+    expect(warningTexts(answer.headers.warning)).toEqual([
+      `overlaps TallyIPPool ${namespace.name}/base in 10.5.0.200-10.5.0.254; each address there goes to the first claim of either pool`,
+    ]);
+    const separate = await createPool('TallyIPPool', 'separate', { addresses: ['10.5.2.0/24'], prefix: 24 });
+    expect(warningTexts(separate.headers.warning)).toEqual([]);
+  });
+
+  it('guards cluster-scoped and prefix pools the same way', async () => {
+    await createPool('GlobalTallyPrefixPool', 'delegated', { prefixes: ['fd00:77::/48'], allocationPrefixLength: 64 });
+    await createAddress('node-0', { kind: 'GlobalTallyPrefixPool', name: 'delegated' }, 'fd00:77:0:5::', 64);
+    await createAddress('node-1', { kind: 'GlobalTallyPrefixPool', name: 'delegated' }, 'fd00:77:0:9::', 64);
+    await cacheSees('GlobalTallyPrefixPool', 'delegated', 2);
+
+    const deleted = await refusal(deletePool('GlobalTallyPrefixPool', 'delegated'));
+    expect(deleted.serverMessage).toBe(
+      denial(
+        'GlobalTallyPrefixPool',
+        `${POOL_IN_USE_MESSAGE} GlobalTallyPrefixPool ${poolName('GlobalTallyPrefixPool', 'delegated')} has 2 allocated: ` +
+          '[fd00:77:0:5::/64 fd00:77:0:9::/64]',
+      ),
+    );
+
+    const moved = await refusal(
+      updatePool('GlobalTallyPrefixPool', 'delegated', {
+        prefixes: ['fd00:77::/48'],
+        allocationPrefixLength: 64,
+        excludedPrefixes: ['fd00:77:0:8::/62'],
+      }),
+    );
+    expect(moved.serverMessage).toContain('pool addresses do not contain allocated addresses: [fd00:77:0:9::/64]');
+    expect(moved.serverMessage).toContain("overlaps the pool's excludedPrefixes");
+
+    await cacheSeesPool('GlobalTallyPrefixPool', 'delegated');
+    const overlapping = await createPool('TallyPrefixPool', 'local', {
+      prefixes: ['fd00:77:0:f0::/60'],
+      allocationPrefixLength: 64,
+    });
+    expect(warningTexts(overlapping.headers.warning)).toEqual([
+      `overlaps GlobalTallyPrefixPool ${poolName('GlobalTallyPrefixPool', 'delegated')} in ` +
+        'fd00:77:0:f0::-fd00:77:0:ff:ffff:ffff:ffff:ffff; each address there goes to the first claim of either pool',
+    ]);
+
+    await createPool('GlobalTallyIPPool', 'shared', { addresses: ['192.168.50.0/24'], prefix: 24 });
+    await createAddress('shared-0', { kind: 'GlobalTallyIPPool', name: 'shared' }, '192.168.50.9', 24);
+    await cacheSees('GlobalTallyIPPool', 'shared', 1);
+    const shared = await refusal(deletePool('GlobalTallyIPPool', 'shared'));
+    expect(shared.serverMessage).toContain('has 1 allocated: [192.168.50.9]');
+  });
+});
