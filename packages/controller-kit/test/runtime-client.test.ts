@@ -2,6 +2,7 @@ import { ApiException, CoreV1Api } from '@kubernetes/client-node';
 import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../src/cache/object.js';
 import { Client } from '../src/client/client.js';
 import {
   asKubeApiError,
@@ -10,10 +11,12 @@ import {
   isGone,
   isInvalid,
   isNotFound,
-  type KubeApiError,
+  KubeApiError,
+  KubeRequestError,
 } from '../src/client/errors.js';
 import { EVENTS_RESOURCE, EventRecorder } from '../src/client/events.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../src/client/finalizers.js';
+import { BlackholeProxy } from './fixtures/runtime-blackhole-proxy.js';
 import {
   CONFIG_MAPS,
   capturingLogger,
@@ -153,6 +156,39 @@ describe('Client reads and writes', () => {
     });
     const gone = await expectRejection(client.get(THINGS, created.metadata));
     expect(isNotFound(gone)).toBe(true);
+  });
+});
+
+describe('transport failures', () => {
+  it('a request that gets no answer fails after its deadline with a KubeRequestError naming the request', async () => {
+    const proxy = await BlackholeProxy.start(testEnv().server);
+    const cutOff = new Client(proxy.kubeConfigThrough(testEnv().kubeConfig), {
+      fieldManager: 'runtime-test',
+      requestTimeoutMs: 300,
+    });
+    try {
+      expect(
+        (await cutOff.get(THINGS, { namespace: namespace.name, name: 'anything' }).catch((e: unknown) => e)) instanceof
+          KubeApiError,
+      ).toBe(true);
+      proxy.blackhole();
+      const error = await cutOff.get(THINGS, { namespace: namespace.name, name: 'anything' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeRequestError);
+      expect((error as Error).message).toBe(
+        `get Thing ${namespace.name}/anything: request failed: timed out after 300 ms`,
+      );
+      const aborted = new AbortController();
+      const pending = cutOff
+        .list(THINGS, { namespace: namespace.name, signal: aborted.signal })
+        .catch((e: unknown) => e);
+      aborted.abort(new Error('controller stopping'));
+      expect(((await pending) as Error).message).toBe(
+        `list things in namespace ${namespace.name}: request failed: controller stopping`,
+      );
+    } finally {
+      cutOff.close();
+      await proxy.close();
+    }
   });
 });
 
@@ -354,6 +390,25 @@ describe('EventRecorder', () => {
     });
     expect(String(allocated.eventTime)).toMatch(/\.\d{6}Z$/);
     expect((allocated.metadata as { name: string }).name).toMatch(/^eventful\.[0-9a-f]+$/);
+  });
+
+  it('starts a new event when the series event is gone (expired or deleted)', async () => {
+    const { logger } = capturingLogger();
+    const recorder = new EventRecorder({ client, reportingController: 'runtime-test', reportingInstance: 'x', logger });
+    const regarding = await client.create(THINGS, thing('forgetful'));
+    const mine = async (): Promise<KubeObject[]> =>
+      (await client.list(EVENTS_RESOURCE, { namespace: namespace.name })).items.filter((event) =>
+        event.metadata.name.startsWith('forgetful.'),
+      );
+    await recorder.normal(regarding, 'Seen', 'Observe', 'once');
+    const [first] = await mine();
+    if (!first) throw new Error('the first event was not created');
+    await client.delete(EVENTS_RESOURCE, first.metadata);
+    await recorder.normal(regarding, 'Seen', 'Observe', 'once');
+    const after = await mine();
+    expect(after).toHaveLength(1);
+    expect(after[0]?.metadata.name).not.toBe(first.metadata.name);
+    expect((after[0] as unknown as { series?: unknown }).series).toBeUndefined();
   });
 
   it('never throws into the caller: a failed event is logged', async () => {
