@@ -125,6 +125,16 @@ describe('toStructuralSchema', () => {
     });
   });
 
+  it('keeps integer bounds when the schema declares its format', () => {
+    const counted = z.object({ count: z.int().min(0).max(Number.MAX_SAFE_INTEGER).meta({ format: 'int64' }) });
+    expect(toStructuralSchema(counted).properties?.count).toEqual({
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+    });
+  });
+
   it('maps int-or-string unions to x-kubernetes-int-or-string', () => {
     expect(toStructuralSchema(z.union([z.int32(), z.string()]))).toEqual({ 'x-kubernetes-int-or-string': true });
   });

@@ -116,7 +116,9 @@ function normaliseInteger(node: RawSchema): void {
   const declared = typeof node.format === 'string' ? node.format : undefined;
   const isInt32Bounds = node.minimum === INT32_MIN && node.maximum === INT32_MAX;
   node.format = declared ?? (isInt32Bounds ? 'int32' : 'int64');
-  // zod writes JavaScript's safe-integer range as bounds; the API server stores int64, so they are noise.
+  // zod writes JavaScript's safe-integer range as bounds; the API server stores int64, so they are noise — unless
+  // the schema declared its format itself, which marks the bounds as meant (e.g. counts a JS reader must get back).
+  if (declared !== undefined) return;
   if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
   if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
 }

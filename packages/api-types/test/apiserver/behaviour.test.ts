@@ -103,6 +103,22 @@ describe('status is a subresource', () => {
     expect(answer).toMatchObject({ accepted: false, code: 422 });
     expect(!answer.accepted && answer.message).toContain('status.ipAddresses.used: Invalid value: -1');
   });
+
+  it('refuses a count a JavaScript reader could not get back exactly (above 2^53 - 1)', async () => {
+    const kc = testEnv().kubeConfig;
+    const created = await persist(named(ipPool({ addresses: ['fd00:7::/64'], prefix: 64 }), 'huge-status'));
+    const tooBig = 2 ** 53;
+    const answer = await replaceStatus(
+      kc,
+      {
+        ...(created as unknown as PoolManifest),
+        status: { ipAddresses: { total: tooBig, used: 0, free: tooBig, outOfRange: 0 } },
+      },
+      namespace.name,
+    );
+    expect(answer).toMatchObject({ accepted: false, code: 422 });
+    expect(!answer.accepted && answer.message).toContain('status.ipAddresses.total: Invalid value: 9007199254740992');
+  });
 });
 
 describe('immutable fields', () => {

@@ -3,9 +3,9 @@ import { Conditions } from '../../meta/v1/types.js';
 
 /**
  * Counts are capped at Number.MAX_SAFE_INTEGER (2^53 − 1): an IPv6 /64 holds 2^64 addresses, more than a JSON
- * number can carry exactly, and a JavaScript reader must get back what was written.
+ * number can carry exactly, and a JavaScript reader must get back what was written. The CRD enforces the cap.
  */
-const Count = z.int().min(0);
+const Count = z.int().min(0).max(Number.MAX_SAFE_INTEGER).meta({ format: 'int64' });
 
 /** Address (or prefix) counts of a pool, as in the reference provider's `status.ipAddresses`. */
 export const PoolCounts = z.object({
