@@ -2,12 +2,22 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-n
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { Cache } from '../src/cache/cache.js';
 import { keyOf } from '../src/cache/object.js';
 import { OWNER_UID_INDEX } from '../src/cache/store.js';
 import { keepObject } from '../src/cache/transform.js';
+import { typedResource } from '../src/client/object-schema.js';
 import { captureLogs } from './fixtures/core-log-capture.js';
-import { CONFIGMAPS, GADGETS, type Gadget, PARTS, type Part, TestObjects } from './fixtures/core-resources.js';
+import {
+  CONFIGMAPS,
+  GADGETS,
+  type Gadget,
+  gadgetSchema,
+  PARTS,
+  type Part,
+  TestObjects,
+} from './fixtures/core-resources.js';
 import { waitFor } from './fixtures/core-wait.js';
 
 const quiet = pino({ level: 'silent' });
@@ -195,6 +205,12 @@ describe('Cache against a real API server', () => {
     expect(live?.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
     expect(live?.spec?.size).toBe(7);
     expect(await cache.liveGet(GADGETS, { namespace: ns.name, name: 'missing' })).toBeUndefined();
+
+    // A typed resource whose schema the object fails: the error names the object, not just the zod issue.
+    const strict = typedResource(GADGETS, gadgetSchema.extend({ spec: z.object({ note: z.string() }) }));
+    await expect(cache.liveGet(strict, { namespace: ns.name, name: 'fresh' })).rejects.toThrow(
+      `Gadget ${ns.name}/fresh read from the API server does not match its schema`,
+    );
   });
 
   it('start resolves once stopped, and waitForCacheSync reports false when aborted before sync', async () => {

@@ -175,7 +175,14 @@ export class Cache {
       throw error;
     }
     const schema = 'schema' in resource ? (resource.schema as { parse(raw: unknown): ObjectOf<R> }) : undefined;
-    return schema ? schema.parse(body) : (kubeObjectSchema.parse(body) as ObjectOf<R>);
+    try {
+      return schema ? schema.parse(body) : (kubeObjectSchema.parse(body) as ObjectOf<R>);
+    } catch (error) {
+      const name = `${key.namespace ? `${key.namespace}/` : ''}${key.name}`;
+      throw new Error(`${resource.kind} ${name} read from the API server does not match its schema: ${String(error)}`, {
+        cause: error,
+      });
+    }
   }
 
   /** Runs every informer (present and future) until the signal aborts; resolves once they all stopped. */
