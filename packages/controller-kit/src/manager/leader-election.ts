@@ -4,7 +4,7 @@ import type { Client } from '../client/client.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
 import { linkedTimeoutSignal } from '../client/linked-signal.js';
 import { abortableDelay } from './delay.js';
-import { LEASE_RESOURCE, type Lease, type LeaseSpec, leaseSpecOf, recordFingerprint } from './lease.js';
+import { decideLease, LEASE_RESOURCE, type Lease, type LeaseSpec, leaseSpecOf, recordFingerprint } from './lease.js';
 
 export interface LeaderElectionTimings {
   /** How long followers wait, from their last observed change of the Lease, before taking it over (client-go 15 s). */
@@ -224,25 +224,14 @@ export class LeaderElector {
       }
       const spec = lease.spec;
       this.#observe(spec, performance.now());
-      const holder = spec?.holderIdentity ?? '';
-      if (holder !== '' && holder !== this.identity && !this.#observedExpired(spec)) {
-        return { acquired: false, holder };
-      }
-      const keepsHolder = holder === this.identity;
-      await client.update(
-        LEASE_RESOURCE,
-        {
-          ...lease,
-          spec: leaseSpecOf({
-            holderIdentity: this.identity,
-            leaseDurationSeconds,
-            acquireTime: keepsHolder && spec?.acquireTime ? new Date(spec.acquireTime) : now,
-            renewTime: now,
-            leaseTransitions: (spec?.leaseTransitions ?? 0) + (keepsHolder ? 0 : 1),
-          }),
-        },
-        { signal: requestSignal },
-      );
+      const decision = decideLease(spec, {
+        identity: this.identity,
+        now,
+        leaseDurationSeconds,
+        observedExpired: this.#observedExpired(spec),
+      });
+      if (decision.kind === 'wait') return { acquired: false, holder: decision.holder };
+      await client.update(LEASE_RESOURCE, { ...lease, spec: leaseSpecOf(decision.record) }, { signal: requestSignal });
       return { acquired: true };
     } catch (error) {
       if (isConflict(error) || isAlreadyExists(error)) {

@@ -65,3 +65,39 @@ export function recordFingerprint(spec: LeaseSpec | undefined): string {
     spec?.leaseDurationSeconds ?? 0,
   ]);
 }
+
+/** What a candidate does with the Lease it just read. */
+export type LeaseDecision =
+  | { readonly kind: 'wait'; readonly holder: string }
+  | { readonly kind: 'write'; readonly record: LeaderElectionRecord };
+
+export interface LeaseCandidate {
+  readonly identity: string;
+  readonly now: Date;
+  readonly leaseDurationSeconds: number;
+  /** Whether the record has been unchanged for its lease duration, by this candidate's own observation. */
+  readonly observedExpired: boolean;
+}
+
+/**
+ * client-go's decision in `tryAcquireOrRenew`: another live holder means wait; otherwise write a record naming this
+ * candidate. Renewing keeps `acquireTime` and `leaseTransitions`; taking over (from an expired holder or a released,
+ * empty one) starts a new term and counts a transition.
+ */
+export function decideLease(spec: LeaseSpec | undefined, candidate: LeaseCandidate): LeaseDecision {
+  const holder = spec?.holderIdentity ?? '';
+  if (holder !== '' && holder !== candidate.identity && !candidate.observedExpired) return { kind: 'wait', holder };
+  const renewing = holder === candidate.identity;
+  const previousAcquire = spec?.acquireTime ? new Date(spec.acquireTime) : undefined;
+  const keepAcquire = renewing && previousAcquire !== undefined && !Number.isNaN(previousAcquire.getTime());
+  return {
+    kind: 'write',
+    record: {
+      holderIdentity: candidate.identity,
+      leaseDurationSeconds: candidate.leaseDurationSeconds,
+      acquireTime: keepAcquire ? previousAcquire : candidate.now,
+      renewTime: candidate.now,
+      leaseTransitions: (spec?.leaseTransitions ?? 0) + (renewing ? 0 : 1),
+    },
+  };
+}
