@@ -241,8 +241,16 @@ export class Reflector<T extends KubeObject> {
   }
 }
 
+/**
+ * 410 Gone: the resourceVersion was compacted away. Also the API server's "Too large resource version" timeout: this
+ * server is behind the one that gave us the resourceVersion; client-go relists in both cases rather than wait.
+ */
 function isExpired(error: unknown): boolean {
-  return error instanceof ResourceVersionExpiredError || (error instanceof KubeApiError && error.statusCode === 410);
+  if (error instanceof ResourceVersionExpiredError) return true;
+  if (!(error instanceof KubeApiError)) return false;
+  return (
+    error.statusCode === 410 || (error.statusCode === 504 && /too large resource version/i.test(error.serverMessage))
+  );
 }
 
 function describeRaw(raw: unknown): string {
