@@ -1,0 +1,517 @@
+import { AllocationError } from '@tally-ipam/allocator';
+import {
+  IPADDRESSCLAIM_ADDRESS_ALLOCATED_REASON,
+  IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
+  IPADDRESSCLAIM_POOL_EXHAUSTED_REASON,
+  IPADDRESSCLAIM_POOL_NOT_READY_REASON,
+  IPAM_V1BETA2_API_VERSION,
+  TALLY_GROUP,
+} from '@tally-ipam/api-types';
+import {
+  addFinalizer,
+  type Cache,
+  type Client,
+  clusterNameOf,
+  type EventRecorder,
+  hasFinalizer,
+  isAlreadyExists,
+  isNotFound,
+  ownerReferenceTo,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+  removeFinalizer,
+  type SharedInformer,
+} from '@tally-ipam/controller-kit';
+import { type ClaimOutcome, notReady, writeClaimStatus } from './claim-status.js';
+import {
+  ADDRESS_FINALIZER,
+  CLAIM_FINALIZER,
+  EVENT_ADDRESS_ALLOCATED,
+  EVENT_ADDRESS_RECREATED,
+  EVENT_ADDRESS_RELEASED,
+  EVENT_ALLOCATION_FAILED,
+  EVENT_DUPLICATE_ADDRESS,
+  EVENT_POOL_EXHAUSTED,
+  MAX_LOCK_ATTEMPTS,
+  REQUESTED_ADDRESS_ANNOTATION,
+} from './constants.js';
+import { LOCK_CLAIM_UID_INDEX } from './indexes.js';
+import { acquireLock, holderOf, releaseLock } from './locks.js';
+import type { ProviderMetrics } from './metrics.js';
+import { pauseReason, poolClusterName } from './pause.js';
+import type { AllocationUnit } from './pool-allocation.js';
+import { describePool, type PoolRef, poolKey, poolRefOfAddress, poolRefOfClaim, poolRefOfLock } from './pool-ref.js';
+import type { PoolState, PoolStates } from './pool-states.js';
+import {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  LOCK_RESOURCE,
+  type StoredAddress,
+  type StoredClaim,
+  type StoredCluster,
+  type StoredLock,
+  type StoredPool,
+} from './resources.js';
+
+export interface ClaimReconcilerDeps {
+  readonly client: Client;
+  readonly cache: Cache;
+  readonly claims: SharedInformer<StoredClaim>;
+  readonly addresses: SharedInformer<StoredAddress>;
+  readonly locks: SharedInformer<StoredLock>;
+  readonly clusters: SharedInformer<StoredCluster>;
+  readonly pool: (ref: PoolRef) => StoredPool | undefined;
+  readonly states: PoolStates;
+  readonly recorder: EventRecorder;
+  readonly metrics: ProviderMetrics;
+  readonly now: () => number;
+}
+
+/** How long to wait before looking again at an IPAddress another finalizer still holds. */
+const ADDRESS_GONE_POLL_MS = 1_000;
+
+/** The outcome of choosing an address: a unit to lock, or the reason there is none. */
+type Choice =
+  | { readonly ok: true; readonly unit: AllocationUnit; readonly specific: string | undefined }
+  | { readonly ok: false; readonly outcome: ClaimOutcome; readonly retryAfterMs?: number | undefined };
+
+/**
+ * Reconciles one IPAddressClaim that names a Tally pool: allocate (lock, IPAddress, status) or release. Level-
+ * triggered and idempotent — each step first looks at what already exists (IPAddress, then a lock held for the
+ * claim's uid), so a crash between any two writes is resumed, never repeated with a different address.
+ */
+export class ClaimReconciler implements Reconciler {
+  constructor(private readonly deps: ClaimReconcilerDeps) {}
+
+  async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
+    const { deps } = this;
+    let claim = deps.claims.store.get(`${request.namespace}/${request.name}`);
+    if (!claim) return {};
+    const ref = poolRefOfClaim(claim);
+    if (!ref) return {};
+    const logger = context.logger.child({ pool: poolKey(ref) });
+    const deleting = claim.metadata.deletionTimestamp !== undefined;
+
+    const clusterName = clusterNameOf(claim);
+    const cluster = clusterName ? this.cluster(claim.metadata.namespace ?? '', clusterName) : undefined;
+    if (clusterName && !cluster && !deleting) {
+      // Nothing says whether the Cluster is paused; its creation re-queues the claim (Cluster watch).
+      logger.info({ cluster: clusterName }, 'Cluster not found, skipping allocation until it exists');
+      return {};
+    }
+    const claimPause = pauseReason(claim, clusterName, (ns, name) => this.cluster(ns, name));
+    if (claimPause) {
+      logger.info({ reason: claimPause }, 'reconciliation paused');
+      return {};
+    }
+    const pool = deps.pool(ref);
+    if (pool) {
+      const poolPause = pauseReason(pool, poolClusterName(pool), (ns, name) => this.cluster(ns, name));
+      if (poolPause) {
+        logger.info({ reason: poolPause }, 'pool paused, skipping the claim');
+        return {};
+      }
+    }
+
+    if (deleting) return this.release(claim, ref, context);
+
+    // The finalizer first, in this same reconcile: an address must never exist for a claim that can vanish unseen.
+    claim = await addFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal });
+
+    if (!pool) {
+      return this.finish(
+        claim,
+        notReady(
+          IPADDRESSCLAIM_POOL_NOT_READY_REASON,
+          `${describePool(ref)} does not exist: create it, or point spec.poolRef at an existing pool`,
+        ),
+        context,
+      );
+    }
+    if (pool.metadata.deletionTimestamp !== undefined) {
+      return this.finish(
+        claim,
+        notReady(
+          IPADDRESSCLAIM_POOL_NOT_READY_REASON,
+          `${describePool(ref)} is being deleted and hands out no new addresses: point spec.poolRef at another pool`,
+        ),
+        context,
+      );
+    }
+    const lookup = deps.states.lookup(ref);
+    if (!lookup) return {};
+    if (lookup.status === 'invalid') {
+      return this.finish(
+        claim,
+        notReady(
+          IPADDRESSCLAIM_POOL_NOT_READY_REASON,
+          `${describePool(ref)} has an invalid spec, fix it to allocate: ${lookup.message}`,
+        ),
+        context,
+      );
+    }
+    return this.allocate(claim, ref, lookup.state, context);
+  }
+
+  private cluster(namespace: string, name: string): StoredCluster | undefined {
+    return this.deps.clusters.store.get(`${namespace}/${name}`);
+  }
+
+  private async allocate(
+    claim: StoredClaim,
+    ref: PoolRef,
+    state: PoolState,
+    context: ReconcileContext,
+  ): Promise<Result> {
+    const { deps } = this;
+    const claimKey = `${claim.metadata.namespace}/${claim.metadata.name}`;
+    const existing = deps.addresses.store.get(claimKey);
+    if (existing) return this.adoptExisting(claim, ref, state, existing, context);
+
+    const startedAt = performance.now();
+    const holder = holderOf(claim);
+    // A lock already held for this claim (the reconcile that took it crashed before the IPAddress): reuse it.
+    const held = deps.locks.store
+      .byIndex(LOCK_CLAIM_UID_INDEX, holder.uid)
+      .find((lock) => lock.spec.releasedAt === undefined && sameRef(poolRefOfLock(lock), ref));
+    let unit = held ? state.allocation.unitOf(held.spec.address, held.spec.prefix ?? 0) : undefined;
+
+    for (let attempt = 0; unit === undefined; attempt += 1) {
+      if (attempt >= MAX_LOCK_ATTEMPTS) {
+        deps.metrics.allocations.inc({ kind: ref.kind, result: 'conflict' });
+        context.logger.info({ attempts: attempt }, 'every candidate address was locked elsewhere, retrying');
+        return { requeue: true };
+      }
+      const choice = this.choose(claim, ref, state);
+      if (!choice.ok) {
+        deps.states.addWaiting(ref, claimKey);
+        const result = await this.finish(claim, choice.outcome, context);
+        return choice.retryAfterMs !== undefined ? { requeueAfterMs: choice.retryAfterMs } : result;
+      }
+      state.assume(choice.unit, holder.uid);
+      const acquired = await acquireLock(choice.unit, ref, holder, {
+        client: deps.client,
+        cache: deps.cache,
+        now: deps.now,
+        reuseGracePeriodMs: state.allocation.reuseGracePeriodMs,
+        signal: context.signal,
+      });
+      if (acquired.acquired) {
+        unit = choice.unit;
+        break;
+      }
+      // Someone else holds it (another replica, an overlapping pool): it stays marked used here; next candidate.
+      state.forgetAssumed(choice.unit.lockName);
+      const holderRef = poolRefOfLock(acquired.holder);
+      if (!sameRef(holderRef, ref)) state.markForeign(choice.unit);
+      deps.metrics.allocations.inc({ kind: ref.kind, result: 'conflict' });
+      if (choice.specific !== undefined) {
+        const by = acquired.holder.spec.claimRef;
+        return this.finish(
+          claim,
+          notReady(
+            IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
+            `${choice.specific} cannot be allocated: it is held by IPAddressClaim ${by.namespace}/${by.name} ` +
+              `(lock ${acquired.holder.metadata.name}); release it there or ask for another address`,
+          ),
+          context,
+        );
+      }
+    }
+
+    const address = await this.createAddress(claim, ref, state, unit, context);
+    if (!address) return { requeue: true };
+    deps.states.removeWaiting(ref, claimKey);
+    deps.metrics.allocations.inc({ kind: ref.kind, result: 'allocated' });
+    deps.metrics.allocationDuration.observe({ kind: ref.kind }, (performance.now() - startedAt) / 1000);
+    const text = unit.isPrefix ? `${unit.address}/${unit.prefix}` : unit.address;
+    void deps.recorder.normal(
+      claim,
+      EVENT_ADDRESS_ALLOCATED,
+      'Allocate',
+      `allocated ${text} from ${describePool(ref)}`,
+    );
+    context.logger.info({ address: text }, 'address allocated');
+    return this.finish(claim, allocated(address, ref), context);
+  }
+
+  /**
+   * The claim's IPAddress exists. If it is ours, make sure its lock is held (after clusterctl move there is none) and
+   * report it; if it is being deleted while the claim lives, let it go — it is re-created identically from the lock.
+   */
+  private async adoptExisting(
+    claim: StoredClaim,
+    ref: PoolRef,
+    state: PoolState,
+    existing: StoredAddress,
+    context: ReconcileContext,
+  ): Promise<Result> {
+    const { deps } = this;
+    if (existing.spec.claimRef.name !== claim.metadata.name || !sameRef(addressPoolRef(existing), ref)) {
+      return this.finish(
+        claim,
+        notReady(
+          IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
+          `an IPAddress named ${existing.metadata.name} already exists for claim ${existing.spec.claimRef.name} ` +
+            `from pool ${existing.spec.poolRef.kind} ${existing.spec.poolRef.name}: delete it or rename this claim`,
+        ),
+        context,
+      );
+    }
+    if (existing.metadata.deletionTimestamp !== undefined) {
+      await removeFinalizer(deps.client, ADDRESS_RESOURCE, existing, ADDRESS_FINALIZER, { signal: context.signal });
+      context.logger.info('IPAddress deleted while its claim lives; it will be re-created with the same address');
+      return {};
+    }
+    const unit = state.allocation.unitOf(existing.spec.address, existing.spec.prefix);
+    if (!unit) {
+      return this.finish(
+        claim,
+        notReady(
+          IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
+          `IPAddress ${existing.metadata.name} carries "${existing.spec.address}", which is not an IP address: delete the IPAddress to allocate anew`,
+        ),
+        context,
+      );
+    }
+    const cached = deps.locks.store.get(unit.lockName);
+    const lockHeld =
+      cached !== undefined && cached.spec.claimRef.uid === claim.metadata.uid && cached.spec.releasedAt === undefined;
+    if (!lockHeld) {
+      state.assume(unit, claim.metadata.uid ?? '');
+      const acquired = await acquireLock(unit, ref, holderOf(claim), {
+        client: deps.client,
+        cache: deps.cache,
+        now: deps.now,
+        reuseGracePeriodMs: 0,
+        signal: context.signal,
+      });
+      if (!acquired.acquired) {
+        state.forgetAssumed(unit.lockName);
+        const by = acquired.holder.spec.claimRef;
+        const message =
+          `duplicate address: ${existing.spec.address} of IPAddress ${existing.metadata.namespace}/${existing.metadata.name} ` +
+          `is also held by IPAddressClaim ${by.namespace}/${by.name} (lock ${acquired.holder.metadata.name}); ` +
+          'delete one of the two claims so that each address has one owner';
+        void deps.recorder.warning(claim, EVENT_DUPLICATE_ADDRESS, 'Allocate', message);
+        return this.finish(claim, notReady(IPADDRESSCLAIM_ALLOCATION_FAILED_REASON, message), context);
+      }
+    }
+    deps.states.removeWaiting(ref, `${claim.metadata.namespace}/${claim.metadata.name}`);
+    return this.finish(claim, allocated(existing, ref), context);
+  }
+
+  /** Picks an address: the requested-address annotation, else the pool's reservation for the claim, else the strategy. */
+  private choose(claim: StoredClaim, ref: PoolRef, state: PoolState): Choice {
+    const requested = claim.metadata.annotations?.[REQUESTED_ADDRESS_ANNOTATION];
+    const reservation = state.allocation.reservations.get(claim.metadata.name);
+    try {
+      if (requested !== undefined) {
+        const unit = state.allocation.allocateSpecific(requested);
+        return {
+          ok: true,
+          unit,
+          specific: `requested address ${requested} (annotation ${REQUESTED_ADDRESS_ANNOTATION})`,
+        };
+      }
+      if (reservation !== undefined) {
+        // Held back from the strategy since the pool state was built; only this claim may lock it.
+        const unit = state.allocation.unitOf(reservation, 0);
+        if (unit) return { ok: true, unit, specific: `reserved address ${reservation} (spec.reservations)` };
+      }
+      return { ok: true, unit: state.allocation.allocate(), specific: undefined };
+    } catch (error) {
+      if (!(error instanceof AllocationError)) throw error;
+      const retryAfterMs =
+        error.availableAtMs === undefined ? undefined : Math.max(error.availableAtMs - this.deps.now(), 1) + 50;
+      if (requested !== undefined) {
+        this.deps.metrics.allocations.inc({ kind: ref.kind, result: 'failed' });
+        void this.deps.recorder.warning(claim, EVENT_ALLOCATION_FAILED, 'Allocate', error.message);
+        return {
+          ok: false,
+          retryAfterMs,
+          outcome: notReady(
+            IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
+            `requested address ${requested} (annotation ${REQUESTED_ADDRESS_ANNOTATION}) cannot be allocated from ` +
+              `${describePool(ref)}: ${error.message}; change or remove the annotation`,
+          ),
+        };
+      }
+      this.deps.metrics.allocations.inc({ kind: ref.kind, result: 'exhausted' });
+      const message =
+        `${describePool(ref)} is exhausted: ${error.message}; the claim is allocated as soon as an address is ` +
+        'released, or add addresses to the pool';
+      void this.deps.recorder.warning(claim, EVENT_POOL_EXHAUSTED, 'Allocate', message);
+      return { ok: false, retryAfterMs, outcome: notReady(IPADDRESSCLAIM_POOL_EXHAUSTED_REASON, message) };
+    }
+  }
+
+  /**
+   * Creates the IPAddress for a locked unit. AlreadyExists means a concurrent reconcile (another replica) won: if that
+   * IPAddress carries another address, our lock is given back and the next reconcile adopts the winner's.
+   */
+  private async createAddress(
+    claim: StoredClaim,
+    ref: PoolRef,
+    state: PoolState,
+    unit: AllocationUnit,
+    context: ReconcileContext,
+  ): Promise<StoredAddress | undefined> {
+    const { deps } = this;
+    const pool = deps.pool(ref);
+    if (!pool) return undefined;
+    const labels: Record<string, string> = {};
+    const clusterLabel = claim.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
+    if (clusterLabel) labels['cluster.x-k8s.io/cluster-name'] = clusterLabel;
+    const body = {
+      apiVersion: IPAM_V1BETA2_API_VERSION,
+      kind: 'IPAddress',
+      metadata: {
+        name: claim.metadata.name,
+        namespace: claim.metadata.namespace,
+        labels,
+        finalizers: [ADDRESS_FINALIZER],
+        ownerReferences: [
+          ownerReferenceTo(claim, { controller: true, blockOwnerDeletion: true }),
+          ownerReferenceTo(pool, { controller: false, blockOwnerDeletion: true }),
+        ],
+      },
+      spec: {
+        address: unit.address,
+        prefix: unit.prefix,
+        ...(state.allocation.gateway ? { gateway: state.allocation.gateway } : {}),
+        poolRef: { apiGroup: TALLY_GROUP, kind: ref.kind, name: ref.name },
+        claimRef: { name: claim.metadata.name },
+      },
+    };
+    try {
+      const created = await deps.client.create(ADDRESS_RESOURCE, body, { signal: context.signal });
+      const recreated = deps.locks.store.get(unit.lockName)?.spec.claimRef.uid === claim.metadata.uid;
+      if (recreated && claim.status?.addressRef?.name) {
+        void deps.recorder.normal(
+          claim,
+          EVENT_ADDRESS_RECREATED,
+          'Allocate',
+          `re-created IPAddress ${created.metadata.name} with ${unit.address}`,
+        );
+      }
+      return created;
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+    }
+    const live = await deps.cache.liveGet(
+      ADDRESS_RESOURCE,
+      { namespace: claim.metadata.namespace, name: claim.metadata.name },
+      context.signal,
+    );
+    if (live && live.spec.address === unit.address && sameRef(addressPoolRef(live), ref)) return live;
+    // Another writer created the claim's IPAddress with a different address: our lock must not outlive this moment.
+    const lock = await deps.cache.liveGet(LOCK_RESOURCE, { name: unit.lockName }, context.signal);
+    if (lock && lock.spec.claimRef.uid === claim.metadata.uid) {
+      await releaseLock(lock, false, deps.client, new Date(deps.now()), context.signal);
+    }
+    state.forgetAssumed(unit.lockName);
+    return undefined;
+  }
+
+  /**
+   * Deleted claim: IPAddress finalizer off and IPAddress deleted; once it is gone, the lock released (kept with
+   * `releasedAt` for a grace period or least-recently-released order, else deleted); then the claim's finalizer off.
+   * Runs also when the Cluster or the pool no longer exist.
+   */
+  private async release(claim: StoredClaim, ref: PoolRef, context: ReconcileContext): Promise<Result> {
+    const { deps } = this;
+    if (!hasFinalizer(claim, CLAIM_FINALIZER)) return {};
+    const startedAt = performance.now();
+    const key = { namespace: claim.metadata.namespace, name: claim.metadata.name };
+    const address = await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal);
+    const ours =
+      address !== undefined &&
+      address.spec.claimRef.name === claim.metadata.name &&
+      sameRef(addressPoolRef(address), ref);
+    if (address && ours) {
+      await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, ADDRESS_FINALIZER, { signal: context.signal });
+      try {
+        await deps.client.delete(ADDRESS_RESOURCE, key, {
+          preconditions: { uid: address.metadata.uid },
+          signal: context.signal,
+        });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      // The lock goes only once the IPAddress is gone: until then the address is still visible as someone's.
+      if (await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal)) {
+        context.logger.info('IPAddress still being deleted (another finalizer), waiting before releasing its lock');
+        return { requeueAfterMs: ADDRESS_GONE_POLL_MS };
+      }
+    }
+
+    const lookup = deps.states.lookup(ref);
+    const state = lookup?.status === 'ready' ? lookup.state : undefined;
+    const keepAsReleased =
+      state !== undefined &&
+      (state.allocation.reuseGracePeriodMs > 0 || state.allocation.strategy === 'LeastRecentlyReleased');
+    const now = new Date(deps.now());
+    const locks = new Map<string, StoredLock>();
+    for (const lock of deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, claim.metadata.uid ?? '')) {
+      locks.set(lock.metadata.name, lock);
+    }
+    if (address && ours && state) {
+      const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
+      const live = unit ? await deps.cache.liveGet(LOCK_RESOURCE, { name: unit.lockName }, context.signal) : undefined;
+      if (live && live.spec.claimRef.uid === claim.metadata.uid) locks.set(live.metadata.name, live);
+    }
+    let released = '';
+    for (const lock of locks.values()) {
+      await releaseLock(lock, keepAsReleased, deps.client, now, context.signal);
+      const unit = state?.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+      if (state && unit) {
+        state.forgetAssumed(unit.lockName);
+        state.release(unit, now.getTime());
+      }
+      released = lock.spec.prefix === undefined ? lock.spec.address : `${lock.spec.address}/${lock.spec.prefix}`;
+    }
+    deps.states.removeWaiting(ref, `${claim.metadata.namespace}/${claim.metadata.name}`);
+    await removeFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal });
+    deps.metrics.releases.inc({ kind: ref.kind });
+    deps.metrics.releaseDuration.observe({ kind: ref.kind }, (performance.now() - startedAt) / 1000);
+    if (released) {
+      void deps.recorder.normal(
+        claim,
+        EVENT_ADDRESS_RELEASED,
+        'Release',
+        `released ${released} to ${describePool(ref)}`,
+      );
+    }
+    context.logger.info({ address: released || undefined }, 'claim released');
+    return {};
+  }
+
+  private async finish(claim: StoredClaim, outcome: ClaimOutcome, context: ReconcileContext): Promise<Result> {
+    await writeClaimStatus(this.deps.client, claim, outcome, new Date(this.deps.now()), context.signal);
+    return {};
+  }
+}
+
+function sameRef(a: PoolRef | undefined, b: PoolRef): boolean {
+  return a !== undefined && poolKey(a) === poolKey(b);
+}
+
+function addressPoolRef(address: StoredAddress): PoolRef | undefined {
+  return poolRefOfAddress(address);
+}
+
+function allocated(address: StoredAddress, ref: PoolRef): ClaimOutcome {
+  const text =
+    address.spec.prefix !== undefined && ref.kind.includes('Prefix')
+      ? `${address.spec.address}/${address.spec.prefix}`
+      : address.spec.address;
+  return {
+    ready: true,
+    reason: IPADDRESSCLAIM_ADDRESS_ALLOCATED_REASON,
+    message: `${text} allocated from ${describePool(ref)} (IPAddress ${address.metadata.name})`,
+    addressName: address.metadata.name,
+  };
+}

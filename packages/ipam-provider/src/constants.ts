@@ -1,0 +1,38 @@
+/**
+ * Names Tally writes into the cluster. They are part of its API: changing one strands objects written by an older
+ * version (a finalizer nobody removes any more), so each is defined once, here.
+ */
+
+/** Finalizer on IPAddressClaims: the claim stays until its address is released. */
+export const CLAIM_FINALIZER = 'ipam.cluster.x-k8s.io/tally-release-address';
+/** Finalizer on IPAddresses (the contract's "protect address"): only Tally removes it, when the claim goes. */
+export const ADDRESS_FINALIZER = 'ipam.cluster.x-k8s.io/tally-protect-address';
+/** Finalizer on pools: a pool goes only when no address is allocated from it. */
+export const POOL_FINALIZER = 'ipam.cluster.x-k8s.io/tally-protect-pool';
+
+/**
+ * Annotation on an IPAddressClaim asking for one specific address (or, for a prefix pool, one prefix in CIDR
+ * notation). Tally's own domain so that it cannot collide with another provider's annotation of the same meaning.
+ */
+export const REQUESTED_ADDRESS_ANNOTATION = 'tally.ipam.cluster.x-k8s.io/requested-address';
+
+/** Labels on every TallyAddressLock, so the locks of one pool can be selected (`kubectl get taddrlock -l …`). */
+export const LOCK_POOL_KIND_LABEL = 'tally.ipam.cluster.x-k8s.io/pool-kind';
+export const LOCK_POOL_NAME_LABEL = 'tally.ipam.cluster.x-k8s.io/pool-name';
+export const LOCK_POOL_NAMESPACE_LABEL = 'tally.ipam.cluster.x-k8s.io/pool-namespace';
+
+/** Field manager of every write (and the Events' reporting controller prefix). */
+export const DEFAULT_FIELD_MANAGER = 'tally-ipam';
+
+/** Event reasons on claims and pools (UpperCamelCase, as the Events API expects). */
+export const EVENT_ADDRESS_ALLOCATED = 'AddressAllocated';
+export const EVENT_ADDRESS_RELEASED = 'AddressReleased';
+export const EVENT_POOL_EXHAUSTED = 'PoolExhausted';
+export const EVENT_ALLOCATION_FAILED = 'AllocationFailed';
+export const EVENT_DUPLICATE_ADDRESS = 'DuplicateAddress';
+export const EVENT_ADDRESS_RECREATED = 'AddressRecreated';
+
+/** How many candidates one reconcile tries when locks turn out to be held elsewhere, before it requeues. */
+export const MAX_LOCK_ATTEMPTS = 16;
+/** A held lock whose claim is gone and whose address no IPAddress carries is deleted after this age. */
+export const ORPHAN_LOCK_SAFETY_AGE_MS = 60_000;

@@ -1,0 +1,45 @@
+/**
+ * @tally-ipam/ipam-provider: the Cluster API IPAM provider — IPAddressClaim, pool and address-lock controllers on a
+ * controller-kit Manager, with address uniqueness enforced by the API server.
+ */
+export {
+  ADDRESS_FINALIZER,
+  CLAIM_FINALIZER,
+  DEFAULT_FIELD_MANAGER,
+  EVENT_ADDRESS_ALLOCATED,
+  EVENT_ADDRESS_RECREATED,
+  EVENT_ADDRESS_RELEASED,
+  EVENT_ALLOCATION_FAILED,
+  EVENT_DUPLICATE_ADDRESS,
+  EVENT_POOL_EXHAUSTED,
+  LOCK_POOL_KIND_LABEL,
+  LOCK_POOL_NAME_LABEL,
+  LOCK_POOL_NAMESPACE_LABEL,
+  MAX_LOCK_ATTEMPTS,
+  ORPHAN_LOCK_SAFETY_AGE_MS,
+  POOL_FINALIZER,
+  REQUESTED_ADDRESS_ANNOTATION,
+} from './constants.js';
+export { addressLockName, type LockedValue, parseLockName, prefixLockName } from './lock-name.js';
+export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
+export { describePool, type PoolRef, poolKey } from './pool-ref.js';
+export { PoolState, PoolStates } from './pool-states.js';
+export {
+  type AllocatedAddress,
+  type IPAMProvider,
+  type IPAMProviderOptions,
+  type PoolView,
+  setupIPAMProvider,
+} from './provider.js';
+export {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  CLUSTER_RESOURCE,
+  LOCK_RESOURCE,
+  POOL_RESOURCES,
+  StoredAddress,
+  StoredClaim,
+  StoredCluster,
+  StoredLock,
+  StoredPool,
+} from './resources.js';

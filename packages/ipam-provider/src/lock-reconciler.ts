@@ -1,0 +1,97 @@
+import {
+  type Cache,
+  type Client,
+  isConflict,
+  isNotFound,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+  type SharedInformer,
+} from '@tally-ipam/controller-kit';
+import { ORPHAN_LOCK_SAFETY_AGE_MS } from './constants.js';
+import { POOL_ADDRESS_INDEX, poolAddressKey } from './indexes.js';
+import { poolKey, poolRefOfLock } from './pool-ref.js';
+import type { PoolStates } from './pool-states.js';
+import { CLAIM_RESOURCE, LOCK_RESOURCE, type StoredAddress, type StoredLock } from './resources.js';
+
+export interface LockReconcilerDeps {
+  readonly client: Client;
+  readonly cache: Cache;
+  readonly locks: SharedInformer<StoredLock>;
+  readonly addresses: SharedInformer<StoredAddress>;
+  readonly states: PoolStates;
+  readonly now: () => number;
+  /** With a namespaced provider, only locks of claims in this namespace are its business. */
+  readonly namespace?: string | undefined;
+  readonly orphanSafetyAgeMs?: number | undefined;
+}
+
+/**
+ * Garbage-collects TallyAddressLocks, which have no owner reference for the garbage collector to follow:
+ * - a released lock once its pool's reuse grace period is over (kept while the pool orders by least recently
+ *   released, which needs the release time);
+ * - an orphaned lock — its claim is gone and no IPAddress carries its address (a claim deleted by force, or a crash
+ *   between lock and IPAddress) — after a safety age, so a lock taken moments ago is never mistaken for one.
+ * Deletes carry the lock's uid and resourceVersion: a lock re-taken meanwhile is never removed.
+ */
+export class LockReconciler implements Reconciler {
+  constructor(private readonly deps: LockReconcilerDeps) {}
+
+  async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
+    const { deps } = this;
+    const lock = deps.locks.store.get(request.name);
+    if (!lock) return {};
+    if (deps.namespace && lock.spec.claimRef.namespace !== deps.namespace) return {};
+    const ref = poolRefOfLock(lock);
+    const lookup = ref ? deps.states.lookup(ref) : undefined;
+    const state = lookup?.status === 'ready' ? lookup.state : undefined;
+    const now = deps.now();
+
+    if (lock.spec.releasedAt !== undefined) {
+      if (state?.allocation.strategy === 'LeastRecentlyReleased') return {};
+      const releasedAt = Date.parse(lock.spec.releasedAt);
+      const remaining = releasedAt + (state?.allocation.reuseGracePeriodMs ?? 0) - now;
+      if (remaining > 0) return { requeueAfterMs: remaining + 50 };
+      await this.delete(lock, context);
+      context.logger.info({ address: lock.spec.address }, 'reuse grace period over, released lock deleted');
+      return {};
+    }
+
+    const claimRef = lock.spec.claimRef;
+    const claim = await deps.cache.liveGet(
+      CLAIM_RESOURCE,
+      { namespace: claimRef.namespace, name: claimRef.name },
+      context.signal,
+    );
+    if (claim && claim.metadata.uid === claimRef.uid) return {};
+    const carried =
+      ref !== undefined &&
+      deps.addresses.store.byIndex(POOL_ADDRESS_INDEX, poolAddressKey(poolKey(ref), lock.spec.address)).length > 0;
+    if (carried) return {};
+    const safetyAge = deps.orphanSafetyAgeMs ?? ORPHAN_LOCK_SAFETY_AGE_MS;
+    const age = now - Date.parse(lock.metadata.creationTimestamp ?? new Date(now).toISOString());
+    if (age < safetyAge) return { requeueAfterMs: safetyAge - age + 50 };
+    await this.delete(lock, context);
+    context.logger.info(
+      { address: lock.spec.address, claim: `${claimRef.namespace}/${claimRef.name}` },
+      'orphaned lock deleted: its claim is gone and no IPAddress carries the address',
+    );
+    return {};
+  }
+
+  private async delete(lock: StoredLock, context: ReconcileContext): Promise<void> {
+    try {
+      await this.deps.client.delete(
+        LOCK_RESOURCE,
+        { name: lock.metadata.name },
+        {
+          preconditions: { uid: lock.metadata.uid, resourceVersion: lock.metadata.resourceVersion },
+          signal: context.signal,
+        },
+      );
+    } catch (error) {
+      if (!isNotFound(error) && !isConflict(error)) throw error;
+    }
+  }
+}

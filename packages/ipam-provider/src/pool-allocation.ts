@@ -1,0 +1,283 @@
+import {
+  AddressAllocator,
+  AllocationError,
+  type AllocationStrategy,
+  checkAllocatable,
+  checkPrefixAllocatable,
+  formatIP,
+  type IP,
+  type Prefix,
+  PrefixAllocator,
+  parseCIDR,
+  parseIP,
+  tryBuildAddressPool,
+  tryBuildPrefixPool,
+} from '@tally-ipam/allocator';
+import {
+  GLOBAL_TALLY_IP_POOL_KIND,
+  GLOBAL_TALLY_PREFIX_POOL_KIND,
+  isPrefixPoolKind,
+  parseGlobalTallyIPPool,
+  parseGlobalTallyPrefixPool,
+  parseTallyIPPool,
+  parseTallyPrefixPool,
+  TALLY_IP_POOL_KIND,
+  TALLY_PREFIX_POOL_KIND,
+  type TallyIPPoolSpec,
+  type TallyPoolKind,
+  type TallyPrefixPoolSpec,
+} from '@tally-ipam/api-types';
+import { addressLockName, prefixLockName } from './lock-name.js';
+
+/**
+ * One pool's spec turned into allocation state, the same for address pools and prefix pools: a unit is an address
+ * (IP pools) or an aligned prefix (prefix pools), carrying what the IPAddress and the lock need.
+ */
+export interface AllocationUnit {
+  /** Canonical text of the address (for a prefix: its network address). */
+  readonly address: string;
+  /** The IPAddress `spec.prefix`: the pool's `prefix` for IP pools, the allocation length for prefix pools. */
+  readonly prefix: number;
+  /** Name of the TallyAddressLock that reserves it. */
+  readonly lockName: string;
+  /** True for prefix allocations (their locks carry `spec.prefix`). */
+  readonly isPrefix: boolean;
+}
+
+export interface PoolAllocation {
+  readonly isPrefixPool: boolean;
+  readonly gateway: string | undefined;
+  readonly strategy: AllocationStrategy;
+  readonly reuseGracePeriodMs: number;
+  /** Static addresses by claim name (IP pools only). */
+  readonly reservations: ReadonlyMap<string, string>;
+  /** The next unit by the pool's strategy; throws AllocationError (`exhausted`). */
+  allocate(): AllocationUnit;
+  /** Exactly this address or prefix text; throws AllocationError with the reason it cannot be had. */
+  allocateSpecific(text: string, options?: { ignoreGracePeriod?: boolean }): AllocationUnit;
+  /** The unit an IPAddress / lock spec describes; undefined when its text does not parse. */
+  unitOf(address: string, prefix: number): AllocationUnit | undefined;
+  markAllocated(unit: AllocationUnit): void;
+  release(unit: AllocationUnit, releasedAtMs: number): boolean;
+  markReleased(unit: AllocationUnit, releasedAtMs: number): void;
+  isAllocated(unit: AllocationUnit): boolean;
+  /** True when the spec allows this unit (another pool's lock on it then blocks this pool too). */
+  covers(unit: AllocationUnit): boolean;
+  counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint };
+}
+
+export type PoolAllocationBuild = { ok: true; allocation: PoolAllocation } | { ok: false; message: string };
+
+function addressUnit(ip: IP, prefix: number): AllocationUnit {
+  return { address: formatIP(ip), prefix, lockName: addressLockName(ip), isPrefix: false };
+}
+
+function prefixUnit(prefix: Prefix): AllocationUnit {
+  const network = { family: prefix.family, value: prefix.network };
+  return {
+    address: formatIP(network),
+    prefix: prefix.prefixLength,
+    lockName: prefixLockName(network, prefix.prefixLength),
+    isPrefix: true,
+  };
+}
+
+function safeParseIP(text: string): IP | undefined {
+  try {
+    return parseIP(text);
+  } catch {
+    return undefined;
+  }
+}
+
+class AddressPoolAllocation implements PoolAllocation {
+  readonly isPrefixPool = false;
+  readonly gateway: string | undefined;
+  readonly strategy: AllocationStrategy;
+  readonly reuseGracePeriodMs: number;
+  readonly reservations: ReadonlyMap<string, string>;
+
+  constructor(
+    private readonly allocator: AddressAllocator,
+    private readonly spec: TallyIPPoolSpec,
+  ) {
+    this.gateway = spec.gateway;
+    this.strategy = spec.allocationStrategy;
+    this.reuseGracePeriodMs = (spec.addressReuseGracePeriodSeconds ?? 0) * 1000;
+    this.reservations = new Map((spec.reservations ?? []).map((r) => [r.claimName, formatIP(parseIP(r.address))]));
+  }
+
+  allocate(): AllocationUnit {
+    return addressUnit(this.allocator.allocate(), this.spec.prefix);
+  }
+
+  allocateSpecific(text: string, options: { ignoreGracePeriod?: boolean } = {}): AllocationUnit {
+    const ip = safeParseIP(text);
+    if (!ip) throw new AllocationError('outside-pool', `"${text}" is not an IP address`, { requested: text });
+    return addressUnit(this.allocator.allocateSpecific(ip, options), this.spec.prefix);
+  }
+
+  unitOf(address: string, _prefix: number): AllocationUnit | undefined {
+    const ip = safeParseIP(address);
+    return ip ? addressUnit(ip, this.spec.prefix) : undefined;
+  }
+
+  markAllocated(unit: AllocationUnit): void {
+    if (!this.allocator.isAllocated(unit.address)) this.allocator.markAllocated(unit.address);
+  }
+
+  release(unit: AllocationUnit, releasedAtMs: number): boolean {
+    return this.allocator.release(unit.address, releasedAtMs);
+  }
+
+  markReleased(unit: AllocationUnit, releasedAtMs: number): void {
+    this.allocator.markReleased(unit.address, releasedAtMs);
+  }
+
+  isAllocated(unit: AllocationUnit): boolean {
+    return this.allocator.isAllocated(unit.address);
+  }
+
+  covers(unit: AllocationUnit): boolean {
+    if (unit.isPrefix) return false;
+    const ip = safeParseIP(unit.address);
+    return ip !== undefined && checkAllocatable(this.allocator.pool, ip).allocatable;
+  }
+
+  counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint } {
+    return this.allocator.counts();
+  }
+}
+
+class PrefixPoolAllocation implements PoolAllocation {
+  readonly isPrefixPool = true;
+  readonly gateway: string | undefined;
+  readonly strategy: AllocationStrategy = 'LowestFree';
+  readonly reuseGracePeriodMs = 0;
+  readonly reservations: ReadonlyMap<string, string> = new Map();
+
+  constructor(
+    private readonly allocator: PrefixAllocator,
+    spec: TallyPrefixPoolSpec,
+  ) {
+    this.gateway = spec.gateway;
+  }
+
+  allocate(): AllocationUnit {
+    return prefixUnit(this.allocator.allocate());
+  }
+
+  allocateSpecific(text: string, options: { ignoreGracePeriod?: boolean } = {}): AllocationUnit {
+    try {
+      parseCIDR(text);
+    } catch {
+      throw new AllocationError('outside-pool', `"${text}" is not a prefix in CIDR notation (e.g. fd00:1::/64)`, {
+        requested: text,
+      });
+    }
+    return prefixUnit(this.allocator.allocateSpecific(text, options));
+  }
+
+  unitOf(address: string, prefix: number): AllocationUnit | undefined {
+    const ip = safeParseIP(address);
+    return ip ? prefixUnit({ family: ip.family, network: ip.value, prefixLength: prefix }) : undefined;
+  }
+
+  private toInput(unit: AllocationUnit): { address: string; prefixLength: number } {
+    return { address: unit.address, prefixLength: unit.prefix };
+  }
+
+  markAllocated(unit: AllocationUnit): void {
+    if (!this.allocator.isAllocated(this.toInput(unit))) this.allocator.markAllocated(this.toInput(unit));
+  }
+
+  release(unit: AllocationUnit, releasedAtMs: number): boolean {
+    return this.allocator.release(this.toInput(unit), releasedAtMs);
+  }
+
+  markReleased(_unit: AllocationUnit, _releasedAtMs: number): void {
+    // Prefix pools have no reuse grace period or release order: nothing to record.
+  }
+
+  isAllocated(unit: AllocationUnit): boolean {
+    return this.allocator.isAllocated(this.toInput(unit));
+  }
+
+  covers(unit: AllocationUnit): boolean {
+    if (!unit.isPrefix) return false;
+    const ip = safeParseIP(unit.address);
+    if (!ip) return false;
+    const prefix: Prefix = { family: ip.family, network: ip.value, prefixLength: unit.prefix };
+    return checkPrefixAllocatable(this.allocator.pool, prefix).allocatable;
+  }
+
+  counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint } {
+    return this.allocator.counts();
+  }
+}
+
+function parsePoolSpec(
+  kind: TallyPoolKind,
+  pool: unknown,
+): { ok: true; ip?: TallyIPPoolSpec; prefix?: TallyPrefixPoolSpec } | { ok: false; message: string } {
+  switch (kind) {
+    case TALLY_IP_POOL_KIND:
+    case GLOBAL_TALLY_IP_POOL_KIND: {
+      const parsed = kind === TALLY_IP_POOL_KIND ? parseTallyIPPool(pool) : parseGlobalTallyIPPool(pool);
+      return parsed.success ? { ok: true, ip: parsed.data.spec } : { ok: false, message: parsed.error.message };
+    }
+    case TALLY_PREFIX_POOL_KIND:
+    case GLOBAL_TALLY_PREFIX_POOL_KIND: {
+      const parsed = kind === TALLY_PREFIX_POOL_KIND ? parseTallyPrefixPool(pool) : parseGlobalTallyPrefixPool(pool);
+      return parsed.success ? { ok: true, prefix: parsed.data.spec } : { ok: false, message: parsed.error.message };
+    }
+  }
+}
+
+/**
+ * Parses a pool object (as stored: spec unvalidated) and builds its allocation state with no allocations yet. A spec
+ * that fails validation, or a reservation the pool cannot hand out, gives a message naming the field and the value.
+ */
+export function buildPoolAllocation(kind: TallyPoolKind, pool: unknown, clock: () => number): PoolAllocationBuild {
+  const parsed = parsePoolSpec(kind, pool);
+  if (!parsed.ok) return parsed;
+  if (isPrefixPoolKind(kind) && parsed.prefix) {
+    const spec = parsed.prefix;
+    const build = tryBuildPrefixPool({
+      prefixes: spec.prefixes,
+      allocationPrefixLength: spec.allocationPrefixLength,
+      excludedPrefixes: spec.excludedPrefixes,
+    });
+    if (!build.ok) return { ok: false, message: issuesMessage(build.issues) };
+    return { ok: true, allocation: new PrefixPoolAllocation(new PrefixAllocator(build.pool, { clock }), spec) };
+  }
+  const spec = parsed.ip as TallyIPPoolSpec;
+  const build = tryBuildAddressPool({
+    addresses: spec.addresses,
+    prefix: spec.prefix,
+    gateway: spec.gateway,
+    excludedAddresses: spec.excludedAddresses,
+    allocateReservedIPAddresses: spec.allocateReservedIPAddresses,
+  });
+  if (!build.ok) return { ok: false, message: issuesMessage(build.issues) };
+  const problems: string[] = [];
+  (spec.reservations ?? []).forEach((reservation, index) => {
+    const verdict = checkAllocatable(build.pool, parseIP(reservation.address));
+    if (!verdict.allocatable) {
+      problems.push(
+        `spec.reservations[${index}]: address ${reservation.address} for claim ${reservation.claimName} ${verdict.detail}`,
+      );
+    }
+  });
+  if (problems.length > 0) return { ok: false, message: problems.join('; ') };
+  const allocator = new AddressAllocator(build.pool, {
+    strategy: spec.allocationStrategy,
+    reuseGracePeriodMs: (spec.addressReuseGracePeriodSeconds ?? 0) * 1000,
+    clock,
+  });
+  return { ok: true, allocation: new AddressPoolAllocation(allocator, spec) };
+}
+
+function issuesMessage(issues: readonly { field: string; value: unknown; message: string }[]): string {
+  return issues.map((issue) => `${issue.field}: ${issue.message} (value: ${JSON.stringify(issue.value)})`).join('; ');
+}

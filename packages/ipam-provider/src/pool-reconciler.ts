@@ -1,0 +1,224 @@
+import { toStatusCount } from '@tally-ipam/allocator';
+import {
+  POOL_DELETING_REASON,
+  POOL_EXHAUSTED_REASON,
+  POOL_INVALID_SPEC_REASON,
+  POOL_READY_CONDITION,
+  POOL_READY_REASON,
+  type TallyPoolKind,
+} from '@tally-ipam/api-types';
+import {
+  addFinalizer,
+  type Cache,
+  type Client,
+  type Condition,
+  type ConditionInput,
+  getCondition,
+  hasFinalizer,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+  removeFinalizer,
+  type SharedInformer,
+  setCondition,
+} from '@tally-ipam/controller-kit';
+import * as z from 'zod';
+import { POOL_FINALIZER } from './constants.js';
+import { POOL_INDEX } from './indexes.js';
+import type { ProviderMetrics } from './metrics.js';
+import { pauseReason, poolClusterName } from './pause.js';
+import { describePool, type PoolRef, poolKey, poolRefOfAddress } from './pool-ref.js';
+import type { PoolStates } from './pool-states.js';
+import { ADDRESS_RESOURCE, POOL_RESOURCES, type StoredCluster, type StoredLock, type StoredPool } from './resources.js';
+
+export interface PoolReconcilerDeps {
+  readonly client: Client;
+  readonly cache: Cache;
+  readonly pools: (ref: PoolRef) => StoredPool | undefined;
+  readonly locks: SharedInformer<StoredLock>;
+  readonly clusters: SharedInformer<StoredCluster>;
+  readonly states: PoolStates;
+  readonly metrics: ProviderMetrics;
+  readonly now: () => number;
+  /** Restricts the IPAddress list of a deleting global pool (all namespaces unless the provider is namespaced). */
+  readonly namespace?: string | undefined;
+}
+
+/** Where the counts go in the pool's status: `ipAddresses` for IP pools, `prefixes` for prefix pools. */
+export type CountsField = 'ipAddresses' | 'prefixes';
+
+const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).optional() }).optional();
+
+/**
+ * Reconciles one pool kind (namespaced or global): the finalizer that keeps a pool with allocations, the status
+ * counts from the allocation state (never from a previous status), and the `Ready` condition with observedGeneration.
+ */
+export class PoolReconciler implements Reconciler {
+  constructor(
+    private readonly kind: TallyPoolKind,
+    private readonly countsField: CountsField,
+    private readonly deps: PoolReconcilerDeps,
+  ) {}
+
+  async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
+    const { deps } = this;
+    const ref: PoolRef = request.namespace
+      ? { kind: this.kind, name: request.name, namespace: request.namespace }
+      : { kind: this.kind, name: request.name };
+    let pool = deps.pools(ref);
+    if (!pool) {
+      deps.states.forget(ref);
+      this.clearMetrics(ref);
+      return {};
+    }
+    const paused = pauseReason(pool, poolClusterName(pool), (ns, name) => deps.clusters.store.get(`${ns}/${name}`));
+    if (paused) {
+      context.logger.info({ reason: paused }, 'pool reconciliation paused');
+      return {};
+    }
+    const resource = POOL_RESOURCES[this.kind];
+    if (pool.metadata.deletionTimestamp !== undefined) return this.reconcileDelete(pool, ref, context);
+    pool = await addFinalizer(deps.client, resource, pool, POOL_FINALIZER, { signal: context.signal });
+
+    const lookup = deps.states.lookup(ref);
+    if (!lookup) return {};
+    if (lookup.status === 'invalid') {
+      await this.writeStatus(
+        pool,
+        undefined,
+        {
+          type: POOL_READY_CONDITION,
+          status: 'False',
+          reason: POOL_INVALID_SPEC_REASON,
+          message: `the spec cannot be used, fix it: ${lookup.message}`,
+          observedGeneration: pool.metadata.generation ?? 0,
+        },
+        context,
+      );
+      return {};
+    }
+    const counts = lookup.state.counts();
+    const status = {
+      total: toStatusCount(counts.total),
+      used: toStatusCount(counts.used),
+      free: toStatusCount(counts.free),
+      outOfRange: toStatusCount(counts.outOfRange),
+    };
+    this.setMetrics(ref, status);
+    const unit = lookup.state.allocation.isPrefixPool ? 'prefixes' : 'addresses';
+    const outOfRange =
+      counts.outOfRange > 0n
+        ? `; ${counts.outOfRange} allocated ${unit} are outside the current spec (they stay until their claims go)`
+        : '';
+    const condition: ConditionInput =
+      counts.free > 0n
+        ? {
+            type: POOL_READY_CONDITION,
+            status: 'True',
+            reason: POOL_READY_REASON,
+            message: `${counts.free} of ${counts.total} ${unit} free${outOfRange}`,
+            observedGeneration: pool.metadata.generation ?? 0,
+          }
+        : {
+            type: POOL_READY_CONDITION,
+            status: 'False',
+            reason: POOL_EXHAUSTED_REASON,
+            message:
+              `all ${counts.total} ${unit} are allocated or in their reuse grace period${outOfRange}: ` +
+              `add ${unit} to the pool or delete claims`,
+            observedGeneration: pool.metadata.generation ?? 0,
+          };
+    await this.writeStatus(pool, status, condition, context);
+    return {};
+  }
+
+  /** A deleting pool keeps its finalizer while any IPAddress or held lock still refers to it. */
+  private async reconcileDelete(pool: StoredPool, ref: PoolRef, context: ReconcileContext): Promise<Result> {
+    const { deps } = this;
+    if (!hasFinalizer(pool, POOL_FINALIZER)) return {};
+    // A live list, not the cache: the finalizer is the last guard, and a lagging cache must not let it go early.
+    const listed = await deps.client.listAll(ADDRESS_RESOURCE, {
+      namespace: ref.namespace ?? deps.namespace,
+      signal: context.signal,
+    });
+    const inUse = listed.items.filter((address) => {
+      const addressRef = poolRefOfAddress(address);
+      return addressRef !== undefined && poolKey(addressRef) === poolKey(ref);
+    });
+    const held = deps.locks.store
+      .byIndex(POOL_INDEX, poolKey(ref))
+      .filter((lock) => lock.spec.releasedAt === undefined);
+    if (inUse.length > 0 || held.length > 0) {
+      const names = inUse
+        .slice(0, 5)
+        .map((address) => `${address.metadata.namespace}/${address.metadata.name}`)
+        .join(', ');
+      await this.writeStatus(
+        pool,
+        undefined,
+        {
+          type: POOL_READY_CONDITION,
+          status: 'False',
+          reason: POOL_DELETING_REASON,
+          message:
+            `${describePool(ref)} is being deleted but ${inUse.length} IPAddresses (${names || 'being created'}) still ` +
+            'use it: delete their IPAddressClaims to let the pool go',
+          observedGeneration: pool.metadata.generation ?? 0,
+        },
+        context,
+      );
+      return {};
+    }
+    await removeFinalizer(deps.client, POOL_RESOURCES[this.kind], pool, POOL_FINALIZER, { signal: context.signal });
+    deps.states.forget(ref);
+    this.clearMetrics(ref);
+    context.logger.info('pool has no allocations left, finalizer removed');
+    return {};
+  }
+
+  private async writeStatus(
+    pool: StoredPool,
+    counts: Record<string, number> | undefined,
+    condition: ConditionInput,
+    context: ReconcileContext,
+  ): Promise<void> {
+    const current = StatusView.safeParse(pool.status);
+    const currentStatus = (current.success ? current.data : undefined) as
+      | (Record<string, unknown> & { conditions?: Condition[] })
+      | undefined;
+    const conditions = currentStatus?.conditions ?? [];
+    const previous = getCondition(conditions, POOL_READY_CONDITION);
+    const sameCondition =
+      previous !== undefined &&
+      previous.status === condition.status &&
+      previous.reason === condition.reason &&
+      previous.message === (condition.message ?? '') &&
+      previous.observedGeneration === condition.observedGeneration;
+    const generation = pool.metadata.generation ?? 0;
+    const sameCounts =
+      counts === undefined || JSON.stringify(currentStatus?.[this.countsField]) === JSON.stringify(counts);
+    if (sameCondition && sameCounts && currentStatus?.observedGeneration === generation) return;
+    const status: Record<string, unknown> = {
+      conditions: setCondition(conditions, condition, new Date(this.deps.now())),
+      observedGeneration: generation,
+    };
+    if (counts) status[this.countsField] = counts;
+    await this.deps.client.patchStatus(POOL_RESOURCES[this.kind], pool, status, { signal: context.signal });
+  }
+
+  private setMetrics(ref: PoolRef, counts: Record<string, number>): void {
+    const labels = { kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name };
+    this.deps.metrics.poolAddresses.set({ ...labels, state: 'total' }, counts.total ?? 0);
+    this.deps.metrics.poolAddresses.set({ ...labels, state: 'used' }, counts.used ?? 0);
+    this.deps.metrics.poolAddresses.set({ ...labels, state: 'free' }, counts.free ?? 0);
+    this.deps.metrics.poolAddresses.set({ ...labels, state: 'out_of_range' }, counts.outOfRange ?? 0);
+  }
+
+  private clearMetrics(ref: PoolRef): void {
+    const labels = { kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name };
+    for (const state of ['total', 'used', 'free', 'out_of_range']) {
+      this.deps.metrics.poolAddresses.remove({ ...labels, state });
+    }
+  }
+}

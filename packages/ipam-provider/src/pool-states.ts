@@ -1,0 +1,280 @@
+import type { SharedInformer } from '@tally-ipam/controller-kit';
+import type { Logger } from 'pino';
+import { POOL_ADDRESS_INDEX, POOL_INDEX, poolAddressKey } from './indexes.js';
+import { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
+import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock } from './pool-ref.js';
+import type { StoredAddress, StoredLock, StoredPool } from './resources.js';
+
+/**
+ * The allocation state of one pool, kept in memory like kube-scheduler's "assume" cache: an allocation is marked
+ * used the moment it is chosen (so concurrent reconciles of this process never pick the same address) and is
+ * confirmed by the API server when the TallyAddressLock is created. The state is only an optimisation — the lock is
+ * what makes an address unique — so a stale state costs a retry (409 → next candidate), never a duplicate.
+ */
+export class PoolState {
+  readonly key: string;
+  /** Addresses chosen by a reconcile whose lock may not be in the cache yet: lock name → claim uid. */
+  private readonly assumed = new Map<string, string>();
+  /** Addresses this pool's spec allows but another pool holds a lock on (overlapping ranges). */
+  private readonly foreign = new Set<string>();
+  /** Static reservations: held for their claim, never handed to another, never freed by a release. */
+  private readonly reserved = new Set<string>();
+
+  constructor(
+    readonly ref: PoolRef,
+    readonly uid: string | undefined,
+    readonly generation: number | undefined,
+    readonly allocation: PoolAllocation,
+  ) {
+    this.key = poolKey(ref);
+  }
+
+  /** Holds the reservation addresses back from the strategy: only the named claim may have them. */
+  holdReservations(): void {
+    for (const address of this.allocation.reservations.values()) {
+      const unit = this.allocation.unitOf(address, 0);
+      if (!unit) continue;
+      this.allocation.markAllocated(unit);
+      this.reserved.add(unit.lockName);
+    }
+  }
+
+  isReserved(lockName: string): boolean {
+    return this.reserved.has(lockName);
+  }
+
+  /** Frees an address of this pool unless it is a reservation (which stays held for its claim). */
+  release(unit: AllocationUnit, atMs: number): boolean {
+    if (this.reserved.has(unit.lockName)) return false;
+    return this.allocation.release(unit, atMs);
+  }
+
+  /** Records that a reconcile took `unit` for a claim (the allocator already marked it used). */
+  assume(unit: AllocationUnit, claimUID: string): void {
+    this.allocation.markAllocated(unit);
+    this.assumed.set(unit.lockName, claimUID);
+  }
+
+  isAssumed(lockName: string): boolean {
+    return this.assumed.has(lockName);
+  }
+
+  /** The lock is now visible in the cache (or the attempt failed): the lock itself speaks for the address. */
+  forgetAssumed(lockName: string): void {
+    this.assumed.delete(lockName);
+  }
+
+  /** Another pool holds the lock of an address this pool could hand out. */
+  markForeign(unit: AllocationUnit): void {
+    if (this.foreign.has(unit.lockName)) return;
+    this.allocation.markAllocated(unit);
+    this.foreign.add(unit.lockName);
+  }
+
+  /** Frees an address held by another pool's lock; true if it was one. */
+  releaseForeign(unit: AllocationUnit, atMs: number): boolean {
+    if (!this.foreign.delete(unit.lockName)) return false;
+    this.allocation.release(unit, atMs);
+    return true;
+  }
+
+  /** Counts as the pool status reports them: addresses held by other pools are neither used by this pool nor free. */
+  counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint } {
+    const counts = this.allocation.counts();
+    const foreign = BigInt(this.foreign.size);
+    return { ...counts, used: counts.used - foreign };
+  }
+}
+
+export type PoolStateLookup =
+  | { readonly status: 'ready'; readonly state: PoolState }
+  | { readonly status: 'invalid'; readonly message: string };
+
+export interface PoolStatesOptions {
+  readonly pools: (ref: PoolRef) => StoredPool | undefined;
+  readonly addresses: SharedInformer<StoredAddress>;
+  readonly locks: SharedInformer<StoredLock>;
+  readonly clock: () => number;
+  readonly logger: Logger;
+  /** Called when addresses of a pool became free, so claims waiting on it can be re-queued. */
+  readonly onSpaceFreed: (poolKey: string, waitingClaims: readonly string[]) => void;
+}
+
+function releasedAtMs(lock: StoredLock): number | undefined {
+  return lock.spec.releasedAt === undefined ? undefined : Date.parse(lock.spec.releasedAt);
+}
+
+/**
+ * Every pool's state, built on first use from the pool spec, the pool's IPAddresses and its locks (never from a
+ * status), rebuilt when the pool's generation changes, and kept current otherwise from IPAddress and lock events.
+ */
+export class PoolStates {
+  private readonly states = new Map<string, PoolState>();
+  private readonly waiting = new Map<string, Set<string>>();
+
+  constructor(private readonly options: PoolStatesOptions) {
+    options.addresses.addEventHandler({
+      onAdd: (address) => this.addressSeen(address),
+      onUpdate: (_, address) => this.addressSeen(address),
+      onDelete: (address) => this.addressGone(address),
+    });
+    options.locks.addEventHandler({
+      onAdd: (lock) => this.lockSeen(lock),
+      onUpdate: (_, lock) => this.lockSeen(lock),
+      onDelete: (lock) => this.lockGone(lock),
+    });
+  }
+
+  /** The state of a pool, (re)built as needed; undefined when the pool does not exist. */
+  lookup(ref: PoolRef): PoolStateLookup | undefined {
+    const key = poolKey(ref);
+    const pool = this.options.pools(ref);
+    if (!pool) {
+      this.states.delete(key);
+      return undefined;
+    }
+    const existing = this.states.get(key);
+    if (existing && existing.uid === pool.metadata.uid && existing.generation === pool.metadata.generation) {
+      return { status: 'ready', state: existing };
+    }
+    const built = this.build(ref, pool);
+    if (built.status === 'ready') this.states.set(key, built.state);
+    else this.states.delete(key);
+    return built;
+  }
+
+  /** States built so far (for metrics and the read-only view). */
+  builtStates(): PoolState[] {
+    return [...this.states.values()];
+  }
+
+  /** Drops a pool's state (the pool is gone); its waiting claims are forgotten with it. */
+  forget(ref: PoolRef): void {
+    this.states.delete(poolKey(ref));
+    this.waiting.delete(poolKey(ref));
+  }
+
+  addWaiting(ref: PoolRef, claimKey: string): void {
+    const key = poolKey(ref);
+    let set = this.waiting.get(key);
+    if (!set) {
+      set = new Set();
+      this.waiting.set(key, set);
+    }
+    set.add(claimKey);
+  }
+
+  removeWaiting(ref: PoolRef, claimKey: string): void {
+    this.waiting.get(poolKey(ref))?.delete(claimKey);
+  }
+
+  private build(ref: PoolRef, pool: StoredPool): PoolStateLookup {
+    const built = buildPoolAllocation(ref.kind, pool, this.options.clock);
+    if (!built.ok) return { status: 'invalid', message: built.message };
+    const allocation = built.allocation;
+    const state = new PoolState(ref, pool.metadata.uid, pool.metadata.generation, allocation);
+    state.holdReservations();
+    const key = state.key;
+    for (const address of this.options.addresses.store.byIndex(POOL_INDEX, key)) {
+      const unit = allocation.unitOf(address.spec.address, address.spec.prefix);
+      if (unit) allocation.markAllocated(unit);
+    }
+    for (const lock of this.options.locks.store.byIndex(POOL_INDEX, key)) {
+      const unit = allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+      if (!unit) continue;
+      const released = releasedAtMs(lock);
+      if (released === undefined) allocation.markAllocated(unit);
+      else if (!allocation.isAllocated(unit)) allocation.markReleased(unit, released);
+    }
+    // Locks of other pools on addresses this pool could hand out: the pools overlap, and the lock wins.
+    for (const lock of this.options.locks.store.list()) {
+      if (lock.spec.releasedAt !== undefined) continue;
+      const lockRef = poolRefOfLock(lock);
+      if (lockRef && poolKey(lockRef) === key) continue;
+      const unit = allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+      if (unit && unit.lockName === lock.metadata.name && allocation.covers(unit) && !allocation.isAllocated(unit)) {
+        state.markForeign(unit);
+      }
+    }
+    this.options.logger.debug({ pool: key, counts: String(state.counts().used) }, 'pool state built');
+    return { status: 'ready', state };
+  }
+
+  private notifyFreed(key: string): void {
+    const waiting = this.waiting.get(key);
+    if (!waiting || waiting.size === 0) return;
+    this.options.onSpaceFreed(key, [...waiting]);
+  }
+
+  private addressSeen(address: StoredAddress): void {
+    const ref = poolRefOfAddress(address);
+    const state = ref ? this.states.get(poolKey(ref)) : undefined;
+    if (!state) return;
+    const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
+    if (unit) state.allocation.markAllocated(unit);
+  }
+
+  private addressGone(address: StoredAddress): void {
+    const ref = poolRefOfAddress(address);
+    const state = ref ? this.states.get(poolKey(ref)) : undefined;
+    if (!state) return;
+    const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
+    if (!unit || state.isAssumed(unit.lockName) || this.stillHeld(state, unit)) return;
+    const lock = this.options.locks.store.get(unit.lockName);
+    state.release(unit, (lock && releasedAtMs(lock)) ?? this.options.clock());
+    this.notifyFreed(state.key);
+  }
+
+  /** An address stays allocated while any IPAddress of the pool carries it or a held lock of the pool names it. */
+  private stillHeld(state: PoolState, unit: AllocationUnit): boolean {
+    if (this.options.addresses.store.byIndex(POOL_ADDRESS_INDEX, poolAddressKey(state.key, unit.address)).length > 0) {
+      return true;
+    }
+    const lock = this.options.locks.store.get(unit.lockName);
+    if (!lock || lock.spec.releasedAt !== undefined) return false;
+    const lockRef = poolRefOfLock(lock);
+    return lockRef !== undefined && poolKey(lockRef) === state.key;
+  }
+
+  private lockSeen(lock: StoredLock): void {
+    const ref = poolRefOfLock(lock);
+    const ownKey = ref ? poolKey(ref) : undefined;
+    const released = releasedAtMs(lock);
+    for (const state of this.states.values()) {
+      const unit = state.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+      if (!unit || unit.lockName !== lock.metadata.name) continue;
+      if (state.key === ownKey) {
+        state.forgetAssumed(unit.lockName);
+        if (released === undefined) {
+          state.allocation.markAllocated(unit);
+        } else if (!this.stillHeld(state, unit)) {
+          if (!state.release(unit, released) && !state.isReserved(unit.lockName)) {
+            state.allocation.markReleased(unit, released);
+          }
+          this.notifyFreed(state.key);
+        }
+      } else if (released === undefined) {
+        if (state.allocation.covers(unit) && !state.allocation.isAllocated(unit)) state.markForeign(unit);
+      } else if (state.releaseForeign(unit, released)) {
+        this.notifyFreed(state.key);
+      }
+    }
+  }
+
+  private lockGone(lock: StoredLock): void {
+    const ref = poolRefOfLock(lock);
+    const ownKey = ref ? poolKey(ref) : undefined;
+    const now = this.options.clock();
+    for (const state of this.states.values()) {
+      const unit = state.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+      if (!unit || unit.lockName !== lock.metadata.name) continue;
+      if (state.key === ownKey) {
+        if (state.isAssumed(unit.lockName) || this.stillHeld(state, unit)) continue;
+        state.release(unit, releasedAtMs(lock) ?? now);
+        this.notifyFreed(state.key);
+      } else if (state.releaseForeign(unit, now)) {
+        this.notifyFreed(state.key);
+      }
+    }
+  }
+}

@@ -1,0 +1,297 @@
+import { isClusterScopedPoolKind, isPrefixPoolKind, TALLY_POOL_KINDS, type TallyPoolKind } from '@tally-ipam/api-types';
+import {
+  Client,
+  Controller,
+  type KubeObject,
+  type Manager,
+  type ObjectKey,
+  parseObjectKey,
+  resourceHasFilterLabel,
+  type SharedInformer,
+} from '@tally-ipam/controller-kit';
+import { ClaimReconciler } from './claim-reconciler.js';
+
+import {
+  addressPoolAddressIndex,
+  addressPoolIndex,
+  CLAIM_CLUSTER_INDEX,
+  claimClusterIndex,
+  claimPoolIndex,
+  LOCK_CLAIM_UID_INDEX,
+  lockClaimUIDIndex,
+  lockPoolIndex,
+  POOL_ADDRESS_INDEX,
+  POOL_INDEX,
+} from './indexes.js';
+import { newIPPoolReconciler } from './ip-pool-reconciler.js';
+import { LockReconciler } from './lock-reconciler.js';
+import { providerMetrics } from './metrics.js';
+import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock, poolRefOfPool } from './pool-ref.js';
+import { PoolStates } from './pool-states.js';
+import {
+  claimChangedPredicate,
+  clusterAvailablePredicate,
+  deletedPredicate,
+  poolChangedPredicate,
+  tallyClaimPredicate,
+} from './predicates.js';
+import { newPrefixPoolReconciler } from './prefix-pool-reconciler.js';
+import {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  CLUSTER_RESOURCE,
+  LOCK_RESOURCE,
+  POOL_RESOURCES,
+  type StoredAddress,
+  type StoredClaim,
+  type StoredLock,
+  type StoredPool,
+} from './resources.js';
+
+export interface IPAMProviderOptions {
+  /** Claims reconciled in parallel (a claim is never reconciled twice at once). Default 10. */
+  readonly concurrency?: number | undefined;
+  /** Only claims labelled `cluster.x-k8s.io/watch-filter=<value>` (CAPI's `--watch-filter`); empty = all. */
+  readonly watchFilter?: string | undefined;
+  /** Watch claims, IPAddresses, Clusters and namespaced pools of this namespace only; all when absent. */
+  readonly namespace?: string | undefined;
+  /** Field manager of the provider's writes; the manager's client (its name) when absent. */
+  readonly fieldManager?: string | undefined;
+  /** Milliseconds since the epoch; the clock of grace periods, release times and conditions. Default `Date.now`. */
+  readonly now?: (() => number) | undefined;
+  /** Age after which a lock without claim and without IPAddress is deleted. Default 60 s. */
+  readonly orphanLockSafetyAgeMs?: number | undefined;
+}
+
+/** An IPAddress allocated from a pool, as the cache holds it. */
+export interface AllocatedAddress {
+  readonly namespace: string;
+  /** The IPAddress name (= the claim's name). */
+  readonly name: string;
+  readonly address: string;
+  readonly prefix: number;
+  readonly claimName: string;
+}
+
+/** A Tally pool as cached: the reference and the object (its spec unvalidated; parse with api-types' parsers). */
+export interface PoolView {
+  readonly ref: PoolRef;
+  readonly pool: StoredPool;
+}
+
+/**
+ * The read-only view of the provider's shared cache that admission webhooks need: what is allocated from a pool (to
+ * refuse deleting it or shrinking it under its addresses) and every pool (to warn about overlaps).
+ */
+export interface IPAMProvider {
+  /** IPAddresses whose `spec.poolRef` names this pool (namespaced pools: in the pool's namespace). */
+  allocatedAddresses(ref: PoolRef): AllocatedAddress[];
+  /** Every Tally pool of the four kinds in the cache. */
+  pools(): PoolView[];
+  /** One pool by reference, undefined when the cache does not hold it. */
+  pool(ref: PoolRef): StoredPool | undefined;
+  /** True once every informer behind the view has listed. */
+  hasSynced(): boolean;
+  /** Resolves true once synced, false if the signal aborts first. */
+  waitForSync(signal: AbortSignal): Promise<boolean>;
+}
+
+const DEFAULT_CONCURRENCY = 10;
+
+/** A runnable that closes a client the provider made itself when the manager stops. */
+function closingRunnable(client: Client): { needLeaderElection: false; start(signal: AbortSignal): Promise<void> } {
+  return {
+    needLeaderElection: false,
+    start: (signal) =>
+      new Promise<void>((resolve) => {
+        const stop = (): void => {
+          client.close();
+          resolve();
+        };
+        if (signal.aborted) stop();
+        else signal.addEventListener('abort', stop, { once: true });
+      }),
+  };
+}
+
+/**
+ * Registers Tally's caches and controllers on a controller-kit Manager: the IPAddressClaim controller, one pool
+ * controller per pool kind and the address-lock garbage collector. Call before `manager.start`. Safe to run in any
+ * number of processes against one API server at once (leader election on or off): uniqueness is enforced by the
+ * API server through the TallyAddressLock names, not by this process's memory.
+ */
+export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions = {}): IPAMProvider {
+  const namespace = options.namespace || undefined;
+  const now = options.now ?? Date.now;
+  const cache = manager.cache;
+  const logger = manager.logger.child({ component: 'tally-ipam' });
+  let client = manager.client;
+  if (options.fieldManager && options.fieldManager !== manager.client.fieldManager) {
+    client = new Client(manager.kubeConfig, { fieldManager: options.fieldManager });
+    manager.add(closingRunnable(client));
+  }
+  const metrics = providerMetrics(manager.registry);
+
+  const claims = cache.informerFor(CLAIM_RESOURCE, {
+    namespace,
+    indexers: { [POOL_INDEX]: claimPoolIndex, [CLAIM_CLUSTER_INDEX]: claimClusterIndex },
+  });
+  const addresses = cache.informerFor(ADDRESS_RESOURCE, {
+    namespace,
+    indexers: { [POOL_INDEX]: addressPoolIndex, [POOL_ADDRESS_INDEX]: addressPoolAddressIndex },
+  });
+  const locks = cache.informerFor(LOCK_RESOURCE, {
+    indexers: { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex },
+  });
+  const clusters = cache.informerFor(CLUSTER_RESOURCE, { namespace });
+  const poolScope = (kind: TallyPoolKind): { namespace?: string | undefined } =>
+    isClusterScopedPoolKind(kind) ? {} : { namespace };
+  const poolInformers = new Map<TallyPoolKind, SharedInformer<StoredPool>>(
+    TALLY_POOL_KINDS.map((kind) => [kind, cache.informerFor(POOL_RESOURCES[kind], poolScope(kind))]),
+  );
+  const poolOf = (ref: PoolRef): StoredPool | undefined =>
+    poolInformers.get(ref.kind)?.store.get(ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name);
+
+  const claimController = new Controller({
+    name: 'tally-ipaddressclaim',
+    for: CLAIM_RESOURCE,
+    forOptions: {
+      namespace,
+      predicates: [tallyClaimPredicate(), resourceHasFilterLabel(options.watchFilter ?? ''), claimChangedPredicate()],
+    },
+    reconciler: {
+      reconcile: (request, context) => claimReconciler.reconcile(request, context),
+    },
+    cache,
+    registry: manager.registry,
+    logger,
+    maxConcurrentReconciles: options.concurrency ?? DEFAULT_CONCURRENCY,
+  });
+
+  const states = new PoolStates({
+    pools: poolOf,
+    addresses,
+    locks,
+    clock: now,
+    logger,
+    onSpaceFreed: (_pool, waitingClaims) => {
+      for (const key of waitingClaims) claimController.enqueue(parseObjectKey(key));
+    },
+  });
+
+  const claimReconciler = new ClaimReconciler({
+    client,
+    cache,
+    claims,
+    addresses,
+    locks,
+    clusters,
+    pool: poolOf,
+    states,
+    recorder: manager.getEventRecorderFor('ipaddressclaim'),
+    metrics,
+    now,
+  });
+
+  const claimsOfPool = (pool: KubeObject): ObjectKey[] => {
+    const ref = poolRefOfPool(pool as StoredPool);
+    return ref ? claims.store.byIndex(POOL_INDEX, poolKey(ref)).map(keyOf) : [];
+  };
+  claimController.owns(ADDRESS_RESOURCE, { namespace });
+  for (const kind of TALLY_POOL_KINDS) {
+    claimController.watches(POOL_RESOURCES[kind], claimsOfPool, {
+      ...poolScope(kind),
+      predicates: [poolChangedPredicate()],
+    });
+  }
+  claimController.watches(
+    CLUSTER_RESOURCE,
+    (cluster) =>
+      claims.store.byIndex(CLAIM_CLUSTER_INDEX, `${cluster.metadata.namespace}/${cluster.metadata.name}`).map(keyOf),
+    { namespace, predicates: [clusterAvailablePredicate()] },
+  );
+  claimController.watches(
+    LOCK_RESOURCE,
+    (lock: StoredLock) => [{ namespace: lock.spec.claimRef.namespace, name: lock.spec.claimRef.name }],
+    { predicates: [deletedPredicate()] },
+  );
+  manager.add(claimController);
+
+  const poolDeps = { client, cache, pools: poolOf, locks, clusters, states, metrics, now, namespace };
+  for (const kind of TALLY_POOL_KINDS) {
+    const reconciler = isPrefixPoolKind(kind)
+      ? newPrefixPoolReconciler(kind, poolDeps)
+      : newIPPoolReconciler(kind, poolDeps);
+    const toPool = (ref: PoolRef | undefined): ObjectKey[] =>
+      ref && ref.kind === kind ? [{ namespace: ref.namespace, name: ref.name }] : [];
+    const controller = new Controller({
+      name: `tally-${kind.toLowerCase()}`,
+      for: POOL_RESOURCES[kind],
+      forOptions: poolScope(kind),
+      reconciler,
+      cache,
+      registry: manager.registry,
+      logger,
+      maxConcurrentReconciles: 2,
+    })
+      .watches(ADDRESS_RESOURCE, (address: StoredAddress) => toPool(poolRefOfAddress(address)), { namespace })
+      .watches(LOCK_RESOURCE, (lock: StoredLock) => toPool(poolRefOfLock(lock)));
+    manager.add(controller);
+  }
+
+  manager.add(
+    new Controller({
+      name: 'tally-addresslock',
+      for: LOCK_RESOURCE,
+      reconciler: new LockReconciler({
+        client,
+        cache,
+        locks,
+        addresses,
+        states,
+        now,
+        namespace,
+        orphanSafetyAgeMs: options.orphanLockSafetyAgeMs,
+      }),
+      cache,
+      registry: manager.registry,
+      logger,
+      maxConcurrentReconciles: 2,
+    }),
+  );
+
+  const viewInformers: SharedInformer<KubeObject>[] = [
+    addresses as unknown as SharedInformer<KubeObject>,
+    ...([...poolInformers.values()] as unknown as SharedInformer<KubeObject>[]),
+  ];
+  return {
+    allocatedAddresses: (ref) =>
+      addresses.store.byIndex(POOL_INDEX, poolKey(ref)).map((address) => ({
+        namespace: address.metadata.namespace ?? '',
+        name: address.metadata.name,
+        address: address.spec.address,
+        prefix: address.spec.prefix,
+        claimName: address.spec.claimRef.name,
+      })),
+    pools: () => {
+      const views: PoolView[] = [];
+      for (const informer of poolInformers.values()) {
+        for (const pool of informer.store.list()) {
+          const ref = poolRefOfPool(pool);
+          if (ref) views.push({ ref, pool });
+        }
+      }
+      return views;
+    },
+    pool: poolOf,
+    hasSynced: () => viewInformers.every((informer) => informer.hasSynced()),
+    waitForSync: async (signal) => {
+      await Promise.all(viewInformers.map((informer) => informer.whenSynced(signal)));
+      return viewInformers.every((informer) => informer.hasSynced());
+    },
+  };
+}
+
+function keyOf(claim: StoredClaim): ObjectKey {
+  return { namespace: claim.metadata.namespace, name: claim.metadata.name };
+}
