@@ -129,8 +129,18 @@ describe('manager processes', () => {
     });
     const leader = identities.get(holder) as RunningChild;
     const follower = leader === a ? b : a;
-    await waitFor('the leader to reconcile', () => find(leader, 'reconciled'));
+    const reconciled = await waitFor('the leader to reconcile', () => find(leader, 'reconciled'));
     expect(find(follower, 'reconciled')).toBeUndefined();
+    // Structured JSON logs: level as a label, ISO time, and the controller and object keys on reconcile lines.
+    expect(reconciled).toMatchObject({
+      level: 'info',
+      logger: 'runtime-child',
+      controller: 'things',
+      namespace: namespace.name,
+      name: 'work',
+      reconcileID: expect.any(String),
+    });
+    expect(String(reconciled.time)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
     // Followers are ready (caches synced) and report that they do not lead.
     const followerProbes = await portOf(follower, 'health probes');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { Cache } from '../cache/cache.js';
 import { Client } from '../client/client.js';
@@ -9,6 +9,7 @@ import { EventRecorder } from '../client/events.js';
 import { parseBindAddress } from './bind-address.js';
 import { settlesWithin } from './delay.js';
 import { LeaderElectionLostError, type LeaderElectionTimings, LeaderElector } from './leader-election.js';
+import { createLogger } from './logger.js';
 import { type Checker, type NamedChecker, type RunningServer, startMetricsServer, startProbeServer } from './probes.js';
 import { isSyncingRunnable, type Runnable } from './runnable.js';
 
@@ -80,7 +81,7 @@ export class Manager {
   constructor(options: ManagerOptions) {
     this.#options = options;
     this.kubeConfig = options.kubeConfig;
-    this.logger = options.logger ?? pino({ name: options.name });
+    this.logger = options.logger ?? createLogger({ name: options.name });
     this.registry = options.registry ?? defaultRegistry();
     this.client = new Client(options.kubeConfig, { fieldManager: options.name });
     this.cache =
