@@ -126,19 +126,11 @@ export class Controller<R extends ResourceKind = ResourceKind> {
       await Promise.all(informers.map((informer) => informer.whenSynced(signal)));
       if (signal.aborted) return;
       this.logger.info({ workers: this.workers }, 'starting workers');
-      const stopped = new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        signal.addEventListener(
-          'abort',
-          () => {
-            this.queue.shutDown();
-            resolve();
-          },
-          { once: true },
-        );
-      });
+      const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
       const workers = Array.from({ length: this.workers }, () => this.runWorker(signal));
       await stopped;
+      // Workers blocked on an empty queue wake up with shutdown; busy ones finish their reconcile first.
+      this.queue.shutDown();
       await Promise.all(workers);
       this.logger.info('all workers finished');
     } finally {
