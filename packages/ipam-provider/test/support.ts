@@ -1,0 +1,185 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import { Client, isNotFound, Manager } from '@tally-ipam/controller-kit';
+import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
+import { testEnv } from '@tally-ipam/testenv/vitest';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  CLUSTER_RESOURCE,
+  type IPAMProvider,
+  type IPAMProviderOptions,
+  LOCK_RESOURCE,
+  POOL_RESOURCES,
+  type StoredAddress,
+  type StoredClaim,
+  type StoredPool,
+  setupIPAMProvider,
+} from '../src/index.js';
+
+/** Polls until `attempt` returns a value (not undefined), or fails after the deadline with the last reason. */
+export async function waitFor<T>(
+  description: string,
+  attempt: () => Promise<T | undefined> | T | undefined,
+  { timeoutMs = 60_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = 'condition not met';
+  for (;;) {
+    try {
+      const value = await attempt();
+      if (value !== undefined) return value;
+      last = 'condition not met';
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      const detail = last instanceof Error ? last.message : String(last);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}: ${detail}`);
+    }
+    await delay(intervalMs);
+  }
+}
+
+/** A provider running in-process on its own kit Manager against the test control plane. */
+export interface RunningProvider {
+  readonly manager: Manager;
+  readonly provider: IPAMProvider;
+  readonly registry: Registry;
+  stop(): Promise<void>;
+}
+
+export async function startProvider(
+  options: IPAMProviderOptions = {},
+  name = 'tally-ipam-test',
+): Promise<RunningProvider> {
+  const registry = new Registry();
+  const manager = new Manager({
+    kubeConfig: testEnv().kubeConfig,
+    name,
+    registry,
+    logger: pino({ level: process.env.TALLY_TEST_LOG ?? 'silent' }),
+    gracefulShutdownTimeoutMs: 20_000,
+  });
+  const provider = setupIPAMProvider(manager, options);
+  const abort = new AbortController();
+  const running = manager.start(abort.signal);
+  running.catch(() => undefined);
+  await manager.elected;
+  return {
+    manager,
+    provider,
+    registry,
+    stop: async () => {
+      abort.abort();
+      await running;
+    },
+  };
+}
+
+export function testClient(): Client {
+  return new Client(testEnv().kubeConfig, { fieldManager: 'tally-ipam-tests' });
+}
+
+export async function newNamespace(prefix: string): Promise<TestNamespace> {
+  return createTestNamespace(testEnv().kubeConfig, prefix);
+}
+
+export type PoolKind = keyof typeof POOL_RESOURCES;
+
+export async function createPool(
+  client: Client,
+  kind: PoolKind,
+  name: string,
+  namespace: string | undefined,
+  spec: Record<string, unknown>,
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+): Promise<StoredPool> {
+  return client.create(POOL_RESOURCES[kind], {
+    apiVersion: TALLY_V1ALPHA1_API_VERSION,
+    kind,
+    metadata: { name, ...(namespace ? { namespace } : {}), ...metadata },
+    spec,
+  });
+}
+
+export async function createCluster(client: Client, namespace: string, name: string, paused = false): Promise<void> {
+  await client.create(CLUSTER_RESOURCE, {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Cluster',
+    metadata: { name, namespace },
+    spec: { paused },
+  });
+}
+
+export async function createClaim(
+  client: Client,
+  namespace: string,
+  name: string,
+  pool: { kind: PoolKind; name: string },
+  options: { clusterName?: string; annotations?: Record<string, string>; labels?: Record<string, string> } = {},
+): Promise<StoredClaim> {
+  return client.create(CLAIM_RESOURCE, {
+    apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+    kind: 'IPAddressClaim',
+    metadata: {
+      name,
+      namespace,
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+      ...(options.labels ? { labels: options.labels } : {}),
+    },
+    spec: {
+      ...(options.clusterName ? { clusterName: options.clusterName } : {}),
+      poolRef: { apiGroup: TALLY_GROUP, kind: pool.kind, name: pool.name },
+    },
+  });
+}
+
+export async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+export function readyCondition(
+  claim: StoredClaim,
+): { status: string; reason: string; message: string; observedGeneration?: number | undefined } | undefined {
+  return claim.status?.conditions?.find((condition) => condition.type === 'Ready');
+}
+
+/** Waits for the claim's IPAddress (status.addressRef set and Ready=True) and returns it. */
+export async function waitForAddress(client: Client, namespace: string, name: string): Promise<StoredAddress> {
+  return waitFor(`IPAddress for claim ${namespace}/${name}`, async () => {
+    const claim = await client.get(CLAIM_RESOURCE, { namespace, name });
+    if (!claim.status?.addressRef?.name || readyCondition(claim)?.status !== 'True') return undefined;
+    return client.get(ADDRESS_RESOURCE, { namespace, name: claim.status.addressRef.name });
+  });
+}
+
+/** Waits until the claim's Ready condition has this reason, and returns the claim. */
+export async function waitForReason(
+  client: Client,
+  namespace: string,
+  name: string,
+  reason: string,
+): Promise<StoredClaim> {
+  return waitFor(`claim ${namespace}/${name} Ready reason ${reason}`, async () => {
+    const claim = await client.get(CLAIM_RESOURCE, { namespace, name });
+    return readyCondition(claim)?.reason === reason ? claim : undefined;
+  });
+}
+
+export async function waitForGone(description: string, read: () => Promise<unknown>): Promise<void> {
+  await waitFor(description, async () => ((await getOrUndefined(read)) === undefined ? true : undefined));
+}
+
+/** Every lock in the cluster whose claim lives in `namespace`. */
+export async function locksOfNamespace(client: Client, namespace: string) {
+  const list = await client.listAll(LOCK_RESOURCE);
+  return list.items.filter((lock) => lock.spec.claimRef.namespace === namespace);
+}
