@@ -5,6 +5,7 @@ import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../src/client/client.js';
+import { microTime } from '../src/client/events.js';
 import { LEASE_RESOURCE } from '../src/manager/lease.js';
 import { installCRDsReliably, THINGS, waitFor } from './fixtures/runtime-support.js';
 
@@ -187,6 +188,29 @@ describe('manager processes', () => {
     expect(finished).toBe(started);
     expect(find(follower, 'released leader lease')).toBeDefined();
     expect(find(follower, 'manager stopped')).toBeDefined();
+  });
+
+  it('exits 1 when it loses the Lease, after stopping its controller', async () => {
+    const lease = 'process-fenced';
+    const child = spawnChild(managerArgs(lease));
+    const identity = await identityOf(child);
+    await waitFor('the child to lead', async () => ((await holderOf(lease)) === identity ? true : undefined));
+    await waitFor('the child to reconcile', () => find(child, 'reconciled'));
+
+    const current = await admin.get(LEASE_RESOURCE, { namespace: namespace.name, name: lease });
+    const now = microTime(new Date());
+    await admin.update(LEASE_RESOURCE, {
+      ...current,
+      spec: { ...current.spec, holderIdentity: 'usurper', renewTime: now, acquireTime: now },
+    });
+
+    const exit = await child.exited;
+    expect(exit).toEqual({ code: 1, signal: null });
+    const lost = find(child, 'lost leadership: stopping leader work');
+    expect(lost).toMatchObject({ level: 'error', reason: 'the lease is held by "usurper"' });
+    const failed = find(child, 'manager failed') as { err?: { type?: string; message?: string } } | undefined;
+    expect(failed?.err?.type).toBe('LeaderElectionLostError');
+    expect(await holderOf(lease)).toBe('usurper');
   });
 
   it('exits 2 with a message naming the flag for a bad flag value', async () => {
