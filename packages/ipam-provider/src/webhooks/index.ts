@@ -1,6 +1,12 @@
 // Admission webhooks of the pool kinds: the cross-object rules CEL in the CRDs cannot check.
-export { describeAddresses, type PoolAddressSpace, poolAddressSpace } from './pool-address-space.js';
-export { cachePoolAllocationsView, type PoolAllocationsView, type PoolIdentity } from './pool-allocations-view.js';
+export { describeAllocations, type PoolAddressSpace, poolAddressSpace } from './pool-address-space.js';
+export {
+  cachePoolAllocationsView,
+  type PoolAllocation,
+  type PoolAllocationsView,
+  type PoolIdentity,
+  providerPoolAllocationsView,
+} from './pool-allocations-view.js';
 export { describePool, POOL_KINDS, type PoolKindInfo, type TallyPool } from './pool-kinds.js';
 export {
   overlapWarnings,

@@ -11,7 +11,7 @@ import {
   tryBuildAddressPool,
   tryBuildPrefixPool,
 } from '@tally-ipam/allocator';
-import { type IPAddress, isPrefixPoolKind, isTallyPoolReference } from '@tally-ipam/api-types';
+import type { PoolAllocation } from './pool-allocations-view.js';
 import type { TallyPool } from './pool-kinds.js';
 
 /**
@@ -22,26 +22,34 @@ export interface PoolAddressSpace {
   readonly family: IPFamily;
   /** The addresses the pool may hand out (for a prefix pool: every address of every allocatable prefix). */
   readonly addresses: IntervalSet;
-  /** Undefined when `address` may stay allocated under this spec; otherwise why not. */
-  rejects(address: IPAddress): string | undefined;
+  /** Whether the pool hands out prefixes (their allocations are shown as CIDRs). */
+  readonly prefixes: boolean;
+  /** Undefined when `allocation` may stay allocated under this spec; otherwise why not. */
+  rejects(allocation: PoolAllocation): string | undefined;
 }
 
 export type PoolAddressSpaceResult =
   | { readonly ok: true; readonly space: PoolAddressSpace }
   | { readonly ok: false; readonly issues: readonly PoolSpecIssue[] };
 
-function parseAllocated(address: IPAddress): ReturnType<typeof parseIP> | string {
+function parseAllocated(allocation: PoolAllocation): ReturnType<typeof parseIP> | string {
   try {
-    return parseIP(address.spec.address);
+    return parseIP(allocation.address);
   } catch (error) {
     if (error instanceof AddressParseError) return `is not a valid address (${error.reason})`;
     throw error;
   }
 }
 
+export function isPrefixPool(
+  pool: TallyPool,
+): pool is Extract<TallyPool, { kind: 'TallyPrefixPool' | 'GlobalTallyPrefixPool' }> {
+  return pool.kind === 'TallyPrefixPool' || pool.kind === 'GlobalTallyPrefixPool';
+}
+
 /** The address space of a pool spec; a spec the allocator cannot build reports its issues (field, value, why). */
 export function poolAddressSpace(pool: TallyPool): PoolAddressSpaceResult {
-  if (pool.kind === 'TallyIPPool' || pool.kind === 'GlobalTallyIPPool') {
+  if (!isPrefixPool(pool)) {
     const built = tryBuildAddressPool(pool.spec);
     if (!built.ok) return { ok: false, issues: built.issues };
     const addressPool = built.pool;
@@ -50,6 +58,7 @@ export function poolAddressSpace(pool: TallyPool): PoolAddressSpaceResult {
       space: {
         family: addressPool.family,
         addresses: addressPool.allocatable,
+        prefixes: false,
         rejects(address) {
           const ip = parseAllocated(address);
           if (typeof ip === 'string') return ip;
@@ -77,13 +86,14 @@ export function poolAddressSpace(pool: TallyPool): PoolAddressSpaceResult {
     space: {
       family: prefixPool.family,
       addresses,
+      prefixes: true,
       rejects(address) {
         const ip = parseAllocated(address);
         if (typeof ip === 'string') return ip;
         const verdict = checkPrefixAllocatable(prefixPool, {
           family: ip.family,
           network: ip.value,
-          prefixLength: address.spec.prefix,
+          prefixLength: address.prefix,
         });
         return verdict.allocatable ? undefined : verdict.detail;
       },
@@ -98,20 +108,20 @@ export function formatInterval(family: IPFamily, interval: Interval): string {
 }
 
 /**
- * The allocated addresses as text: host addresses merged into ranges (`10.0.0.5-10.0.0.9 10.0.0.20`), prefixes as
- * CIDRs (`fd00:0:0:5::/64`); at most `limit` items followed by how many more there are, so a message stays readable
- * when thousands of addresses are stranded.
+ * The allocations as text: host addresses merged into ranges (`10.0.0.5-10.0.0.9 10.0.0.20`), prefixes as CIDRs
+ * (`fd00:0:0:5::/64`); at most `limit` items followed by how many more there are, so a message stays readable when
+ * thousands of addresses are stranded.
  */
-export function describeAddresses(addresses: readonly IPAddress[], limit = 10): string {
+export function describeAllocations(allocations: readonly PoolAllocation[], prefixes: boolean, limit = 10): string {
   const hosts = new Map<IPFamily, Interval[]>();
-  const prefixes: { family: IPFamily; value: bigint; text: string }[] = [];
+  const cidrs: { family: IPFamily; value: bigint; text: string }[] = [];
   const unparsable: string[] = [];
-  for (const address of addresses) {
-    const ip = parseAllocated(address);
+  for (const allocation of allocations) {
+    const ip = parseAllocated(allocation);
     if (typeof ip === 'string') {
-      unparsable.push(address.spec.address);
-    } else if (isPrefixAllocation(address)) {
-      prefixes.push({ family: ip.family, value: ip.value, text: `${formatIP(ip)}/${address.spec.prefix}` });
+      unparsable.push(allocation.address);
+    } else if (prefixes) {
+      cidrs.push({ family: ip.family, value: ip.value, text: `${formatIP(ip)}/${allocation.prefix}` });
     } else {
       const list = hosts.get(ip.family) ?? [];
       list.push({ first: ip.value, last: ip.value });
@@ -122,13 +132,9 @@ export function describeAddresses(addresses: readonly IPAddress[], limit = 10): 
   for (const [family, intervals] of [...hosts].sort(([a], [b]) => a - b)) {
     for (const interval of IntervalSet.of(intervals)) items.push(formatInterval(family, interval));
   }
-  prefixes.sort((a, b) => a.family - b.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
-  items.push(...prefixes.map((prefix) => prefix.text), ...unparsable.sort());
+  cidrs.sort((a, b) => a.family - b.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+  items.push(...cidrs.map((cidr) => cidr.text), ...unparsable.sort());
   const shown = items.slice(0, limit);
   const more = items.length - shown.length;
   return more > 0 ? `${shown.join(' ')} and ${more} more` : shown.join(' ');
-}
-
-function isPrefixAllocation(address: IPAddress): boolean {
-  return isTallyPoolReference(address.spec.poolRef) && isPrefixPoolKind(address.spec.poolRef.kind);
 }

@@ -1,8 +1,8 @@
 import type { PoolSpecIssue } from '@tally-ipam/allocator';
 import { isClusterScopedPoolKind } from '@tally-ipam/api-types';
 import { type AdmissionDecision, allowed, denied } from '@tally-ipam/controller-kit';
-import { describeAddresses, formatInterval, poolAddressSpace } from './pool-address-space.js';
-import type { PoolAllocationsView, PoolIdentity } from './pool-allocations-view.js';
+import { describeAllocations, formatInterval, isPrefixPool, poolAddressSpace } from './pool-address-space.js';
+import type { PoolAllocation, PoolAllocationsView, PoolIdentity } from './pool-allocations-view.js';
 import { describePool, type TallyPool } from './pool-kinds.js';
 
 /** The reference provider's escape hatch for `clusterctl move`, which deletes pools whose addresses move along. */
@@ -85,15 +85,18 @@ export async function validatePoolUpdate(
   if (!built.ok) return invalidSpec(pool, built.issues);
   const allocated = await view.addressesOf(poolIdentity(oldPool));
   const stranded = allocated
-    .map((address) => ({ address, why: built.space.rejects(address) }))
-    .filter((entry): entry is { address: (typeof allocated)[number]; why: string } => entry.why !== undefined);
+    .map((allocation) => ({ allocation, why: built.space.rejects(allocation) }))
+    .filter((entry): entry is { allocation: PoolAllocation; why: string } => entry.why !== undefined);
   const warnings = await overlapWarnings(pool, view);
   const first = stranded[0];
   if (first === undefined) return allowed(warnings);
   return denied(
-    `pool addresses do not contain allocated addresses: [${describeAddresses(stranded.map((entry) => entry.address))}] ` +
-      `(${stranded.length} IPAddress${stranded.length === 1 ? '' : 'es'}; e.g. ${first.address.spec.address} of ` +
-      `claim ${first.address.spec.claimRef.name} ${first.why}); delete their claims first or keep them in the pool`,
+    `pool addresses do not contain allocated addresses: ` +
+      `[${describeAllocations(
+        stranded.map((entry) => entry.allocation),
+        built.space.prefixes,
+      )}] (${stranded.length} IPAddress${stranded.length === 1 ? '' : 'es'}; e.g. ${first.allocation.address} of ` +
+      `claim ${first.allocation.claimName} ${first.why}); delete their claims first or keep them in the pool`,
     { code: 400, reason: 'BadRequest', warnings },
   );
 }
@@ -104,7 +107,8 @@ export async function validatePoolDelete(pool: TallyPool, view: PoolAllocationsV
   const allocated = await view.addressesOf(poolIdentity(pool));
   if (allocated.length === 0) return allowed();
   return denied(
-    `${POOL_IN_USE_MESSAGE} ${describePool(pool)} has ${allocated.length} allocated: [${describeAddresses(allocated)}]`,
+    `${POOL_IN_USE_MESSAGE} ${describePool(pool)} has ${allocated.length} allocated: ` +
+      `[${describeAllocations(allocated, isPrefixPool(pool))}]`,
     { code: 400, reason: 'BadRequest' },
   );
 }

@@ -8,7 +8,12 @@ import {
   validatingWebhookConfiguration,
   type WebhookServer,
 } from '@tally-ipam/controller-kit';
-import { cachePoolAllocationsView, type PoolAllocationsView } from './pool-allocations-view.js';
+import type { IPAMProvider } from '../provider.js';
+import {
+  cachePoolAllocationsView,
+  type PoolAllocationsView,
+  providerPoolAllocationsView,
+} from './pool-allocations-view.js';
 import { POOL_KINDS, type PoolKindInfo } from './pool-kinds.js';
 import { validatePoolCreate, validatePoolDelete, validatePoolUpdate } from './pool-rules.js';
 
@@ -35,11 +40,20 @@ function handlerFor(kind: PoolKindInfo, view: PoolAllocationsView) {
 }
 
 /**
- * Serves the admission rules of the four pool kinds on `server`. Pass the manager's cache (its informers are
- * created here and synced with the manager) or any `PoolAllocationsView`. Returns the view it reads from.
+ * Serves the admission rules of the four pool kinds on `server`. Pass the provider (`setupIPAMProvider`'s result:
+ * its caches, in its namespace scope), a cache (all namespaces; informers created here and synced with the
+ * manager), or any `PoolAllocationsView`. Returns the view it reads from.
  */
-export function registerPoolWebhooks(server: WebhookServer, source: Cache | PoolAllocationsView): PoolAllocationsView {
-  const view = source instanceof Cache ? cachePoolAllocationsView(source) : source;
+export function registerPoolWebhooks(
+  server: WebhookServer,
+  source: IPAMProvider | Cache | PoolAllocationsView,
+): PoolAllocationsView {
+  const view =
+    source instanceof Cache
+      ? cachePoolAllocationsView(source)
+      : 'allocatedAddresses' in source
+        ? providerPoolAllocationsView(source)
+        : source;
   for (const kind of POOL_KINDS) server.register(poolWebhookPath(kind.kind), handlerFor(kind, view));
   return view;
 }
