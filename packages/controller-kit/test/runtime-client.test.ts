@@ -88,6 +88,18 @@ describe('Client reads and writes', () => {
     );
   });
 
+  it('dry-runs writes without persisting them and rejects unknown fields with strict validation', async () => {
+    const dryRun = await client.create(THINGS, thing('dry', { size: 2 }), { dryRun: 'All' });
+    expect(dryRun.spec?.size).toBe(2);
+    expect(isNotFound(await client.get(THINGS, dryRun.metadata).catch((error: unknown) => error))).toBe(true);
+    const strict = await expectRejection(
+      client.create(THINGS, { ...thing('strict'), spec: { size: 1, bogus: true } }, { fieldValidation: 'Strict' }),
+    );
+    expect(strict.statusCode).toBe(400);
+    expect(strict.reason).toBe('BadRequest');
+    expect(strict.serverMessage).toContain('strict decoding error: unknown field "spec.bogus"');
+  });
+
   it('follows continue tokens in listAll', async () => {
     await Promise.all(
       ['page-a', 'page-b', 'page-c', 'page-d', 'page-e'].map((name) =>

@@ -25,6 +25,8 @@ export interface WriteOptions extends RequestOptions {
   readonly fieldManager?: string | undefined;
   /** `All` to validate and admit without persisting. */
   readonly dryRun?: 'All' | undefined;
+  /** How the server treats unknown or duplicate fields: `Strict` rejects them (422), `Warn` (server default) warns. */
+  readonly fieldValidation?: 'Strict' | 'Warn' | 'Ignore' | undefined;
 }
 
 export interface PatchOptions extends WriteOptions {
@@ -299,7 +301,11 @@ export class Client {
   }
 
   #writeQuery(options: WriteOptions): Record<string, QueryValue> {
-    return { fieldManager: options.fieldManager ?? this.fieldManager, dryRun: options.dryRun };
+    return {
+      fieldManager: options.fieldManager ?? this.fieldManager,
+      dryRun: options.dryRun,
+      fieldValidation: options.fieldValidation,
+    };
   }
 
   #send(
