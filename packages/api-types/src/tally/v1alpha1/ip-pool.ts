@@ -1,8 +1,6 @@
 import * as z from 'zod';
-import type { ValidationRule } from '../../crd/structural-schema.js';
 import { ObjectMeta, ObjectName } from '../../meta/v1/types.js';
-import { type AddressInterval, inspectAddressEntry, inspectIP, subnetAround } from './addresses.js';
-import { entryFamily, entryInside, familyText, isParseableEntry, networkAround, smallIntText } from './cel.js';
+import { smallIntText } from './cel.js';
 import {
   ALLOCATION_STRATEGIES,
   DEFAULT_ALLOCATION_STRATEGY,
@@ -13,6 +11,7 @@ import {
   TALLY_V1ALPHA1_API_VERSION,
 } from './constants.js';
 import { AddressEntry, IPText } from './fields.js';
+import { IP_POOL_SPEC_RULES, refineIPPoolSpec } from './ip-pool-rules.js';
 import { TallyIPPoolStatus } from './status.js';
 
 /** A static address for the claim of this name (metal3's `preAllocations`, as a list-map keyed by claimName). */
@@ -21,230 +20,6 @@ export const Reservation = z.object({
   address: IPText.describe('The address that claim always receives. Same family as the pool.'),
 });
 export type Reservation = z.infer<typeof Reservation>;
-
-const FIRST = 'self.addresses[0]';
-// Rules still run when the schema check failed, so every index and lookup is guarded against bad input.
-const POOL_PARSEABLE = `(size(self.addresses) > 0 && ${isParseableEntry(FIRST)})`;
-const PREFIX_IN_RANGE = '(self.prefix >= 0 && self.prefix <= 128)';
-const POOL_FAMILY = entryFamily(FIRST);
-const POOL_FAMILY_TEXT = familyText(POOL_FAMILY);
-const POOL_NETWORK = networkAround(FIRST, 'self.prefix');
-
-const RESERVATIONS = 'self.reservations';
-/**
- * Index of the first reservation matching `condition` (written against `self.reservations[i]`). Messages index the
- * list itself instead of reading fields of a filter() result, whose string sizes the cost estimator cannot bound.
- */
-function firstReservationIndex(condition: (reservation: string) => string): string {
-  const indexes = Array.from({ length: MAX_RESERVATIONS }, (_, index) => index).join(', ');
-  return `[${indexes}].filter(i, i < size(${RESERVATIONS}) && ${condition(`${RESERVATIONS}[i]`)})[0]`;
-}
-const WRONG_FAMILY_RESERVATION = `${RESERVATIONS}[${firstReservationIndex(
-  (r) => `isIP(${r}.address) && ip(${r}.address).family() != ${POOL_FAMILY}`,
-)}]`;
-const SHARED_ADDRESS_RESERVATION = `${RESERVATIONS}[${firstReservationIndex(
-  (r) =>
-    `isIP(${r}.address) && ${RESERVATIONS}.filter(s, isIP(s.address) && ip(s.address) == ip(${r}.address)).size() > 1`,
-)}]`;
-
-/** Entries (by CEL variable `v` over `list`) that parse but are not of the pool's family, joined for a message. */
-function celOtherFamily(list: string, v: string): string {
-  return `${list}.filter(${v}, ${isParseableEntry(v)} && ${entryFamily(v)} != ${POOL_FAMILY})[0]`;
-}
-
-/** Cross-field rules on the IP pool spec; each has a zod twin in `refineIPPoolSpec`. */
-const IP_POOL_SPEC_RULES: ValidationRule[] = [
-  {
-    rule: `!${POOL_PARSEABLE} || self.addresses.all(a, !${isParseableEntry('a')} || ${entryFamily('a')} == ${POOL_FAMILY})`,
-    messageExpression:
-      `'addresses mix IP families: ' + ${celOtherFamily('self.addresses', 'a')} + ` +
-      `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the first entry ' + ${FIRST}`,
-    fieldPath: '.addresses',
-    reason: 'FieldValueInvalid',
-  },
-  {
-    rule:
-      `!has(self.excludedAddresses) || !${POOL_PARSEABLE} || ` +
-      `self.excludedAddresses.all(e, !${isParseableEntry('e')} || ${entryFamily('e')} == ${POOL_FAMILY})`,
-    messageExpression:
-      `'excludedAddresses ' + ${celOtherFamily('self.excludedAddresses', 'e')} + ` +
-      `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the pool addresses'`,
-    fieldPath: '.excludedAddresses',
-    reason: 'FieldValueInvalid',
-  },
-  {
-    rule: `!${POOL_PARSEABLE} || !${PREFIX_IN_RANGE} || ${POOL_FAMILY} == 6 || self.prefix <= 32`,
-    messageExpression: `'prefix ' + ${smallIntText('self.prefix')} + ' is longer than 32, the maximum for IPv4 addresses'`,
-    fieldPath: '.prefix',
-    reason: 'FieldValueInvalid',
-  },
-  {
-    rule:
-      `!has(self.gateway) || !isIP(self.gateway) || !${POOL_PARSEABLE} || ` +
-      `ip(self.gateway).family() == ${POOL_FAMILY}`,
-    messageExpression:
-      `'gateway ' + self.gateway + ' is IPv' + ${familyText('ip(self.gateway).family()')} + ` +
-      `' but the pool addresses are IPv' + ${POOL_FAMILY_TEXT}`,
-    fieldPath: '.gateway',
-    reason: 'FieldValueInvalid',
-  },
-  {
-    rule:
-      `!${POOL_PARSEABLE} || !${PREFIX_IN_RANGE} || (${POOL_FAMILY} == 4 && self.prefix > 32) || ` +
-      `self.addresses.all(a, !${isParseableEntry('a')} || ${entryFamily('a')} != ${POOL_FAMILY} || ` +
-      `${entryInside('a', POOL_NETWORK)})`,
-    messageExpression:
-      `'addresses ' + self.addresses.filter(a, ${isParseableEntry('a')} && ${entryFamily('a')} == ${POOL_FAMILY} && ` +
-      `!${entryInside('a', POOL_NETWORK)})[0] + ' lie outside the /' + ${smallIntText('self.prefix')} + ` +
-      `' network of the first entry ' + ${FIRST}`,
-    fieldPath: '.addresses',
-    reason: 'FieldValueInvalid',
-  },
-  {
-    rule:
-      `!has(self.reservations) || !${POOL_PARSEABLE} || ` +
-      `self.reservations.all(r, !isIP(r.address) || ip(r.address).family() == ${POOL_FAMILY})`,
-    messageExpression:
-      `'reservations ' + ${WRONG_FAMILY_RESERVATION}.claimName + '=' + ${WRONG_FAMILY_RESERVATION}.address + ` +
-      `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the pool'`,
-    fieldPath: '.reservations',
-    reason: 'FieldValueInvalid',
-  },
-  {
-    rule:
-      `!has(self.reservations) || self.reservations.all(r, !isIP(r.address) || ` +
-      `self.reservations.filter(s, isIP(s.address) && ip(s.address) == ip(r.address)).size() == 1)`,
-    messageExpression: `'reservations give one address to several claims: ' + ${SHARED_ADDRESS_RESERVATION}.address`,
-    fieldPath: '.reservations',
-    reason: 'FieldValueInvalid',
-  },
-  {
-    // Transition rule: the family decides every allocated address, so it can never change in place.
-    rule:
-      `size(oldSelf.addresses) == 0 || !${isParseableEntry('oldSelf.addresses[0]')} || !${POOL_PARSEABLE} || ` +
-      `${entryFamily('oldSelf.addresses[0]')} == ${POOL_FAMILY}`,
-    messageExpression:
-      `'the IP family of a pool is immutable: it was IPv' + ${familyText(entryFamily('oldSelf.addresses[0]'))} + ` +
-      `'; create a new pool for IPv' + ${POOL_FAMILY_TEXT}`,
-    fieldPath: '.addresses',
-    reason: 'FieldValueForbidden',
-  },
-];
-
-function formatFamilyList(values: string[]): string {
-  return values.join(', ');
-}
-
-/** The zod twin of IP_POOL_SPEC_RULES (same guards, same order, same words). */
-function refineIPPoolSpec(spec: TallyIPPoolSpecInput, ctx: z.RefinementCtx): void {
-  const parse = (text: string): AddressInterval | undefined => {
-    const inspected = inspectAddressEntry(text);
-    return inspected.ok ? inspected.value : undefined;
-  };
-  const reservations = spec.reservations ?? [];
-  refineReservationUniqueness(reservations, ctx);
-  const firstText = spec.addresses[0];
-  const first = firstText === undefined ? undefined : parse(firstText);
-  if (first === undefined) return;
-  const family = first.family;
-  const otherFamily = (list: string[]): string[] =>
-    list.filter((text) => {
-      const parsed = parse(text);
-      return parsed !== undefined && parsed.family !== family;
-    });
-
-  const mixed = otherFamily(spec.addresses);
-  if (mixed.length > 0) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['addresses'],
-      message: `addresses mix IP families: ${formatFamilyList(mixed)} not IPv${family} like the first entry ${firstText}`,
-    });
-  }
-  const excludedMixed = otherFamily(spec.excludedAddresses ?? []);
-  if (excludedMixed.length > 0) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['excludedAddresses'],
-      message: `excludedAddresses ${formatFamilyList(excludedMixed)} not IPv${family} like the pool addresses`,
-    });
-  }
-  const prefixFits = family === 6 || spec.prefix <= 32;
-  if (!prefixFits) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['prefix'],
-      message: `prefix ${spec.prefix} is longer than 32, the maximum for IPv4 addresses`,
-    });
-  }
-  if (spec.gateway !== undefined) {
-    const gateway = inspectIP(spec.gateway);
-    if (gateway.ok && gateway.value.family !== family) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['gateway'],
-        message: `gateway ${spec.gateway} is IPv${gateway.value.family} but the pool addresses are IPv${family}`,
-      });
-    }
-  }
-  if (prefixFits) {
-    const network = subnetAround(family, first.first, spec.prefix);
-    const outside = spec.addresses.filter((text) => {
-      const parsed = parse(text);
-      return (
-        parsed !== undefined && parsed.family === family && (parsed.first < network.first || parsed.last > network.last)
-      );
-    });
-    if (outside.length > 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['addresses'],
-        message: `addresses ${outside.join(', ')} lie outside the /${spec.prefix} network of the first entry ${firstText}`,
-      });
-    }
-  }
-  const wrongFamily = reservations.filter((reservation) => {
-    const ip = inspectIP(reservation.address);
-    return ip.ok && ip.value.family !== family;
-  });
-  if (wrongFamily.length > 0) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['reservations'],
-      message: `reservations ${wrongFamily.map((r) => `${r.claimName}=${r.address}`).join(', ')} not IPv${family} like the pool`,
-    });
-  }
-}
-
-function refineReservationUniqueness(reservations: readonly Reservation[], ctx: z.RefinementCtx): void {
-  const byAddress = new Map<string, Reservation[]>();
-  const claimNames = new Set<string>();
-  reservations.forEach((reservation, index) => {
-    if (claimNames.has(reservation.claimName)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['reservations', index, 'claimName'],
-        message: `duplicate reservation for claim ${reservation.claimName}`,
-      });
-    }
-    claimNames.add(reservation.claimName);
-    const ip = inspectIP(reservation.address);
-    if (!ip.ok) return;
-    const key = `${ip.value.family}/${ip.value.value}`;
-    byAddress.set(key, [...(byAddress.get(key) ?? []), reservation]);
-  });
-  const shared = reservations.filter((reservation) => {
-    const ip = inspectIP(reservation.address);
-    return ip.ok && (byAddress.get(`${ip.value.family}/${ip.value.value}`)?.length ?? 0) > 1;
-  });
-  if (shared.length > 0) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['reservations'],
-      message: `reservations give one address to several claims: ${[...new Set(shared.map((r) => r.address))].join(', ')}`,
-    });
-  }
-}
 
 const TallyIPPoolSpecFields = z.object({
   addresses: z
@@ -308,7 +83,6 @@ const TallyIPPoolSpecFields = z.object({
     .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['claimName'] })
     .optional(),
 });
-type TallyIPPoolSpecInput = z.output<typeof TallyIPPoolSpecFields>;
 
 /** Spec of TallyIPPool and GlobalTallyIPPool: the reference provider's pool spec plus strategy and reservations. */
 export const TallyIPPoolSpec = TallyIPPoolSpecFields.superRefine(refineIPPoolSpec).meta({
