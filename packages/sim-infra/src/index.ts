@@ -1,0 +1,77 @@
+/**
+ * @tally-ipam/sim-infra: Sim, a simulated Cluster API infrastructure provider (SimCluster, SimMachine and their
+ * templates) that takes machine addresses and the control-plane endpoint from any IPAM provider's pools.
+ */
+export * from './api/v1alpha1/index.js';
+export * from './crds.js';
+export {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  CLUSTER_RESOURCE,
+  MACHINE_RESOURCE,
+  NODE_RESOURCE,
+  SECRET_RESOURCE,
+  SIM_CLUSTER_RESOURCE,
+  SIM_CLUSTER_TEMPLATE_RESOURCE,
+  SIM_MACHINE_RESOURCE,
+  SIM_MACHINE_TEMPLATE_RESOURCE,
+  StoredAddress,
+  StoredClaim,
+  StoredCluster,
+  StoredMachine,
+  StoredNode,
+  StoredSecret,
+} from './resources.js';
+export {
+  SIM_FIELD_MANAGER,
+  type SimInfraProvider,
+  type SimInfraProviderOptions,
+  setupSimInfraProvider,
+} from './setup.js';
+export { isExternallyManaged, SimClusterReconciler, type SimClusterReconcilerDeps } from './simcluster-reconciler.js';
+export {
+  type DesiredClaim,
+  desiredClaims,
+  SimMachineReconciler,
+  type SimMachineReconcilerDeps,
+} from './simmachine-reconciler.js';
+export {
+  DEFAULT_KUBELET_VERSION,
+  deregisterNode,
+  KUBECONFIG_SECRET_KEY,
+  kubeconfigSecretName,
+  NodeNameTakenError,
+  type NodeRegistration,
+  registerNode,
+  WorkloadClusters,
+} from './simulated-cloud.js';
+export {
+  controlPlaneEndpointClaimName,
+  deviceToken,
+  ipAddressClaimName,
+  MAX_OBJECT_NAME_LENGTH,
+  shortenName,
+} from './util/claim-name.js';
+export {
+  type ClaimProgress,
+  type ConditionVerdict,
+  conditionOf,
+  ipAddressesCondition,
+  type NamedVerdict,
+  summarizeReady,
+} from './util/conditions.js';
+export {
+  type AddressValidation,
+  type ClaimedAddress,
+  type DeviceAddresses,
+  validateClaimedAddresses,
+} from './util/ip-addresses.js';
+export { simProviderID } from './util/provider-id.js';
+export {
+  isTopologyDryRun,
+  registerSimWebhooks,
+  SIM_TEMPLATE_WEBHOOKS,
+  simValidatingWebhookSpecs,
+  type TemplateWebhook,
+  templateImmutabilityHandler,
+} from './webhooks/template-immutability.js';

@@ -1,0 +1,374 @@
+import {
+  CLUSTER_GROUP,
+  CLUSTER_KIND,
+  CLUSTER_NAME_LABEL,
+  IPAM_V1BETA2_API_VERSION,
+  inspectIP,
+} from '@tally-ipam/api-types';
+import {
+  addFinalizer,
+  type Client,
+  type Condition,
+  type EventRecorder,
+  findOwnerReference,
+  getCondition,
+  hasFinalizer,
+  isAlreadyExists,
+  isControlledBy,
+  isNotFound,
+  MANAGED_BY_ANNOTATION,
+  OWNER_UID_INDEX,
+  ownerReferenceTo,
+  pausedCondition,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+  removeFinalizer,
+  type SharedInformer,
+  setCondition,
+} from '@tally-ipam/controller-kit';
+import {
+  CONTROL_PLANE_ENDPOINT_READY_CONDITION,
+  DEFAULT_CONTROL_PLANE_PORT,
+  DELETING_REASON,
+  ENDPOINT_ALLOCATED_REASON,
+  ENDPOINT_FROM_CLUSTER_REASON,
+  ENDPOINT_FROM_SPEC_REASON,
+  IP_ADDRESS_CLAIM_CONFLICT_REASON,
+  IP_ADDRESS_CLAIM_FAILED_REASON,
+  IP_ADDRESS_INVALID_REASON,
+  READY_CONDITION,
+  SIM_CLUSTER_FINALIZER,
+  WAITING_FOR_CONTROL_PLANE_ENDPOINT_REASON,
+  WAITING_FOR_IP_ADDRESS_REASON,
+} from './api/v1alpha1/constants.js';
+import type { PoolReference, SimCluster } from './api/v1alpha1/types.js';
+import {
+  CLAIM_RESOURCE,
+  SIM_CLUSTER_RESOURCE,
+  type StoredAddress,
+  type StoredClaim,
+  type StoredCluster,
+} from './resources.js';
+import { controlPlaneEndpointClaimName } from './util/claim-name.js';
+import { type ConditionVerdict, conditionOf, summarizeReady } from './util/conditions.js';
+import { statusMergePatch, statusUnchanged } from './util/status.js';
+
+const STATUS_FIELDS = ['initialization', 'failureDomains', 'conditions', 'observedGeneration'];
+/** A safety net while the endpoint claim is being deleted; its delete event normally re-queues first. */
+const DELETION_POLL_MS = 5_000;
+
+export interface SimClusterReconcilerDeps {
+  readonly client: Client;
+  readonly simClusters: SharedInformer<SimCluster>;
+  readonly clusters: SharedInformer<StoredCluster>;
+  readonly claims: SharedInformer<StoredClaim>;
+  readonly addresses: SharedInformer<StoredAddress>;
+  readonly recorder: EventRecorder;
+  readonly now: () => Date;
+}
+
+/** True when the `cluster.x-k8s.io/managed-by` annotation says another system owns this infrastructure. */
+export function isExternallyManaged(object: {
+  metadata: { annotations?: Record<string, string> | undefined };
+}): boolean {
+  return object.metadata.annotations !== undefined && Object.hasOwn(object.metadata.annotations, MANAGED_BY_ANNOTATION);
+}
+
+/**
+ * Reconciles SimClusters, following the v1beta2 InfraCluster contract: externally managed objects are left alone;
+ * otherwise wait for the owner Cluster (CAPI sets the reference), honour pause, add the finalizer, settle
+ * `spec.controlPlaneEndpoint` (given, allocated from an IPAM pool through an IPAddressClaim, or — as the contract asks
+ * of a provider that supplies none — the Cluster's own), copy the failure domains and set
+ * `status.initialization.provisioned`. Deletion deletes the endpoint claim and waits for it to go.
+ */
+export class SimClusterReconciler implements Reconciler {
+  constructor(private readonly deps: SimClusterReconcilerDeps) {}
+
+  async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
+    const simCluster = this.deps.simClusters.store.get(`${request.namespace}/${request.name}`);
+    if (!simCluster) return {};
+    if (isExternallyManaged(simCluster)) {
+      context.logger.debug('externally managed: left alone');
+      return {};
+    }
+    const namespace = simCluster.metadata.namespace ?? '';
+    const owner = findOwnerReference(simCluster, { apiGroup: CLUSTER_GROUP, kind: CLUSTER_KIND });
+    const cluster = owner ? this.deps.clusters.store.get(`${namespace}/${owner.name}`) : undefined;
+
+    if (simCluster.metadata.deletionTimestamp) {
+      if (cluster && pausedCondition(cluster, simCluster).status === 'True') return {};
+      return this.reconcileDelete(simCluster, context);
+    }
+    if (!owner || !cluster) {
+      context.logger.debug({ owner: owner?.name }, 'waiting for the owner Cluster');
+      return {};
+    }
+
+    const now = this.deps.now();
+    const generation = simCluster.metadata.generation ?? 0;
+    const paused = pausedCondition(cluster, simCluster);
+    let conditions: Condition[] = setCondition(simCluster.status?.conditions, paused, now);
+    if (paused.status === 'True') {
+      await this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context);
+      return {};
+    }
+
+    let current = await addFinalizer(this.deps.client, SIM_CLUSTER_RESOURCE, simCluster, SIM_CLUSTER_FINALIZER, {
+      signal: context.signal,
+    });
+    const endpoint = await this.reconcileEndpoint(current, cluster, context);
+    current = endpoint.simCluster;
+    conditions = setCondition(
+      conditions,
+      conditionOf(CONTROL_PLANE_ENDPOINT_READY_CONDITION, endpoint.verdict, generation),
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      summarizeReady([{ type: CONTROL_PLANE_ENDPOINT_READY_CONDITION, ...endpoint.verdict }], generation),
+      now,
+    );
+    const provisioned = endpoint.verdict.status === 'True' || current.status?.initialization?.provisioned === true;
+    if (provisioned && current.status?.initialization?.provisioned !== true) {
+      void this.deps.recorder.normal(current, 'Provisioned', 'Provision', 'Simulated cluster infrastructure is ready');
+    }
+    await this.writeStatus(
+      current,
+      {
+        initialization: provisioned ? { provisioned: true } : undefined,
+        failureDomains: current.spec.failureDomains,
+        conditions,
+        observedGeneration: generation,
+      },
+      context,
+    );
+    return {};
+  }
+
+  /** Settles the endpoint; returns the (possibly patched) SimCluster and the ControlPlaneEndpointReady verdict. */
+  private async reconcileEndpoint(
+    simCluster: SimCluster,
+    cluster: StoredCluster,
+    context: ReconcileContext,
+  ): Promise<{ simCluster: SimCluster; verdict: ConditionVerdict }> {
+    const spec = simCluster.spec.controlPlaneEndpoint;
+    const poolRef = simCluster.spec.controlPlaneEndpointPoolRef;
+    if (spec?.host) {
+      let current = simCluster;
+      if (!spec.port) {
+        // CAPI treats an endpoint without a port as unset (`APIEndpoint.IsValid`): complete it with the API port.
+        current = await this.patchEndpoint(simCluster, spec.host, DEFAULT_CONTROL_PLANE_PORT, context);
+      }
+      return {
+        simCluster: current,
+        verdict: {
+          status: 'True',
+          reason: poolRef ? ENDPOINT_ALLOCATED_REASON : ENDPOINT_FROM_SPEC_REASON,
+          message: `control plane at ${spec.host}:${current.spec.controlPlaneEndpoint?.port ?? DEFAULT_CONTROL_PLANE_PORT}`,
+        },
+      };
+    }
+    if (poolRef) return this.allocateEndpoint(simCluster, cluster, poolRef, context);
+    const fromCluster = cluster.spec?.controlPlaneEndpoint;
+    if (fromCluster?.host && fromCluster.port) {
+      return {
+        simCluster,
+        verdict: {
+          status: 'True',
+          reason: ENDPOINT_FROM_CLUSTER_REASON,
+          message: `control plane at ${fromCluster.host}:${fromCluster.port} (from Cluster ${cluster.metadata.name})`,
+        },
+      };
+    }
+    return {
+      simCluster,
+      verdict: {
+        status: 'False',
+        reason: WAITING_FOR_CONTROL_PLANE_ENDPOINT_REASON,
+        message:
+          'no endpoint yet: set spec.controlPlaneEndpoint or spec.controlPlaneEndpointPoolRef, or Cluster.spec.controlPlaneEndpoint',
+      },
+    };
+  }
+
+  /** The endpoint host from IPAM: one IPAddressClaim, then its IPAddress's address into `spec.controlPlaneEndpoint`. */
+  private async allocateEndpoint(
+    simCluster: SimCluster,
+    cluster: StoredCluster,
+    poolRef: PoolReference,
+    context: ReconcileContext,
+  ): Promise<{ simCluster: SimCluster; verdict: ConditionVerdict }> {
+    const namespace = simCluster.metadata.namespace ?? '';
+    const claimName = controlPlaneEndpointClaimName(simCluster.metadata.name);
+    const claim = this.deps.claims.store.get(`${namespace}/${claimName}`);
+    const waiting = (message: string): { simCluster: SimCluster; verdict: ConditionVerdict } => ({
+      simCluster,
+      verdict: { status: 'False', reason: WAITING_FOR_IP_ADDRESS_REASON, message },
+    });
+    if (!claim) {
+      await this.createClaim(simCluster, cluster, claimName, poolRef, context);
+      return waiting(
+        `IPAddressClaim ${claimName} created, waiting for an address from ${poolRef.kind} ${poolRef.name}`,
+      );
+    }
+    if (!isControlledBy(claim, simCluster)) {
+      return {
+        simCluster,
+        verdict: {
+          status: 'False',
+          reason: IP_ADDRESS_CLAIM_CONFLICT_REASON,
+          message: `IPAddressClaim ${claimName} exists but is not controlled by this SimCluster; delete or rename it`,
+        },
+      };
+    }
+    const addressName = claim.status?.addressRef?.name;
+    if (!addressName) {
+      const ready = getCondition(claim.status?.conditions, 'Ready');
+      if (ready?.status === 'False') {
+        return {
+          simCluster,
+          verdict: {
+            status: 'False',
+            reason: IP_ADDRESS_CLAIM_FAILED_REASON,
+            message: `IPAddressClaim ${claimName}: ${ready.reason}${ready.message ? `: ${ready.message}` : ''}`,
+          },
+        };
+      }
+      return waiting(`IPAddressClaim ${claimName} waiting for an address from ${poolRef.kind} ${poolRef.name}`);
+    }
+    const address = this.deps.addresses.store.get(`${namespace}/${addressName}`);
+    if (!address) return waiting(`IPAddress ${addressName} of IPAddressClaim ${claimName} not seen yet`);
+    const ip = inspectIP(address.spec.address);
+    if (!ip.ok) {
+      return {
+        simCluster,
+        verdict: {
+          status: 'False',
+          reason: IP_ADDRESS_INVALID_REASON,
+          message: `IPAddressClaim ${claimName}: address ${JSON.stringify(address.spec.address)} of IPAddress ${addressName} is not a valid IP address (${ip.reason})`,
+        },
+      };
+    }
+    const port = simCluster.spec.controlPlaneEndpoint?.port ?? DEFAULT_CONTROL_PLANE_PORT;
+    const patched = await this.patchEndpoint(simCluster, address.spec.address, port, context);
+    void this.deps.recorder.normal(
+      patched,
+      'ControlPlaneEndpointAllocated',
+      'AllocateEndpoint',
+      `Control-plane endpoint ${address.spec.address}:${port} allocated from ${poolRef.kind} ${poolRef.name}`,
+    );
+    return {
+      simCluster: patched,
+      verdict: {
+        status: 'True',
+        reason: ENDPOINT_ALLOCATED_REASON,
+        message: `control plane at ${address.spec.address}:${port}`,
+      },
+    };
+  }
+
+  private async createClaim(
+    simCluster: SimCluster,
+    cluster: StoredCluster,
+    name: string,
+    poolRef: PoolReference,
+    context: ReconcileContext,
+  ): Promise<void> {
+    try {
+      await this.deps.client.create(
+        CLAIM_RESOURCE,
+        {
+          apiVersion: IPAM_V1BETA2_API_VERSION,
+          kind: 'IPAddressClaim',
+          metadata: {
+            name,
+            namespace: simCluster.metadata.namespace,
+            labels: { [CLUSTER_NAME_LABEL]: cluster.metadata.name },
+            ownerReferences: [ownerReferenceTo(simCluster, { controller: true, blockOwnerDeletion: true })],
+          },
+          spec: {
+            clusterName: cluster.metadata.name,
+            poolRef: { apiGroup: poolRef.apiGroup, kind: poolRef.kind, name: poolRef.name },
+          },
+        },
+        { signal: context.signal },
+      );
+      context.logger.info({ claim: name, pool: poolRef }, 'control-plane endpoint IPAddressClaim created');
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+    }
+  }
+
+  private patchEndpoint(
+    simCluster: SimCluster,
+    host: string,
+    port: number,
+    context: ReconcileContext,
+  ): Promise<SimCluster> {
+    return this.deps.client.mergePatch(
+      SIM_CLUSTER_RESOURCE,
+      { namespace: simCluster.metadata.namespace, name: simCluster.metadata.name },
+      {
+        metadata: { resourceVersion: simCluster.metadata.resourceVersion },
+        spec: { controlPlaneEndpoint: { host, port } },
+      },
+      { signal: context.signal },
+    );
+  }
+
+  private async reconcileDelete(simCluster: SimCluster, context: ReconcileContext): Promise<Result> {
+    if (!hasFinalizer(simCluster, SIM_CLUSTER_FINALIZER)) return {};
+    const uid = simCluster.metadata.uid ?? '';
+    const claims = this.deps.claims.store
+      .byIndex(OWNER_UID_INDEX, uid)
+      .filter((claim) => isControlledBy(claim, simCluster));
+    for (const claim of claims) {
+      if (claim.metadata.deletionTimestamp) continue;
+      try {
+        await this.deps.client.delete(
+          CLAIM_RESOURCE,
+          { namespace: claim.metadata.namespace, name: claim.metadata.name },
+          { preconditions: { uid: claim.metadata.uid }, signal: context.signal },
+        );
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    if (claims.length > 0) {
+      const conditions = setCondition(
+        simCluster.status?.conditions,
+        {
+          type: READY_CONDITION,
+          status: 'False',
+          reason: DELETING_REASON,
+          message: `waiting for IPAddressClaims to be deleted: ${claims.map((claim) => claim.metadata.name).join(', ')}`,
+          observedGeneration: simCluster.metadata.generation ?? 0,
+        },
+        this.deps.now(),
+      );
+      await this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context);
+      return { requeueAfterMs: DELETION_POLL_MS };
+    }
+    await removeFinalizer(this.deps.client, SIM_CLUSTER_RESOURCE, simCluster, SIM_CLUSTER_FINALIZER, {
+      signal: context.signal,
+    });
+    return {};
+  }
+
+  private async writeStatus(
+    simCluster: SimCluster,
+    status: Readonly<Record<string, unknown>>,
+    context: ReconcileContext,
+  ): Promise<void> {
+    if (statusUnchanged(simCluster.status, status)) return;
+    try {
+      await this.deps.client.patchStatus(SIM_CLUSTER_RESOURCE, simCluster, statusMergePatch(status, STATUS_FIELDS), {
+        signal: context.signal,
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+}
