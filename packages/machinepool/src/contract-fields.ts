@@ -50,7 +50,7 @@ export const infraMachinePoolSpecFields = {
 export const infraMachinePoolStatusFields = {
   ready: z.boolean().optional(),
   initialization: InfraMachinePoolInitialization.optional(),
-  replicas: z.int().min(0).max(INT32_MAX).optional(),
+  replicas: z.int().min(0).max(INT32_MAX).meta({ format: 'int32' }).optional(),
   infrastructureMachineKind: z.string().min(1).max(MAX_KIND_LENGTH).optional(),
   instances: z.array(InfraMachinePoolInstanceStatus).max(MAX_PROVIDER_IDS).optional(),
   conditions: Conditions.optional(),
