@@ -1,0 +1,204 @@
+import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import type { Client } from '@tally-ipam/controller-kit';
+import type { TestNamespace } from '@tally-ipam/testenv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ADDRESS_RESOURCE,
+  addressLockName,
+  CLAIM_RESOURCE,
+  LOCK_RESOURCE,
+  POOL_RESOURCES,
+  type StoredAddress,
+} from '../src/index.js';
+import {
+  createClaim,
+  createPool,
+  locksOfNamespace,
+  newNamespace,
+  type RunningProvider,
+  readyCondition,
+  startProvider,
+  testClient,
+  waitFor,
+  waitForAddress,
+} from './support.js';
+
+let client: Client;
+const namespaces: TestNamespace[] = [];
+
+beforeAll(() => {
+  client = testClient();
+});
+
+afterAll(async () => {
+  for (const namespace of namespaces) await namespace.delete();
+  client?.close();
+});
+
+async function namespace(prefix: string): Promise<string> {
+  const created = await newNamespace(prefix);
+  namespaces.push(created);
+  return created.name;
+}
+
+async function addressesOf(ns: string): Promise<StoredAddress[]> {
+  return (await client.listAll(ADDRESS_RESOURCE, { namespace: ns })).items;
+}
+
+function expectNoDuplicates(addresses: readonly StoredAddress[]): void {
+  const texts = addresses.map((address) => address.spec.address);
+  expect(new Set(texts).size, `duplicates in ${texts.join(', ')}`).toBe(texts.length);
+}
+
+describe('uniqueness enforced by the API server', () => {
+  it('two pools with overlapping ranges never hand out the same address', async () => {
+    const ns = await namespace('uniq-overlap');
+    const running = await startProvider();
+    try {
+      await createPool(client, 'TallyIPPool', 'left', ns, { addresses: ['10.40.0.1-10.40.0.6'], prefix: 24 });
+      await createPool(client, 'TallyIPPool', 'right', ns, { addresses: ['10.40.0.4-10.40.0.9'], prefix: 24 });
+      const claims: string[] = [];
+      for (let index = 0; index < 6; index += 1) {
+        for (const pool of ['left', 'right']) {
+          const name = `${pool}-${index}`;
+          claims.push(name);
+          await createClaim(client, ns, name, { kind: 'TallyIPPool', name: pool });
+        }
+      }
+      // 9 distinct addresses for 12 claims: 9 are served, 3 wait.
+      await waitFor('9 claims served', async () => ((await addressesOf(ns)).length === 9 ? true : undefined));
+      const addresses = await addressesOf(ns);
+      expectNoDuplicates(addresses);
+      for (const address of addresses) {
+        const range = address.spec.poolRef.name === 'left' ? [1, 6] : [4, 9];
+        const last = Number(address.spec.address.split('.')[3]);
+        expect(last).toBeGreaterThanOrEqual(range[0] as number);
+        expect(last).toBeLessThanOrEqual(range[1] as number);
+      }
+      const waiting = await Promise.all(claims.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })));
+      expect(waiting.filter((claim) => readyCondition(claim)?.reason === 'PoolExhausted').length).toBe(3);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('respects a lock another replica holds (409): the claim gets the next address', async () => {
+    const ns = await namespace('uniq-409');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.41.0.1-10.41.0.3'], prefix: 24 });
+    // "Another replica" took 10.41.0.1 for a claim this process has not seen.
+    await client.create(LOCK_RESOURCE, {
+      apiVersion: TALLY_V1ALPHA1_API_VERSION,
+      kind: 'TallyAddressLock',
+      metadata: { name: addressLockName('10.41.0.1') },
+      spec: {
+        address: '10.41.0.1',
+        poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'pool', namespace: ns },
+        claimRef: { namespace: ns, name: 'elsewhere', uid: 'uid-of-another-replicas-claim' },
+      },
+    });
+    const running = await startProvider({ orphanLockSafetyAgeMs: 3_600_000 });
+    try {
+      await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
+      expect((await waitForAddress(client, ns, 'a')).spec.address).toBe('10.41.0.2');
+      const foreign = await client.get(LOCK_RESOURCE, { name: addressLockName('10.41.0.1') });
+      expect(foreign.spec.claimRef.name).toBe('elsewhere');
+    } finally {
+      await running.stop();
+      await client.delete(LOCK_RESOURCE, { name: addressLockName('10.41.0.1') });
+    }
+  });
+
+  it('two providers racing on one pool (no leader election) hand out every address once', async () => {
+    const ns = await namespace('uniq-race');
+    const first = await startProvider({ concurrency: 4 }, 'replica-a');
+    const second = await startProvider({ concurrency: 4 }, 'replica-b');
+    try {
+      await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.42.0.1-10.42.0.30'], prefix: 24 });
+      const names = Array.from({ length: 30 }, (_, index) => `m-${index}`);
+      await Promise.all(names.map((name) => createClaim(client, ns, name, { kind: 'TallyIPPool', name: 'pool' })));
+      const addresses = await Promise.all(names.map((name) => waitForAddress(client, ns, name)));
+      expectNoDuplicates(addresses);
+      const listed = await addressesOf(ns);
+      expect(listed.length).toBe(30);
+      expectNoDuplicates(listed);
+      // Every IPAddress is backed by the lock of its address, held by its claim; no stray locks are left behind.
+      const claims = await Promise.all(names.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })));
+      const uidOf = new Map(claims.map((claim) => [claim.metadata.name, claim.metadata.uid]));
+      await waitFor('one held lock per address', async () => {
+        const locks = (await locksOfNamespace(client, ns)).filter((lock) => lock.spec.releasedAt === undefined);
+        return locks.length === 30 ? locks : undefined;
+      });
+      for (const address of listed) {
+        const lock = await client.get(LOCK_RESOURCE, { name: addressLockName(address.spec.address) });
+        expect(lock.spec.claimRef.uid).toBe(uidOf.get(address.metadata.name));
+      }
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+  });
+
+  it('a restarted provider rebuilds the same state from specs: nothing is re-allocated', async () => {
+    const ns = await namespace('uniq-restart');
+    let running = await startProvider();
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.43.0.1-10.43.0.10'], prefix: 24 });
+    for (const name of ['a', 'b', 'c']) await createClaim(client, ns, name, { kind: 'TallyIPPool', name: 'pool' });
+    const before = await Promise.all(['a', 'b', 'c'].map((name) => waitForAddress(client, ns, name)));
+    await running.stop();
+
+    running = await startProvider();
+    try {
+      await createClaim(client, ns, 'd', { kind: 'TallyIPPool', name: 'pool' });
+      const d = await waitForAddress(client, ns, 'd');
+      expect(d.spec.address).toBe('10.43.0.4');
+      const after = await Promise.all(
+        ['a', 'b', 'c'].map((name) => client.get(ADDRESS_RESOURCE, { namespace: ns, name })),
+      );
+      expect(after.map((address) => [address.metadata.uid, address.spec.address])).toEqual(
+        before.map((address) => [address.metadata.uid, address.spec.address]),
+      );
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('clusterctl move: locks and statuses gone, the provider re-creates the locks and moves nothing', async () => {
+    const ns = await namespace('uniq-move');
+    let running = await startProvider();
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.44.0.1-10.44.0.10'], prefix: 24 });
+    for (const name of ['a', 'b', 'c']) await createClaim(client, ns, name, { kind: 'TallyIPPool', name: 'pool' });
+    const before = await Promise.all(['a', 'b', 'c'].map((name) => waitForAddress(client, ns, name)));
+    await running.stop();
+
+    // What a move leaves in the target cluster: the objects without status, and no cluster-scoped locks.
+    for (const lock of await locksOfNamespace(client, ns))
+      await client.delete(LOCK_RESOURCE, { name: lock.metadata.name });
+    for (const name of ['a', 'b', 'c']) {
+      const claim = await client.get(CLAIM_RESOURCE, { namespace: ns, name });
+      await client.mergePatch(CLAIM_RESOURCE, claim.metadata, { status: null }, { subresource: 'status' });
+    }
+    const pool = await client.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'pool' });
+    await client.mergePatch(POOL_RESOURCES.TallyIPPool, pool.metadata, { status: null }, { subresource: 'status' });
+
+    running = await startProvider();
+    try {
+      const after = await Promise.all(['a', 'b', 'c'].map((name) => waitForAddress(client, ns, name)));
+      expect(after.map((address) => [address.metadata.uid, address.spec.address])).toEqual(
+        before.map((address) => [address.metadata.uid, address.spec.address]),
+      );
+      const claims = await Promise.all(
+        ['a', 'b', 'c'].map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })),
+      );
+      for (const [index, address] of after.entries()) {
+        const lock = await waitFor(`lock of ${address.spec.address}`, async () => {
+          const locks = await locksOfNamespace(client, ns);
+          return locks.find((candidate) => candidate.spec.address === address.spec.address);
+        });
+        expect(lock.spec.claimRef.uid).toBe(claims[index]?.metadata.uid);
+      }
+      await createClaim(client, ns, 'd', { kind: 'TallyIPPool', name: 'pool' });
+      expect((await waitForAddress(client, ns, 'd')).spec.address).toBe('10.44.0.4');
+    } finally {
+      await running.stop();
+    }
+  });
+});
