@@ -15,7 +15,6 @@ import {
   createPool,
   locksOfNamespace,
   newNamespace,
-  type RunningProvider,
   readyCondition,
   startProvider,
   testClient,
