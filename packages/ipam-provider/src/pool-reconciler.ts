@@ -13,6 +13,7 @@ import {
   type Client,
   type Condition,
   type ConditionInput,
+  type EventRecorder,
   getCondition,
   hasFinalizer,
   type ReconcileContext,
@@ -40,6 +41,7 @@ export interface PoolReconcilerDeps {
   readonly clusters: SharedInformer<StoredCluster>;
   readonly states: PoolStates;
   readonly metrics: ProviderMetrics;
+  readonly recorder: EventRecorder;
   readonly now: () => number;
   /** Restricts the IPAddress list of a deleting global pool (all namespaces unless the provider is namespaced). */
   readonly namespace?: string | undefined;
@@ -199,6 +201,9 @@ export class PoolReconciler implements Reconciler {
     const sameCounts =
       counts === undefined || JSON.stringify(currentStatus?.[this.countsField]) === JSON.stringify(counts);
     if (sameCondition && sameCounts && currentStatus?.observedGeneration === generation) return;
+    if (!sameCondition && condition.status === 'False' && condition.reason !== previous?.reason) {
+      void this.deps.recorder.warning(pool, condition.reason, 'Reconcile', condition.message ?? '');
+    }
     const status: Record<string, unknown> = {
       conditions: setCondition(conditions, condition, new Date(this.deps.now())),
       observedGeneration: generation,

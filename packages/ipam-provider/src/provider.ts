@@ -217,7 +217,18 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   );
   manager.add(claimController);
 
-  const poolDeps = { client, cache, pools: poolOf, locks, clusters, states, metrics, now, namespace };
+  const poolDeps = {
+    client,
+    cache,
+    pools: poolOf,
+    locks,
+    clusters,
+    states,
+    metrics,
+    now,
+    namespace,
+    recorder: manager.getEventRecorderFor('pool'),
+  };
   for (const kind of TALLY_POOL_KINDS) {
     const reconciler = isPrefixPoolKind(kind)
       ? newPrefixPoolReconciler(kind, poolDeps)

@@ -18,7 +18,7 @@ const ipv6 = fc
     fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }).map((low) => 0xffff00000000n | low),
     fc
       .array(fc.constantFrom(0n, 1n, 0xffffn), { minLength: 8, maxLength: 8 })
-      .map((groups) => groups.reduce((acc, group) => (acc << 16n) | group, 0n)),
+      .map((groups) => groups.reduce<bigint>((acc, group) => (acc << 16n) | group, 0n)),
   )
   .map((value) => ipFromValue(6, value));
 const anyIP = fc.oneof(ipv4, ipv6);
