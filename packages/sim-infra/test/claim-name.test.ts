@@ -13,11 +13,7 @@ const subdomain = new RegExp(DNS1123_SUBDOMAIN_PATTERN);
 
 /** DNS-1123 labels joined by '.', up to the API server's limit: every name a SimMachine can have. */
 const label = fc
-  .tuple(
-    fc.stringMatching(/^[a-z0-9]$/),
-    fc.stringMatching(/^[-a-z0-9]{0,40}$/),
-    fc.stringMatching(/^[a-z0-9]$/),
-  )
+  .tuple(fc.stringMatching(/^[a-z0-9]$/), fc.stringMatching(/^[-a-z0-9]{0,40}$/), fc.stringMatching(/^[a-z0-9]$/))
   .map(([first, middle, last]) => `${first}${middle}${last}`);
 const objectName = fc
   .array(label, { minLength: 1, maxLength: 8 })

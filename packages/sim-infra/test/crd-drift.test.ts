@@ -1,14 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { calculateCRDName } from '@tally-ipam/api-types';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { calculateCRDName } from '@tally-ipam/api-types';
-import {
-  generatedSimCRDFiles,
-  SIM_GROUP,
-  SIM_V1ALPHA1_VERSION,
-  simCRDDirectory,
-  simCRDsYaml,
-} from '../src/index.js';
+import { generatedSimCRDFiles, SIM_GROUP, SIM_V1ALPHA1_VERSION, simCRDDirectory, simCRDsYaml } from '../src/index.js';
 
 const crdDir = simCRDDirectory();
 

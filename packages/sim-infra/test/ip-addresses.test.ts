@@ -32,7 +32,9 @@ describe('validateClaimedAddresses', () => {
     expect(result.valid).toBe(false);
     if (result.valid) return;
     expect(result.problems).toEqual([
-      expect.stringMatching(/^IPAddressClaim bad-address \(device eth0\): address "10\.0\.0\.300" is not a valid IP address/),
+      expect.stringMatching(
+        /^IPAddressClaim bad-address \(device eth0\): address "10\.0\.0\.300" is not a valid IP address/,
+      ),
       'IPAddressClaim bad-prefix (device eth0): prefix 33 of address 10.0.0.6 is not between 0 and 32 (IPv4)',
       expect.stringMatching(/^IPAddressClaim bad-gateway \(device eth0\): gateway "gw" is not a valid IP address/),
       'IPAddressClaim wrong-family (device eth0): gateway fd00::1 is IPv6 but address 10.0.0.8 is IPv4',
@@ -89,7 +91,9 @@ describe('validateClaimedAddresses', () => {
       fc.property(fc.array(ipv4, { minLength: 1, maxLength: 10 }), fc.nat(), (addresses, pick) => {
         const repeated = addresses[pick % addresses.length] ?? '10.0.0.1';
         const all = [...addresses, repeated];
-        const result = validateClaimedAddresses(all.map((address, index) => claimed({ claimName: `c${index}`, address })));
+        const result = validateClaimedAddresses(
+          all.map((address, index) => claimed({ claimName: `c${index}`, address })),
+        );
         expect(result.valid).toBe(false);
         if (!result.valid) expect(result.problems.some((problem) => problem.includes('handed out twice'))).toBe(true);
       }),
