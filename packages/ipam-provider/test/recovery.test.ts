@@ -1,0 +1,204 @@
+import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import { type Client, EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
+import type { TestNamespace } from '@tally-ipam/testenv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ADDRESS_FINALIZER,
+  ADDRESS_RESOURCE,
+  addressLockName,
+  CLAIM_RESOURCE,
+  LOCK_RESOURCE,
+  type StoredClaim,
+} from '../src/index.js';
+import {
+  createClaim,
+  createPool,
+  getOrUndefined,
+  newNamespace,
+  readyCondition,
+  startProvider,
+  testClient,
+  waitFor,
+  waitForAddress,
+  waitForGone,
+  waitForReason,
+} from './support.js';
+
+let client: Client;
+const namespaces: TestNamespace[] = [];
+
+beforeAll(() => {
+  client = testClient();
+});
+
+afterAll(async () => {
+  for (const namespace of namespaces) await namespace.delete();
+  client?.close();
+});
+
+async function namespace(prefix: string): Promise<string> {
+  const created = await newNamespace(prefix);
+  namespaces.push(created);
+  return created.name;
+}
+
+async function createLock(address: string, ns: string, pool: string, claim: { name: string; uid: string }) {
+  return client.create(LOCK_RESOURCE, {
+    apiVersion: TALLY_V1ALPHA1_API_VERSION,
+    kind: 'TallyAddressLock',
+    metadata: { name: addressLockName(address) },
+    spec: {
+      address,
+      poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: pool, namespace: ns },
+      claimRef: { namespace: ns, name: claim.name, uid: claim.uid },
+    },
+  });
+}
+
+describe('recovery', () => {
+  it('resumes a crash between lock and IPAddress: the address of the claim’s lock is used', async () => {
+    const ns = await namespace('rec-crash');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.60.0.1-10.60.0.9'], prefix: 24 });
+    const claim = await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
+    // The lock a crashed reconcile had taken for this claim: not the lowest free address.
+    await createLock('10.60.0.7', ns, 'pool', { name: 'a', uid: claim.metadata.uid ?? '' });
+    const running = await startProvider();
+    try {
+      expect((await waitForAddress(client, ns, 'a')).spec.address).toBe('10.60.0.7');
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('reports a duplicate instead of sharing an address whose lock another claim holds (e.g. after a move)', async () => {
+    const ns = await namespace('rec-duplicate');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.61.0.1-10.61.0.9'], prefix: 24 });
+    const claim = await createClaim(client, ns, 'moved', { kind: 'TallyIPPool', name: 'pool' });
+    await createLock('10.61.0.1', ns, 'pool', { name: 'other', uid: 'uid-of-other' });
+    // The IPAddress as clusterctl move brings it: owned by the claim, no lock in this cluster.
+    await client.create(ADDRESS_RESOURCE, {
+      apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+      kind: 'IPAddress',
+      metadata: {
+        name: 'moved',
+        namespace: ns,
+        finalizers: [ADDRESS_FINALIZER],
+        ownerReferences: [
+          {
+            apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+            kind: 'IPAddressClaim',
+            name: 'moved',
+            uid: claim.metadata.uid ?? '',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: {
+        address: '10.61.0.1',
+        prefix: 24,
+        poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'pool' },
+        claimRef: { name: 'moved' },
+      },
+    });
+    const running = await startProvider({ orphanLockSafetyAgeMs: 3_600_000 });
+    try {
+      const failed = await waitForReason(client, ns, 'moved', 'AllocationFailed');
+      expect(readyCondition(failed)?.message).toContain('duplicate address: 10.61.0.1');
+      expect(readyCondition(failed)?.message).toContain(`${ns}/other`);
+      const lock = await client.get(LOCK_RESOURCE, { name: addressLockName('10.61.0.1') });
+      expect(lock.spec.claimRef.uid).toBe('uid-of-other');
+    } finally {
+      await running.stop();
+      await client.delete(LOCK_RESOURCE, { name: addressLockName('10.61.0.1') });
+    }
+  });
+
+  it('deletes orphaned locks after the safety age, and keeps locks whose claim lives', async () => {
+    const ns = await namespace('rec-orphan');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.62.0.1-10.62.0.9'], prefix: 24 });
+    await createLock('10.62.0.9', ns, 'pool', { name: 'vanished', uid: 'uid-of-vanished' });
+    const running = await startProvider({ orphanLockSafetyAgeMs: 1_000, namespace: ns });
+    try {
+      await createClaim(client, ns, 'live', { kind: 'TallyIPPool', name: 'pool' });
+      const live = await waitForAddress(client, ns, 'live');
+      await waitForGone('orphaned lock', () => client.get(LOCK_RESOURCE, { name: addressLockName('10.62.0.9') }));
+      const held = await client.get(LOCK_RESOURCE, { name: addressLockName(live.spec.address) });
+      expect(held.spec.claimRef.name).toBe('live');
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('releases the lock only after the IPAddress is really gone (another finalizer holding it)', async () => {
+    const ns = await namespace('rec-finalizer');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.63.0.1-10.63.0.9'], prefix: 24 });
+    const running = await startProvider();
+    try {
+      await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
+      const address = await waitForAddress(client, ns, 'a');
+      await client.mergePatch(ADDRESS_RESOURCE, address.metadata, {
+        metadata: {
+          resourceVersion: address.metadata.resourceVersion,
+          finalizers: [ADDRESS_FINALIZER, 'example.com/hold'],
+        },
+      });
+      await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
+      const held = await waitFor('IPAddress left with only the foreign finalizer', async () => {
+        const current = await client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'a' });
+        return current.metadata.finalizers?.join(',') === 'example.com/hold' ? current : undefined;
+      });
+      expect(held.metadata.deletionTimestamp).toBeDefined();
+      // While the IPAddress exists, its address stays locked and the claim stays.
+      expect((await client.get(LOCK_RESOURCE, { name: addressLockName('10.63.0.1') })).spec.claimRef.name).toBe('a');
+      expect((await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' })).metadata.deletionTimestamp).toBeDefined();
+
+      await client.mergePatch(ADDRESS_RESOURCE, held.metadata, {
+        metadata: { resourceVersion: held.metadata.resourceVersion, finalizers: null },
+      });
+      await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
+      expect(
+        await getOrUndefined(() => client.get(LOCK_RESOURCE, { name: addressLockName('10.63.0.1') })),
+      ).toBeUndefined();
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('serves only claims with the watch-filter label when a filter is set, and records Events', async () => {
+    const ns = await namespace('rec-filter');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.64.0.1-10.64.0.9'], prefix: 24 });
+    const running = await startProvider({ watchFilter: 'mine', namespace: ns }, 'filtered-provider');
+    try {
+      await createClaim(client, ns, 'unlabelled', { kind: 'TallyIPPool', name: 'pool' });
+      await createClaim(
+        client,
+        ns,
+        'labelled',
+        { kind: 'TallyIPPool', name: 'pool' },
+        {
+          labels: { 'cluster.x-k8s.io/watch-filter': 'mine' },
+        },
+      );
+      await waitForAddress(client, ns, 'labelled');
+      const events = await waitFor('AddressAllocated event', async () => {
+        const list = await client.list(EVENTS_RESOURCE, { namespace: ns });
+        const items = list.items as unknown as { reason?: string; note?: string; regarding?: { name?: string } }[];
+        const found = items.filter((event) => event.reason === 'AddressAllocated');
+        return found.length > 0 ? found : undefined;
+      });
+      expect(events[0]?.regarding?.name).toBe('labelled');
+      expect(events[0]?.note).toBe(`allocated 10.64.0.1 from TallyIPPool ${ns}/pool`);
+      // Providers of other test files (no filter) may serve the unlabelled claim too; this provider's writes are
+      // told apart by its field manager in managedFields.
+      const writers = (claim: StoredClaim): string[] =>
+        ((claim.metadata.managedFields ?? []) as { manager?: string }[]).map((entry) => entry.manager ?? '');
+      const labelled = await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'labelled' });
+      expect(writers(labelled)).toContain('filtered-provider');
+      const unlabelled = await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'unlabelled' });
+      expect(writers(unlabelled)).not.toContain('filtered-provider');
+    } finally {
+      await running.stop();
+    }
+  });
+});
