@@ -55,7 +55,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
 export function createCluster(client: Client, namespace: string, name: string, paused = false): Promise<StoredCluster> {
   return client.create(CLUSTER_RESOURCE, {
     metadata: { namespace, name },
-    spec: paused ? { paused: true } : {},
+    spec: { paused },
   });
 }
 
