@@ -82,7 +82,7 @@ export async function getOwnerMachine(
  * The Cluster an object belongs to by its `cluster.x-k8s.io/cluster-name` label (CAPI's MachinePool controller sets
  * it on the InfraMachinePool; CAPD reads the Cluster the same way). Undefined without the label or the Cluster.
  */
-export async function getClusterByName(
+export async function getClusterByLabel(
   client: Client,
   object: KubeObject,
   options: RequestOptions = {},

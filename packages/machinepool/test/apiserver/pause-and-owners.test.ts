@@ -7,7 +7,7 @@ import {
   conditionsOf,
   ensurePausedCondition,
   formatLabelValue,
-  getClusterByName,
+  getClusterByLabel,
   getMachinePoolByLabels,
   getOwnerMachine,
   getOwnerMachinePool,
@@ -104,11 +104,11 @@ describe('owner lookups on the real API server', () => {
     });
     const owned = await createInfraPool(client, namespace.name, 'workers', machinePool);
     expect((await getOwnerMachinePool(client, owned))?.metadata.uid).toBe(machinePool.metadata.uid);
-    expect((await getClusterByName(client, owned))?.metadata.uid).toBe(cluster.metadata.uid);
+    expect((await getClusterByLabel(client, owned))?.metadata.uid).toBe(cluster.metadata.uid);
 
     const orphan = await createInfraPool(client, namespace.name, 'orphan');
     expect(await getOwnerMachinePool(client, orphan)).toBeUndefined();
-    expect(await getClusterByName(client, orphan)).toBeUndefined();
+    expect(await getClusterByLabel(client, orphan)).toBeUndefined();
 
     await client.delete(MACHINE_POOL_RESOURCE, { namespace: namespace.name, name: 'workers' });
     expect(await getOwnerMachinePool(client, owned)).toBeUndefined();
