@@ -261,7 +261,7 @@ async function listInfraMachines(
   client: Client,
   resource: ResourceKind,
   namespace: string,
-  labelSelector: string,
+  labelSelector: string | undefined,
   signal: AbortSignal | undefined,
 ): Promise<InfraMachineObject[]> {
   const list = await client.listAll(resource, { namespace, labelSelector, signal });
@@ -274,4 +274,88 @@ async function listInfraMachines(
     }
     return parsed.data;
   });
+}
+
+export interface DeleteMachinePoolMachinesInput {
+  readonly client: Client;
+  /** The InfraMachinePool being deleted, as read from the API server. */
+  readonly infraMachinePool: KubeObject;
+  readonly infraMachineResource: ResourceKind;
+  readonly logger?: Logger | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface DeleteMachinePoolMachinesResult {
+  /** Machines whose deletion this call requested (again, if one was already being deleted). */
+  readonly deletedMachines: string[];
+  /** InfraMachines deleted directly because no Machine ever owned them (nothing in CAPI refers to them). */
+  readonly deletedInfraMachines: string[];
+  /** InfraMachines this call found (deleting or not): keep the pool's finalizer and requeue until it is empty. */
+  readonly remaining: string[];
+}
+
+/**
+ * The delete path of an InfraMachinePool with MachinePool Machines (CAPD's `reconcileDelete`): every InfraMachine the
+ * pool owns (found by owner reference, so it works after the MachinePool is gone) is removed through its owner
+ * Machine, so Nodes are drained; one that never got a Machine is deleted directly. CAPI's MachinePool controller does
+ * not delete MP Machines itself, and on a cluster without garbage collection nothing else would.
+ */
+export async function deleteMachinePoolMachines(
+  input: DeleteMachinePoolMachinesInput,
+): Promise<DeleteMachinePoolMachinesResult> {
+  const { client, infraMachinePool, signal } = input;
+  const namespace = infraMachinePool.metadata.namespace;
+  const poolUid = infraMachinePool.metadata.uid;
+  if (!namespace || !poolUid) {
+    throw new Error(
+      `InfraMachinePool "${infraMachinePool.metadata.name}" needs a namespace and a uid (read it from the API server) to find its InfraMachines`,
+    );
+  }
+  assertSameApiVersion(infraMachinePool, input.infraMachineResource);
+  const all = await listInfraMachines(client, input.infraMachineResource, namespace, undefined, signal);
+  const owned = all.filter((infraMachine) =>
+    (infraMachine.metadata.ownerReferences ?? []).some((reference) => reference.uid === poolUid),
+  );
+  const result: DeleteMachinePoolMachinesResult = { deletedMachines: [], deletedInfraMachines: [], remaining: [] };
+  for (const infraMachine of owned) {
+    result.remaining.push(infraMachine.metadata.name);
+    if (infraMachine.metadata.deletionTimestamp) continue;
+    const reference = (infraMachine.metadata.ownerReferences ?? []).find(
+      (owner) => owner.kind === MACHINE_KIND && owner.apiVersion.startsWith(`${CLUSTER_GROUP}/`),
+    );
+    const deleted = reference
+      ? await deleteIfPresent(client, MACHINE_RESOURCE, namespace, reference.name, reference.uid, signal)
+      : false;
+    if (deleted && reference) {
+      result.deletedMachines.push(reference.name);
+      input.logger?.info({ machine: `${namespace}/${reference.name}` }, 'deleting MachinePool Machine with its pool');
+      continue;
+    }
+    // No Machine (never created, or already gone after CAPI's Machine controller finished): nothing drains this
+    // replica any more, so the InfraMachine goes directly.
+    const name = infraMachine.metadata.name;
+    if (await deleteIfPresent(client, input.infraMachineResource, namespace, name, infraMachine.metadata.uid, signal)) {
+      result.deletedInfraMachines.push(name);
+      input.logger?.info({ infraMachine: `${namespace}/${name}` }, 'deleting InfraMachine without a Machine');
+    }
+  }
+  return result;
+}
+
+/** Deletes the object if it still exists with that uid; false when it was already gone. */
+async function deleteIfPresent(
+  client: Client,
+  resource: ResourceKind,
+  namespace: string,
+  name: string,
+  uid: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  try {
+    await client.delete(resource, { namespace, name }, { preconditions: { uid }, signal });
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
 }

@@ -3,6 +3,7 @@ import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/te
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DELETE_MACHINE_ANNOTATION,
+  deleteMachinePoolMachines,
   formatLabelValue,
   type InfraMachineObject,
   MACHINE_POOL_RESOURCE,
@@ -247,4 +248,71 @@ describe('MachinePool Machines on the real API server', () => {
       }),
     ).rejects.toThrow(/CAPI lists the InfraMachines with the pool's apiVersion/);
   });
+});
+
+describe('deleting a pool with MachinePool Machines on the real API server', () => {
+  let client: Client;
+  let namespace: TestNamespace;
+
+  beforeAll(async () => {
+    client = newClient();
+    namespace = await createTestNamespace(testEnv().kubeConfig, 'mp-delete');
+  });
+  afterAll(async () => {
+    await namespace.delete();
+    client.close();
+  });
+
+  it('deletes owner Machines, deletes InfraMachines that never got one, and reports what remains', async () => {
+    const machinePool = await createMachinePool(client, {
+      namespace: namespace.name,
+      name: 'doomed',
+      clusterName: 'prod',
+      infraPoolName: 'doomed',
+      replicas: 2,
+    });
+    const pool = await createInfraPool(client, namespace.name, 'doomed', machinePool);
+    const other = await createInfraPool(client, namespace.name, 'other', machinePool);
+    const base = { client, machinePool, infraMachineResource: EXAMPLE_MACHINE_RESOURCE, template };
+    await reconcileMachinePoolMachines({
+      ...base,
+      infraMachinePool: pool,
+      instances: [instance('d-0'), instance('d-1')],
+    });
+    await reconcileMachinePoolMachines({ ...base, infraMachinePool: other, instances: [instance('o-0')] });
+    const withMachine = await client.get(INFRA_MACHINES, { namespace: namespace.name, name: 'd-0' });
+    const machine = await createMachineLikeCapi(client, machinePool, withMachine);
+    await client.update(INFRA_MACHINES, setControllerReference(withMachine, machine));
+
+    const first = await deleteMachinePoolMachines({
+      client,
+      infraMachinePool: pool,
+      infraMachineResource: EXAMPLE_MACHINE_RESOURCE,
+    });
+    expect(first).toEqual({ deletedMachines: ['d-0'], deletedInfraMachines: ['d-1'], remaining: ['d-0', 'd-1'] });
+    await eventually('Machine d-0 to be deleted', () => machineGone('d-0'));
+
+    // CAPI's Machine controller deletes the InfraMachine of a deleted Machine; here the test does.
+    await client.delete(INFRA_MACHINES, { namespace: namespace.name, name: 'd-0' });
+    const second = await deleteMachinePoolMachines({
+      client,
+      infraMachinePool: pool,
+      infraMachineResource: EXAMPLE_MACHINE_RESOURCE,
+    });
+    expect(second).toEqual({ deletedMachines: [], deletedInfraMachines: [], remaining: [] });
+    // The other pool's InfraMachine is untouched.
+    expect(
+      (await client.get(INFRA_MACHINES, { namespace: namespace.name, name: 'o-0' })).metadata.deletionTimestamp,
+    ).toBeUndefined();
+  });
+
+  async function machineGone(name: string): Promise<true | undefined> {
+    try {
+      await client.get(MACHINE_RESOURCE, { namespace: namespace.name, name });
+      return undefined;
+    } catch (error) {
+      if (isNotFound(error)) return true;
+      throw error;
+    }
+  }
 });
