@@ -1,4 +1,4 @@
-import { type Client, isNotFound, setControllerReference } from '@tally-ipam/controller-kit';
+import { Client, isNotFound, setControllerReference } from '@tally-ipam/controller-kit';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -127,19 +127,38 @@ describe('MachinePool Machines on the real API server', () => {
 
     // 2. CAPI's MachinePool controller creates a Machine per InfraMachine; the Machine controller makes the Machine the
     //    InfraMachine's controller — which throws AlreadyOwnedError if the pool's reference were a controller one.
+    //    CAPI writes with its own field manager, as the real controllers do.
+    const capi = new Client(testEnv().kubeConfig, { fieldManager: 'capi-machine-controller' });
     for (const infraMachine of created) {
-      const machine = await createMachineLikeCapi(client, machinePool, infraMachine);
+      const machine = await createMachineLikeCapi(capi, machinePool, infraMachine);
       const controlled = setControllerReference(infraMachine, machine);
-      const updated = await client.update(INFRA_MACHINES, controlled);
-      await client.patchStatus(INFRA_MACHINES, updated, { initialization: { provisioned: true } });
+      const updated = await capi.update(INFRA_MACHINES, controlled);
+      await capi.patchStatus(INFRA_MACHINES, updated, { initialization: { provisioned: true } });
     }
+    capi.close();
     expect(await reconcile([instance('worker-a'), instance('worker-b'), instance('worker-c')])).toEqual({
       created: [],
       updated: [],
       deletedMachines: [],
       waitingForMachine: [],
     });
+    // A template change re-applies every InfraMachine; server-side apply keeps the Machine's controller reference.
+    const newImage = (poolInstance: PoolInstance): Record<string, unknown> => ({
+      ...template(poolInstance),
+      image: 'example/node:v1.34.1',
+    });
+    const reapplied = await reconcileMachinePoolMachines({
+      client,
+      infraMachinePool: pool,
+      machinePool,
+      instances: [instance('worker-a'), instance('worker-b'), instance('worker-c')],
+      infraMachineResource: EXAMPLE_MACHINE_RESOURCE,
+      template: newImage,
+    });
+    expect(reapplied.updated).toEqual(['worker-a', 'worker-b', 'worker-c']);
     for (const infraMachine of await listLikeCapi('workers')) {
+      expect(infraMachine.spec?.image).toBe('example/node:v1.34.1');
+      expect(infraMachine.status?.initialization?.provisioned).toBe(true);
       expect(infraMachine.metadata.ownerReferences?.map(({ kind, controller }) => ({ kind, controller }))).toEqual([
         { kind: 'ExampleMachinePool', controller: false },
         { kind: 'Machine', controller: true },
