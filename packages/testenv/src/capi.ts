@@ -22,13 +22,18 @@ export interface CapiCRDOptions {
 
 let moduleDir: Promise<string> | undefined;
 
-/** `config/crd/bases` of `sigs.k8s.io/cluster-api` at the pinned version, downloaded into the Go module cache once. */
-export async function capiCRDDir(): Promise<string> {
+/** The read-only source of `sigs.k8s.io/cluster-api` at the pinned version, downloaded into the Go module cache once. */
+export async function capiModuleDir(): Promise<string> {
   moduleDir ??= downloadGoModule(CLUSTER_API_MODULE, CLUSTER_API_VERSION).catch((error: unknown) => {
     moduleDir = undefined;
     throw error;
   });
-  return join(await moduleDir, 'config', 'crd', 'bases');
+  return moduleDir;
+}
+
+/** `config/crd/bases` of `sigs.k8s.io/cluster-api` at the pinned version, downloaded into the Go module cache once. */
+export async function capiCRDDir(): Promise<string> {
+  return join(await capiModuleDir(), 'config', 'crd', 'bases');
 }
 
 /**

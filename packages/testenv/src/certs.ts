@@ -141,3 +141,25 @@ export async function generateControlPlaneCertificates(): Promise<ControlPlaneCe
     serviceAccountPublicKeyPem: pem('PUBLIC KEY', await webcrypto.subtle.exportKey('spki', serviceAccount.publicKey)),
   };
 }
+
+/** A CA and a serving certificate it signed, e.g. for a webhook server the API server calls. */
+export interface ServingCertificates {
+  /** The CA to put in a webhook configuration's `caBundle`. */
+  readonly ca: PemKeyPair;
+  readonly serving: PemKeyPair;
+}
+
+/**
+ * A throwaway CA and a serving certificate for `127.0.0.1` and `localhost` (the host of the `url` an API server on
+ * loopback calls), e.g. for the Cluster API manager's webhook server.
+ */
+export async function generateServingCertificates(commonName: string): Promise<ServingCertificates> {
+  const ca = await createCA(`${commonName}-ca`);
+  const serving = await issue(ca, {
+    subject: `CN=${commonName}`,
+    usage: 'server',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+  });
+  return { ca: await toPem(ca), serving: await toPem(serving) };
+}

@@ -1,16 +1,20 @@
 #!/usr/bin/env node
 import { ensureBinaries } from './binaries.js';
 import { capiCRDDir } from './capi.js';
+import { type CapiManager, startCapiManager } from './capi-manager.js';
+import { ensureCapiManager } from './capi-manager-binary.js';
 import { startControlPlane } from './control-plane.js';
 import { errorMessage, formatBytes, formatDuration } from './format.js';
-import { controlPlaneCacheDir } from './paths.js';
+import { capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
 
-const USAGE = `usage: tally-testenv <command>
+const USAGE = `usage: tally-testenv <command> [--capi]
 
   prepare   build (or find in the cache) etcd, kube-apiserver and kube-controller-manager, and fetch
             Cluster API's CRDs into the Go module cache; prints progress and the build time
+            --capi: also build (or find) the Cluster API core manager
   start     start a control plane with kube-controller-manager and Cluster API's CRDs, print its
             kubeconfig path, and run until Ctrl+C
+            --capi: also run the Cluster API core manager with its webhooks
 
 environment: TALLY_CACHE_DIR (binary cache root), TALLY_TEST_KUBECONFIG (use that cluster instead),
              TALLY_TESTENV_KEEP=1 (keep state and logs after stop), TALLY_TESTENV_START_TIMEOUT_MS`;
@@ -19,7 +23,18 @@ const log = (message: string): void => {
   console.error(`[tally-testenv] ${message}`);
 };
 
-async function prepare(): Promise<void> {
+async function prepareCapiManager(): Promise<void> {
+  log(`Cluster API manager cache: ${capiManagerCacheDir()}`);
+  const manager = await ensureCapiManager({ onProgress: log });
+  if (!manager.builtNow) {
+    log(
+      `cached: ${manager.path} (${manager.version}, built earlier in ${formatDuration(manager.buildDurationMs)}; ` +
+        `${formatBytes(manager.sizeBytes)})`,
+    );
+  }
+}
+
+async function prepare(capi: boolean): Promise<void> {
   const started = Date.now();
   log(`binary cache: ${controlPlaneCacheDir()}`);
   const binaries = await ensureBinaries({ onProgress: log });
@@ -31,29 +46,45 @@ async function prepare(): Promise<void> {
     log(`cached: ${binaries.dir} (built earlier in ${formatDuration(binaries.buildDurationMs)}; ${sizes})`);
   }
   log(`Cluster API CRDs: ${await capiCRDDir()}`);
+  if (capi) await prepareCapiManager();
   log(`prepare finished in ${formatDuration(Date.now() - started)}`);
 }
 
-async function start(): Promise<void> {
+async function start(capi: boolean): Promise<void> {
   const plane = await startControlPlane({
     controllerManager: true,
     capiCRDs: ['cluster.x-k8s.io', 'ipam.cluster.x-k8s.io', 'addons.cluster.x-k8s.io', 'runtime.cluster.x-k8s.io'],
     onProgress: log,
   });
   log(`${plane.version} at ${plane.server}; logs in ${plane.logDir ?? '(external cluster)'}`);
+  let manager: CapiManager | undefined;
+  if (capi && !plane.external) {
+    try {
+      manager = await startCapiManager(plane, { onProgress: log });
+    } catch (error) {
+      await plane.stop();
+      throw error;
+    }
+    log(`Cluster API manager ${manager.version} running; log: ${manager.logPath}`);
+  }
   console.log(`export KUBECONFIG=${plane.kubeconfigPath}`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  await manager?.stop();
   await plane.stop();
   log('stopped');
 }
 
 async function main(): Promise<void> {
-  const command = process.argv[2];
-  if (command === 'prepare') return prepare();
-  if (command === 'start') return start();
+  const [command, ...flags] = process.argv.slice(2);
+  const unknown = flags.filter((flag) => flag !== '--capi');
+  if (unknown.length === 0) {
+    const capi = flags.includes('--capi');
+    if (command === 'prepare') return prepare(capi);
+    if (command === 'start') return start(capi);
+  }
   console.error(USAGE);
   process.exitCode = 2;
 }

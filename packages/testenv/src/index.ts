@@ -5,8 +5,31 @@ export {
   type CapiCRDOptions,
   capiCRDDir,
   capiCRDPaths,
+  capiModuleDir,
   installCapiCRDs,
 } from './capi.js';
+export {
+  CLUSTER_NAME_LABEL,
+  CLUSTER_SECRET_TYPE,
+  type ClusterKubeconfigSecretOptions,
+  createClusterKubeconfigSecret,
+} from './capi-cluster.js';
+export {
+  CAPI_MANAGER_DEFAULT_FEATURE_GATES,
+  type CapiManager,
+  type CapiManagerOptions,
+  startCapiManager,
+} from './capi-manager.js';
+export { type CapiManagerBinary, type EnsureCapiManagerOptions, ensureCapiManager } from './capi-manager-binary.js';
+export {
+  CAPI_WEBHOOK_CONFIGURATION_NAMES,
+  CAPI_WEBHOOK_FIELD_MANAGER,
+  type CapiConversion,
+  type CapiWebhookConfiguration,
+  readCapiConversions,
+  readCapiWebhookConfigurations,
+} from './capi-webhooks.js';
+export { generateServingCertificates, type PemKeyPair, type ServingCertificates } from './certs.js';
 export {
   type AdditionalAPIServer,
   type ControlPlane,
@@ -16,9 +39,11 @@ export {
 export { FIELD_MANAGER, type InstallCRDsOptions, installCRDs } from './crds.js';
 export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
-export { cacheRoot, controlPlaneCacheDir } from './paths.js';
+export { cacheRoot, capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
 export { ControlPlaneStartError } from './readiness.js';
 export {
+  CLUSTER_API_LDFLAGS,
+  CLUSTER_API_MANAGER_BINARY,
   CLUSTER_API_MODULE,
   CLUSTER_API_VERSION,
   ETCD_VERSION,

@@ -17,6 +17,11 @@ export function controlPlaneCacheDir(env: NodeJS.ProcessEnv = process.env): stri
   return join(cacheRoot(env), 'control-plane');
 }
 
+/** Directory holding one subdirectory per Cluster API manager cache key. */
+export function capiManagerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheRoot(env), 'cluster-api');
+}
+
 /** The wrapper Go module; the same relative path from `src/` (tests) and `dist/` (published). */
 export function wrapperModuleDir(): string {
   return fileURLToPath(new URL('../go/kube/', import.meta.url));

@@ -113,15 +113,24 @@ export class ProcessRegistry {
     return [...this.#processes];
   }
 
-  /** Spawns `binary` in its own process group with stdout and stderr appended to `<logDir>/<logName>.log`. */
-  spawn(name: string, binary: string, args: readonly string[], logName = name): ManagedProcess {
+  /**
+   * Spawns `binary` in its own process group with stdout and stderr appended to `<logDir>/<logName>.log`, with
+   * `env` as its environment (this process's by default).
+   */
+  spawn(
+    name: string,
+    binary: string,
+    args: readonly string[],
+    logName = name,
+    env: NodeJS.ProcessEnv = process.env,
+  ): ManagedProcess {
     if (this.#destroyed) throw new Error(`cannot start ${name}: the control plane was stopped`);
     const logPath = join(this.logDir, `${logName}.log`);
     const logFd = openSync(logPath, 'a');
     let child: ChildProcess;
     try {
       writeFileSync(logFd, `$ ${binary} ${args.join(' ')}\n`);
-      child = spawn(binary, args, { detached: true, stdio: ['ignore', logFd, logFd], env: process.env });
+      child = spawn(binary, args, { detached: true, stdio: ['ignore', logFd, logFd], env });
     } finally {
       closeSync(logFd);
     }

@@ -7,9 +7,14 @@
 export const KUBERNETES_VERSION = 'v1.34.10';
 /** The etcd server that k8s 1.34's own go.mod requires (same module graph, so the compile cache is shared). */
 export const ETCD_VERSION = 'v3.6.4';
-/** Cluster API, whose CRDs `capiCRDPaths` reads from the Go module cache. */
+/**
+ * Cluster API: `capiCRDPaths` reads its CRDs (and `startCapiManager` its webhook manifests) from the Go module cache,
+ * and `ensureCapiManager` builds its core manager from the same module version, so CRDs and manager always match.
+ */
 export const CLUSTER_API_MODULE = 'sigs.k8s.io/cluster-api';
 export const CLUSTER_API_VERSION = 'v1.12.10';
+/** The core manager's main package is the module root, so `go install` names the binary after the module. */
+export const CLUSTER_API_MANAGER_BINARY = 'cluster-api';
 /** The oldest Go that builds k8s 1.34 (its go.mod says `go 1.24.0`). */
 export const MINIMUM_GO_VERSION = { major: 1, minor: 24 } as const;
 
@@ -63,3 +68,29 @@ export const GO_ENV = {
 
 /** Bumped when the layout of a cache entry changes. */
 export const CACHE_FORMAT = 1;
+
+function clusterAPIMinor(version: string): { major: string; minor: string } {
+  const match = /^v(\d+)\.(\d+)\.\d+$/.exec(version);
+  if (!match?.[1] || !match[2]) throw new Error(`CLUSTER_API_VERSION ${version} is not of the form vMAJOR.MINOR.PATCH`);
+  return { major: match[1], minor: match[2] };
+}
+
+const capi = clusterAPIMinor(CLUSTER_API_VERSION);
+
+/**
+ * The manager logs `Version: …` at start from these (upstream's `hack/version.sh` sets the same variables); fixed
+ * commit and date keep the link step cacheable.
+ */
+export const CLUSTER_API_LDFLAGS = [
+  '-s',
+  '-w',
+  `-X sigs.k8s.io/cluster-api/version.gitVersion=${CLUSTER_API_VERSION}`,
+  `-X sigs.k8s.io/cluster-api/version.gitMajor=${capi.major}`,
+  `-X sigs.k8s.io/cluster-api/version.gitMinor=${capi.minor}`,
+  '-X sigs.k8s.io/cluster-api/version.gitTreeState=clean',
+  '-X sigs.k8s.io/cluster-api/version.gitCommit=0000000000000000000000000000000000000000',
+  '-X sigs.k8s.io/cluster-api/version.buildDate=2026-01-01T00:00:00Z',
+].join(' ');
+
+/** Bumped when the layout of a Cluster API manager cache entry changes. */
+export const CLUSTER_API_CACHE_FORMAT = 1;

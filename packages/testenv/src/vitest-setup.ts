@@ -1,5 +1,9 @@
 import type { TestProject } from 'vitest/node';
+import { CAPI_CRD_GROUPS } from './capi.js';
+import { type CapiManager, type CapiManagerOptions, startCapiManager } from './capi-manager.js';
+import { CAPI_WEBHOOK_CONFIGURATION_NAMES } from './capi-webhooks.js';
 import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from './control-plane.js';
+import { kubeRequest } from './kube-request.js';
 
 /** What the global setup hands to every test file (through vitest's `provide`/`inject`; plain data only). */
 export interface ProvidedTestEnv {
@@ -8,6 +12,16 @@ export interface ProvidedTestEnv {
   readonly server: string;
   readonly external: boolean;
   readonly version: string;
+  /** Set when the global setup was asked for the Cluster API manager (`capiManager`). */
+  readonly capiManager?: ProvidedCapiManager;
+}
+
+export interface ProvidedCapiManager {
+  /** False when the manager is Cluster API's own deployment in an external cluster (nothing was started). */
+  readonly local: boolean;
+  /** The local manager's log; undefined for an external cluster. */
+  readonly logPath: string | undefined;
+  readonly webhookPort: number | undefined;
 }
 
 /** The `provide` key; test files read it through `testEnv()`. */
@@ -22,10 +36,31 @@ declare module 'vitest' {
 export interface GlobalSetupOptions extends Omit<ControlPlaneOptions, 'onProgress'> {
   /** Print progress (building, starting, ready) to stderr. Default true. */
   verbose?: boolean;
+  /**
+   * Also run the real Cluster API core manager (`startCapiManager`) with its webhooks and conversion registered;
+   * implies all of Cluster API's CRDs. On an external cluster (`TALLY_TEST_KUBECONFIG`) nothing is started: the
+   * setup checks that Cluster API is installed there (`clusterctl init`) and leaves its CRDs alone.
+   */
+  capiManager?: boolean | Omit<CapiManagerOptions, 'onProgress'>;
 }
 
 /** The shape vitest 4 expects from a global setup module's default export. */
 export type GlobalSetup = (project: TestProject) => Promise<() => Promise<void>>;
+
+/** Fails unless the cluster runs Cluster API's webhooks (what `clusterctl init` installs). */
+async function assertCapiInstalled(plane: ControlPlane): Promise<void> {
+  const name = CAPI_WEBHOOK_CONFIGURATION_NAMES.validating;
+  const response = await kubeRequest(plane.kubeConfig(), {
+    method: 'GET',
+    path: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`,
+  });
+  if (response.status !== 200) {
+    throw new Error(
+      `the cluster at ${plane.server} (TALLY_TEST_KUBECONFIG) has no ValidatingWebhookConfiguration ${name} ` +
+        `(HTTP ${response.status}): install Cluster API first, e.g. \`clusterctl init\`, or unset TALLY_TEST_KUBECONFIG`,
+    );
+  }
+}
 
 /**
  * A vitest global setup that starts one control plane for the whole test run and shares it with every test file.
@@ -35,19 +70,43 @@ export type GlobalSetup = (project: TestProject) => Promise<() => Promise<void>>
 export function createGlobalSetup(options: GlobalSetupOptions = {}): GlobalSetup {
   return async (project) => {
     const verbose = options.verbose ?? true;
-    const plane: ControlPlane = await startControlPlane({
-      ...options,
-      onProgress: verbose ? (message) => console.error(`[tally-testenv] ${message}`) : undefined,
-    });
+    const onProgress = verbose ? (message: string): void => console.error(`[tally-testenv] ${message}`) : undefined;
+    const { capiManager: managerRequest, ...planeOptions } = options;
+    const external = Boolean(process.env.TALLY_TEST_KUBECONFIG) && !options.ignoreTestKubeconfig;
+    if (managerRequest) {
+      // Local: every CAPI CRD before kube-controller-manager starts (its garbage collector learns them at once).
+      // External: Cluster API brought its own CRDs, with its own conversion settings; do not overwrite them.
+      planeOptions.capiCRDs = external ? undefined : [...CAPI_CRD_GROUPS];
+    }
+    const plane: ControlPlane = await startControlPlane({ ...planeOptions, onProgress });
+    let manager: CapiManager | undefined;
+    try {
+      if (managerRequest && plane.external) await assertCapiInstalled(plane);
+      if (managerRequest && !plane.external) {
+        manager = await startCapiManager(plane, { ...(managerRequest === true ? {} : managerRequest), onProgress });
+      }
+    } catch (error) {
+      await plane.stop();
+      throw error;
+    }
     project.provide(PROVIDE_KEY, {
       kubeconfigYaml: plane.kubeconfigYaml,
       kubeconfigPath: plane.kubeconfigPath,
       server: plane.server,
       external: plane.external,
       version: plane.version,
+      ...(managerRequest
+        ? {
+            capiManager: { local: manager !== undefined, logPath: manager?.logPath, webhookPort: manager?.webhookPort },
+          }
+        : {}),
     });
     return async () => {
-      await plane.stop();
+      try {
+        await manager?.stop();
+      } finally {
+        await plane.stop();
+      }
     };
   };
 }

@@ -2,13 +2,14 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { inject, onTestFinished } from 'vitest';
 import { kubeConfigFromYaml } from './kubeconfig.js';
 import { createTestNamespace, type TestNamespace } from './namespaces.js';
-import { PROVIDE_KEY } from './vitest-setup.js';
+import { PROVIDE_KEY, type ProvidedCapiManager } from './vitest-setup.js';
 
 export {
   createGlobalSetup,
   type GlobalSetup,
   type GlobalSetupOptions,
   PROVIDE_KEY,
+  type ProvidedCapiManager,
   type ProvidedTestEnv,
 } from './vitest-setup.js';
 
@@ -20,6 +21,8 @@ export interface TestEnv {
   readonly external: boolean;
   /** The API server's gitVersion. */
   readonly version: string;
+  /** The Cluster API manager, when the global setup was asked for it (`capiManager`). */
+  readonly capiManager: ProvidedCapiManager | undefined;
 }
 
 /** The control plane started by the global setup (`createGlobalSetup`), for use inside test files. */
@@ -37,6 +40,7 @@ export function testEnv(): TestEnv {
     server: provided.server,
     external: provided.external,
     version: provided.version,
+    capiManager: provided.capiManager,
   };
 }
 

@@ -1,0 +1,209 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { parseCluster } from '@tally-ipam/api-types';
+import { createClusterKubeconfigSecret } from '@tally-ipam/testenv';
+import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  apiServerEndpoint,
+  CLUSTER_V1BETA1,
+  CLUSTER_V1BETA2,
+  capiLogHint,
+  eventually,
+  HARNESS_CLUSTER,
+  Objects,
+  rejection,
+  workloadKubeconfig,
+} from './harness.js';
+
+const Condition = z.object({ type: z.string(), status: z.string(), reason: z.string().optional() });
+
+/** The parts of a v1beta2 Cluster these tests look at. */
+const ClusterV1Beta2 = z.object({
+  metadata: z.object({ uid: z.string(), finalizers: z.array(z.string()).optional() }),
+  spec: z.object({
+    controlPlaneEndpoint: z.object({ host: z.string().optional(), port: z.number().optional() }).optional(),
+  }),
+  status: z
+    .object({
+      phase: z.string().optional(),
+      initialization: z.object({ infrastructureProvisioned: z.boolean().optional() }).optional(),
+      failureDomains: z.array(z.object({ name: z.string(), controlPlane: z.boolean().optional() })).optional(),
+      conditions: z.array(Condition).optional(),
+    })
+    .optional(),
+});
+type ClusterV1Beta2 = z.infer<typeof ClusterV1Beta2>;
+
+/** The same Cluster as a v1beta1 client (e.g. an older provider) sees it through Cluster API's conversion webhook. */
+const ClusterV1Beta1 = z.object({
+  spec: z.object({
+    infrastructureRef: z.object({
+      apiVersion: z.string().optional(),
+      kind: z.string(),
+      name: z.string(),
+      namespace: z.string().optional(),
+    }),
+  }),
+  status: z.object({ phase: z.string().optional(), infrastructureReady: z.boolean().optional() }),
+});
+
+const HarnessClusterView = z.object({
+  metadata: z.object({
+    labels: z.record(z.string(), z.string()).optional(),
+    ownerReferences: z
+      .array(z.object({ kind: z.string(), name: z.string(), uid: z.string(), controller: z.boolean().optional() }))
+      .optional(),
+  }),
+});
+
+const CLUSTER_FINALIZER = 'cluster.cluster.x-k8s.io';
+
+function condition(cluster: ClusterV1Beta2, type: string): z.infer<typeof Condition> | undefined {
+  return cluster.status?.conditions?.find((c) => c.type === type);
+}
+
+describe('the real Cluster API manager reconciles a Cluster', () => {
+  it('adds its finalizer, provisions it once the InfraCluster reports provisioned, and deletes it', async () => {
+    const env = testEnv();
+    const kc = env.kubeConfig;
+    const ns = await withTestNamespace(kc, 'e2e-cluster');
+    const objects = new Objects(kc, ns.name);
+    const hint = capiLogHint(env);
+    const name = 'harness';
+    const endpoint = apiServerEndpoint(env);
+    const readCluster = async (): Promise<ClusterV1Beta2> =>
+      ClusterV1Beta2.parse(await objects.get(CLUSTER_V1BETA2, name));
+    const describeCluster = async (): Promise<string> => JSON.stringify(await objects.find(CLUSTER_V1BETA2, name));
+
+    await objects.create(HARNESS_CLUSTER, {
+      apiVersion: `${HARNESS_CLUSTER.group}/${HARNESS_CLUSTER.version}`,
+      kind: 'HarnessCluster',
+      metadata: { name },
+      spec: { controlPlaneEndpoint: endpoint },
+    });
+    const created = ClusterV1Beta2.parse(
+      await objects.create(CLUSTER_V1BETA2, {
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'Cluster',
+        metadata: { name },
+        spec: { infrastructureRef: { apiGroup: HARNESS_CLUSTER.group, kind: 'HarnessCluster', name } },
+      }),
+    );
+    // The management cluster doubles as the workload cluster, as in Cluster API's own envtest suites.
+    await createClusterKubeconfigSecret(kc, {
+      namespace: ns.name,
+      clusterName: name,
+      kubeconfigYaml: workloadKubeconfig(env),
+      clusterUid: created.metadata.uid,
+    });
+
+    const provisioning = await eventually(
+      'the Cluster to get its finalizer and phase Provisioning',
+      async () => {
+        const cluster = await readCluster();
+        const ready =
+          cluster.metadata.finalizers?.includes(CLUSTER_FINALIZER) && cluster.status?.phase === 'Provisioning';
+        return ready ? cluster : undefined;
+      },
+      { hint, describe: describeCluster },
+    );
+    expect(provisioning.status?.initialization?.infrastructureProvisioned).not.toBe(true);
+
+    const infra = await eventually(
+      'the HarnessCluster to be owned by the Cluster',
+      async () => {
+        const view = HarnessClusterView.parse(await objects.get(HARNESS_CLUSTER, name));
+        return view.metadata.ownerReferences?.some((o) => o.kind === 'Cluster' && o.uid === created.metadata.uid)
+          ? view
+          : undefined;
+      },
+      { hint },
+    );
+    expect(infra.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBe(name);
+    expect(infra.metadata.ownerReferences?.find((o) => o.kind === 'Cluster')?.controller).toBe(true);
+
+    // What an infrastructure provider does when its cluster infrastructure is ready (v1beta2 contract).
+    await objects.mergePatchStatus(HARNESS_CLUSTER, name, {
+      status: { initialization: { provisioned: true }, failureDomains: [{ name: 'zone-a', controlPlane: true }] },
+    });
+
+    const provisioned = await eventually(
+      'the Cluster to become Provisioned',
+      async () => {
+        const cluster = await readCluster();
+        return cluster.status?.phase === 'Provisioned' ? cluster : undefined;
+      },
+      { hint, describe: describeCluster },
+    );
+    expect(provisioned.status?.initialization?.infrastructureProvisioned).toBe(true);
+    expect(provisioned.spec.controlPlaneEndpoint).toEqual(endpoint);
+    expect(provisioned.status?.failureDomains).toEqual([{ name: 'zone-a', controlPlane: true }]);
+    expect(condition(provisioned, 'InfrastructureReady')?.status).toBe('True');
+    // Tally's own Cluster schema accepts what the real manager writes.
+    const parsed = parseCluster(await objects.get(CLUSTER_V1BETA2, name));
+    expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
+
+    // Through the kubeconfig Secret, the ClusterCache connects to the "workload cluster" (the same API server).
+    const connected = await eventually(
+      'the RemoteConnectionProbe condition to turn True',
+      async () => {
+        const cluster = await readCluster();
+        return condition(cluster, 'RemoteConnectionProbe')?.status === 'True' ? cluster : undefined;
+      },
+      { hint, describe: describeCluster },
+    );
+    expect(condition(connected, 'RemoteConnectionProbe')?.reason).toBe('ProbeSucceeded');
+
+    // A v1beta1 client reads the same object through the conversion webhook: the contract-versioned reference
+    // gets its apiVersion from the CRD's contract label, and the v1beta1 status fields are filled in.
+    const v1beta1 = ClusterV1Beta1.parse(await objects.get(CLUSTER_V1BETA1, name));
+    expect(v1beta1.spec.infrastructureRef).toMatchObject({
+      apiVersion: `${HARNESS_CLUSTER.group}/${HARNESS_CLUSTER.version}`,
+      kind: 'HarnessCluster',
+      name,
+    });
+    expect(v1beta1.status).toMatchObject({ phase: 'Provisioned', infrastructureReady: true });
+
+    await objects.delete(CLUSTER_V1BETA2, name);
+    await eventually(
+      'the Cluster, and with it the HarnessCluster, to be deleted',
+      async () => {
+        const [cluster, harness] = await Promise.all([
+          objects.find(CLUSTER_V1BETA2, name),
+          objects.find(HARNESS_CLUSTER, name),
+        ]);
+        return cluster === undefined && harness === undefined ? true : undefined;
+      },
+      { hint, describe: describeCluster },
+    );
+    // The Secret was owned by the Cluster: kube-controller-manager's garbage collector removes it.
+    const core = kc.makeApiClient(CoreV1Api);
+    await eventually(
+      'the kubeconfig Secret to be garbage collected',
+      async () => {
+        const secrets = await core.listNamespacedSecret({ namespace: ns.name });
+        return secrets.items.some((s) => s.metadata?.name === `${name}-kubeconfig`) ? undefined : true;
+      },
+      { hint: 'kube-controller-manager (garbage collector)' },
+    );
+  });
+
+  it('rejects a Cluster with neither infrastructureRef nor controlPlaneRef (Cluster API validating webhook)', async () => {
+    const env = testEnv();
+    const ns = await withTestNamespace(env.kubeConfig, 'e2e-cluster-invalid');
+    const objects = new Objects(env.kubeConfig, ns.name);
+    const rejected = await rejection(
+      objects.create(CLUSTER_V1BETA2, {
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'Cluster',
+        metadata: { name: 'empty' },
+        // Not empty: the CRD schema itself requires at least one property.
+        spec: { clusterNetwork: { serviceDomain: 'cluster.local' } },
+      }),
+    );
+    expect(rejected.code).toBe(422);
+    expect(rejected.body).toContain('one of spec.controlPlaneRef, spec.infrastructureRef or spec.topology must be set');
+    expect(await objects.find(CLUSTER_V1BETA2, 'empty')).toBeUndefined();
+  });
+});

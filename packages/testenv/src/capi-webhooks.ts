@@ -1,0 +1,257 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { z } from 'zod';
+import { capiModuleDir } from './capi.js';
+import { kubeRequest } from './kube-request.js';
+
+/** The field manager of the webhook configurations and CRD conversion patches made for the Cluster API manager. */
+export const CAPI_WEBHOOK_FIELD_MANAGER = 'tally-testenv-capi-manager';
+
+/**
+ * kustomize's `namePrefix: capi-` (config/default) gives the deployed configurations these names; using them means a
+ * test sees what a `clusterctl init` cluster has.
+ */
+export const CAPI_WEBHOOK_CONFIGURATION_NAMES = {
+  mutating: 'capi-mutating-webhook-configuration',
+  validating: 'capi-validating-webhook-configuration',
+} as const;
+
+const webhookSchema = z
+  .object({
+    name: z.string().min(1),
+    clientConfig: z
+      .object({ service: z.object({ path: z.string().startsWith('/') }).loose() })
+      .loose()
+      .transform((c) => c.service.path),
+  })
+  .loose();
+
+const webhookConfigurationSchema = z
+  .object({
+    apiVersion: z.literal('admissionregistration.k8s.io/v1'),
+    kind: z.enum(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']),
+    metadata: z.object({ name: z.string() }).loose(),
+    webhooks: z.array(webhookSchema).min(1),
+  })
+  .loose();
+
+const conversionPatchSchema = z.object({
+  metadata: z.object({ name: z.string().min(1) }).loose(),
+  spec: z.object({
+    conversion: z.object({
+      strategy: z.literal('Webhook'),
+      webhook: z
+        .object({
+          conversionReviewVersions: z.array(z.string()).min(1),
+          clientConfig: z.object({ service: z.object({ path: z.string().startsWith('/') }).loose() }).loose(),
+        })
+        .loose(),
+    }),
+  }),
+});
+
+/** One admission webhook of Cluster API's `config/webhook/manifests.yaml`. */
+export interface CapiWebhook {
+  readonly name: string;
+  /** The path the manager serves it at, e.g. `/validate-ipam-cluster-x-k8s-io-v1beta2-ipaddressclaim`. */
+  readonly path: string;
+}
+
+export interface CapiWebhookConfiguration {
+  readonly kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
+  /** The deployed name (`capi-…`). */
+  readonly name: string;
+  readonly webhooks: readonly CapiWebhook[];
+  /** The configuration as upstream generated it (clientConfig pointing at the in-cluster Service). */
+  readonly manifest: Readonly<Record<string, unknown>>;
+}
+
+/** A CRD whose conversion Cluster API serves (from `config/crd/patches/webhook_in_*.yaml`). */
+export interface CapiConversion {
+  readonly crdName: string;
+  readonly conversionReviewVersions: readonly string[];
+  /** Always `/convert` upstream. */
+  readonly path: string;
+}
+
+/** The webhook configurations of the pinned Cluster API module (`config/webhook/manifests.yaml`). */
+export async function readCapiWebhookConfigurations(): Promise<CapiWebhookConfiguration[]> {
+  const file = join(await capiModuleDir(), 'config', 'webhook', 'manifests.yaml');
+  const configurations: CapiWebhookConfiguration[] = [];
+  for (const [index, document] of parseAllDocuments(await readFile(file, 'utf8')).entries()) {
+    const value: unknown = document.toJS();
+    if (value === null || value === undefined) continue;
+    const parsed = webhookConfigurationSchema.safeParse(value);
+    if (!parsed.success) {
+      throw new Error(
+        `${file} (document ${index + 1}) is not a webhook configuration: ${z.prettifyError(parsed.error)}`,
+      );
+    }
+    const kind = parsed.data.kind;
+    configurations.push({
+      kind,
+      name:
+        kind === 'MutatingWebhookConfiguration'
+          ? CAPI_WEBHOOK_CONFIGURATION_NAMES.mutating
+          : CAPI_WEBHOOK_CONFIGURATION_NAMES.validating,
+      webhooks: parsed.data.webhooks.map((w) => ({ name: w.name, path: w.clientConfig })),
+      manifest: value as Record<string, unknown>,
+    });
+  }
+  if (configurations.length !== 2) {
+    throw new Error(
+      `expected one mutating and one validating webhook configuration in ${file}, found ${configurations.length}`,
+    );
+  }
+  return configurations;
+}
+
+/** The CRDs Cluster API's kustomization switches to webhook conversion, read from the pinned module. */
+export async function readCapiConversions(): Promise<CapiConversion[]> {
+  const dir = join(await capiModuleDir(), 'config', 'crd', 'patches');
+  const files = (await readdir(dir)).filter((name) => /^webhook_in_.*\.yaml$/.test(name)).sort();
+  const conversions: CapiConversion[] = [];
+  for (const name of files) {
+    const file = join(dir, name);
+    const parsed = conversionPatchSchema.safeParse(parseAllDocuments(await readFile(file, 'utf8'))[0]?.toJS());
+    if (!parsed.success) {
+      throw new Error(`${file} is not a CRD conversion patch: ${z.prettifyError(parsed.error)}`);
+    }
+    conversions.push({
+      crdName: parsed.data.metadata.name,
+      conversionReviewVersions: parsed.data.spec.conversion.webhook.conversionReviewVersions,
+      path: parsed.data.spec.conversion.webhook.clientConfig.service.path,
+    });
+  }
+  if (conversions.length === 0) throw new Error(`no webhook_in_*.yaml conversion patches in ${dir}`);
+  return conversions;
+}
+
+/** Where the API server reaches the manager: its webhook port on loopback, trusted through `caBundle`. */
+export interface WebhookEndpoint {
+  readonly port: number;
+  readonly caPem: string;
+}
+
+function clientConfig(endpoint: WebhookEndpoint, path: string): { url: string; caBundle: string } {
+  return {
+    url: `https://127.0.0.1:${endpoint.port}${path}`,
+    caBundle: Buffer.from(endpoint.caPem, 'utf8').toString('base64'),
+  };
+}
+
+/** The configuration with every `clientConfig.service` replaced by a loopback `url` and the CA, under its `capi-` name. */
+export function rewriteWebhookConfiguration(
+  configuration: CapiWebhookConfiguration,
+  endpoint: WebhookEndpoint,
+): Record<string, unknown> {
+  const manifest = structuredClone(configuration.manifest) as Record<string, unknown> & {
+    webhooks: Array<Record<string, unknown>>;
+  };
+  manifest.metadata = { name: configuration.name };
+  manifest.webhooks = manifest.webhooks.map((webhook, index) => {
+    const path = configuration.webhooks[index]?.path;
+    if (path === undefined) throw new Error(`webhook ${index} of ${configuration.name} has no path`);
+    return { ...webhook, clientConfig: clientConfig(endpoint, path) };
+  });
+  return manifest;
+}
+
+async function expectSuccess(
+  what: string,
+  response: Promise<{ status: number; body: string }>,
+  allowed: readonly number[] = [],
+): Promise<void> {
+  const { status, body } = await response;
+  if ((status < 200 || status >= 300) && !allowed.includes(status)) {
+    throw new Error(`${what} failed with HTTP ${status}: ${body.slice(0, 1_000)}`);
+  }
+}
+
+function webhookConfigurationPath(kind: CapiWebhookConfiguration['kind'], name: string): string {
+  const plural =
+    kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
+  return `/apis/admissionregistration.k8s.io/v1/${plural}/${encodeURIComponent(name)}`;
+}
+
+/**
+ * Registers Cluster API's admission webhooks and CRD conversions with the API server, pointing at `endpoint`: the two
+ * webhook configurations are server-side applied, and each CRD of `conversions` that exists gets
+ * `spec.conversion.strategy: Webhook` with the manager's `/convert`. Returns the CRDs it patched.
+ */
+export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<string[]> {
+  const [configurations, conversions] = await Promise.all([readCapiWebhookConfigurations(), readCapiConversions()]);
+  for (const configuration of configurations) {
+    await expectSuccess(
+      `applying ${configuration.kind} ${configuration.name}`,
+      kubeRequest(kc, {
+        method: 'PATCH',
+        path: `${webhookConfigurationPath(configuration.kind, configuration.name)}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}&force=true`,
+        body: JSON.stringify(rewriteWebhookConfiguration(configuration, endpoint)),
+        contentType: 'application/apply-patch+yaml',
+      }),
+    );
+  }
+  const patched: string[] = [];
+  for (const conversion of conversions) {
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(conversion.crdName)}`;
+    const response = await kubeRequest(kc, {
+      method: 'PATCH',
+      path: `${path}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}`,
+      body: JSON.stringify({
+        spec: {
+          conversion: {
+            strategy: 'Webhook',
+            webhook: {
+              conversionReviewVersions: conversion.conversionReviewVersions,
+              clientConfig: clientConfig(endpoint, conversion.path),
+            },
+          },
+        },
+      }),
+      contentType: 'application/merge-patch+json',
+    });
+    // A CRD that is not installed (a caller that installed only some groups) has nothing to convert.
+    if (response.status === 404) continue;
+    await expectSuccess(`switching CRD ${conversion.crdName} to webhook conversion`, Promise.resolve(response));
+    patched.push(conversion.crdName);
+  }
+  return patched;
+}
+
+/**
+ * Undoes `registerCapiWebhooks`: deletes the two webhook configurations and sets the CRDs back to conversion
+ * strategy `None`, so the API server stops calling a manager that is going away.
+ */
+export async function unregisterCapiWebhooks(kc: KubeConfig, crdNames: readonly string[]): Promise<void> {
+  await expectSuccess(
+    `deleting MutatingWebhookConfiguration ${CAPI_WEBHOOK_CONFIGURATION_NAMES.mutating}`,
+    kubeRequest(kc, {
+      method: 'DELETE',
+      path: webhookConfigurationPath('MutatingWebhookConfiguration', CAPI_WEBHOOK_CONFIGURATION_NAMES.mutating),
+    }),
+    [404],
+  );
+  await expectSuccess(
+    `deleting ValidatingWebhookConfiguration ${CAPI_WEBHOOK_CONFIGURATION_NAMES.validating}`,
+    kubeRequest(kc, {
+      method: 'DELETE',
+      path: webhookConfigurationPath('ValidatingWebhookConfiguration', CAPI_WEBHOOK_CONFIGURATION_NAMES.validating),
+    }),
+    [404],
+  );
+  for (const name of crdNames) {
+    await expectSuccess(
+      `setting CRD ${name} back to conversion strategy None`,
+      kubeRequest(kc, {
+        method: 'PATCH',
+        path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}`,
+        body: JSON.stringify({ spec: { conversion: { strategy: 'None', webhook: null } } }),
+        contentType: 'application/merge-patch+json',
+      }),
+      [404],
+    );
+  }
+}
