@@ -94,7 +94,7 @@ export function appUsage(): string {
   return [
     'usage: sim-infra-controller [flags]',
     '',
-    'Runs the Sim infrastructure provider (SimCluster, SimMachine) against the cluster of --kubeconfig, $KUBECONFIG',
+    'Runs the Sim infrastructure provider (SimCluster, SimMachine, SimMachinePool) against the cluster of --kubeconfig, $KUBECONFIG',
     'or the pod it runs in.',
     '',
     managerFlagsUsage({ leaderElectionId: LEADER_ELECTION_ID }),

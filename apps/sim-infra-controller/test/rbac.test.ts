@@ -38,7 +38,7 @@ describe('RBAC manifests', () => {
 
   it('give the controller what its reconcilers do', () => {
     const manager = role('role.yaml');
-    for (const resource of ['simclusters', 'simmachines']) {
+    for (const resource of ['simclusters', 'simmachines', 'simmachinepools']) {
       expect(allows(manager, SIM_GROUP, resource, 'watch')).toBe(true);
       expect(allows(manager, SIM_GROUP, resource, 'patch')).toBe(true);
       expect(allows(manager, SIM_GROUP, `${resource}/status`, 'patch')).toBe(true);
@@ -50,6 +50,9 @@ describe('RBAC manifests', () => {
     expect(allows(manager, 'ipam.cluster.x-k8s.io', 'ipaddresses', 'watch')).toBe(true);
     expect(allows(manager, 'cluster.x-k8s.io', 'machines', 'watch')).toBe(true);
     expect(allows(manager, 'cluster.x-k8s.io', 'clusters', 'watch')).toBe(true);
+    expect(allows(manager, 'cluster.x-k8s.io', 'machinepools', 'watch')).toBe(true);
+    expect(allows(manager, 'cluster.x-k8s.io', 'machines', 'delete')).toBe(true);
+    expect(allows(manager, SIM_GROUP, 'simmachines', 'create')).toBe(true);
     expect(allows(manager, '', 'secrets', 'get')).toBe(true);
     expect(allows(manager, '', 'secrets', 'list')).toBe(false);
   });

@@ -13,6 +13,8 @@ export {
   SECRET_RESOURCE,
   SIM_CLUSTER_RESOURCE,
   SIM_CLUSTER_TEMPLATE_RESOURCE,
+  SIM_MACHINE_POOL_RESOURCE,
+  SIM_MACHINE_POOL_TEMPLATE_RESOURCE,
   SIM_MACHINE_RESOURCE,
   SIM_MACHINE_TEMPLATE_RESOURCE,
   StoredAddress,
@@ -32,9 +34,15 @@ export { isExternallyManaged, SimClusterReconciler, type SimClusterReconcilerDep
 export {
   type DesiredClaim,
   desiredClaims,
+  type InstanceOwner,
   SimMachineReconciler,
   type SimMachineReconcilerDeps,
 } from './simmachine-reconciler.js';
+export {
+  poolInstances,
+  SimMachinePoolReconciler,
+  type SimMachinePoolReconcilerDeps,
+} from './simmachinepool-reconciler.js';
 export {
   DEFAULT_KUBELET_VERSION,
   deregisterNode,

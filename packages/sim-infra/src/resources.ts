@@ -13,10 +13,19 @@ import {
   SIM_CLUSTER_KIND,
   SIM_CLUSTER_TEMPLATE_KIND,
   SIM_MACHINE_KIND,
+  SIM_MACHINE_POOL_KIND,
+  SIM_MACHINE_POOL_TEMPLATE_KIND,
   SIM_MACHINE_TEMPLATE_KIND,
   SIM_V1ALPHA1_API_VERSION,
 } from './api/v1alpha1/constants.js';
-import { SimCluster, SimClusterTemplate, SimMachine, SimMachineTemplate } from './api/v1alpha1/types.js';
+import {
+  SimCluster,
+  SimClusterTemplate,
+  SimMachine,
+  SimMachinePool,
+  SimMachinePoolTemplate,
+  SimMachineTemplate,
+} from './api/v1alpha1/types.js';
 
 /**
  * Every resource the provider reads or writes, each with the zod schema its objects are parsed with where they enter
@@ -106,4 +115,17 @@ export const SECRET_RESOURCE: TypedResourceKind<StoredSecret> = typedResource(
 export const NODE_RESOURCE: TypedResourceKind<StoredNode> = typedResource(
   { apiVersion: 'v1', kind: 'Node', plural: 'nodes', namespaced: false },
   StoredNode,
+);
+export const SIM_MACHINE_POOL_RESOURCE: TypedResourceKind<SimMachinePool> = typedResource(
+  { apiVersion: SIM_V1ALPHA1_API_VERSION, kind: SIM_MACHINE_POOL_KIND, plural: 'simmachinepools', namespaced: true },
+  SimMachinePool,
+);
+export const SIM_MACHINE_POOL_TEMPLATE_RESOURCE: TypedResourceKind<SimMachinePoolTemplate> = typedResource(
+  {
+    apiVersion: SIM_V1ALPHA1_API_VERSION,
+    kind: SIM_MACHINE_POOL_TEMPLATE_KIND,
+    plural: 'simmachinepooltemplates',
+    namespaced: true,
+  },
+  SimMachinePoolTemplate,
 );

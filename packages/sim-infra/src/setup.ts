@@ -6,16 +6,24 @@ import {
   type KubeObject,
   type Manager,
   type ObjectKey,
+  OWNER_UID_INDEX,
   resourceHasFilterLabel,
   type SharedInformer,
 } from '@tally-ipam/controller-kit';
-import { SIM_CLUSTER_KIND, SIM_GROUP, SIM_MACHINE_KIND } from './api/v1alpha1/constants.js';
+import {
+  formatLabelValue,
+  MACHINE_POOL_RESOURCE,
+  MACHINEPOOL_NAME_LABEL,
+  type StoredMachinePool,
+} from '@tally-ipam/machinepool';
+import { SIM_CLUSTER_KIND, SIM_GROUP, SIM_MACHINE_KIND, SIM_MACHINE_POOL_KIND } from './api/v1alpha1/constants.js';
 import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
   MACHINE_RESOURCE,
   SIM_CLUSTER_RESOURCE,
+  SIM_MACHINE_POOL_RESOURCE,
   SIM_MACHINE_RESOURCE,
   type StoredAddress,
   type StoredClaim,
@@ -24,11 +32,13 @@ import {
 } from './resources.js';
 import { SimClusterReconciler } from './simcluster-reconciler.js';
 import { SimMachineReconciler } from './simmachine-reconciler.js';
+import { SimMachinePoolReconciler } from './simmachinepool-reconciler.js';
 import { WorkloadClusters } from './simulated-cloud.js';
 
 /** Field manager of the provider's writes unless the options name another. */
 export const SIM_FIELD_MANAGER = 'sim-infra-controller';
 const MACHINES_BY_CLUSTER_INDEX = 'simInfra:clusterName';
+const MACHINE_POOLS_BY_CLUSTER_INDEX = 'simInfra:clusterName';
 const DEFAULT_CONCURRENCY = 10;
 
 export interface SimInfraProviderOptions {
@@ -48,6 +58,7 @@ export interface SimInfraProviderOptions {
 export interface SimInfraProvider {
   readonly simClusterController: Controller;
   readonly simMachineController: Controller;
+  readonly simMachinePoolController: Controller;
 }
 
 /** A runnable that releases what the provider holds when the manager stops. */
@@ -68,9 +79,45 @@ function closingRunnable(close: () => void): { needLeaderElection: false; start(
 
 /** The Sim object a CAPI object points at through `infrastructureRef`, if it is of `kind`. */
 function infrastructureRequest(object: StoredCluster | StoredMachine, kind: string): ObjectKey[] {
-  const ref = object.spec?.infrastructureRef;
+  return infrastructureRefRequest(object.metadata.namespace, object.spec?.infrastructureRef, kind);
+}
+
+function infrastructureRefRequest(
+  namespace: string | undefined,
+  ref: { apiGroup: string; kind: string; name: string } | undefined,
+  kind: string,
+): ObjectKey[] {
   if (!ref || ref.kind !== kind || ref.apiGroup !== SIM_GROUP) return [];
-  return [{ namespace: object.metadata.namespace, name: ref.name }];
+  return [{ namespace, name: ref.name }];
+}
+
+/** SimMachine → the SimMachinePools among its owners (a pool's instance has a non-controller reference to it). */
+function poolsOwning(simMachine: KubeObject): ObjectKey[] {
+  return (simMachine.metadata.ownerReferences ?? [])
+    .filter((ref) => ref.kind === SIM_MACHINE_POOL_KIND && ref.apiVersion.startsWith(`${SIM_GROUP}/`))
+    .map((ref) => ({ namespace: simMachine.metadata.namespace, name: ref.name }));
+}
+
+/** The SimMachines that carry a MachinePool's labels (CAPI's selection of MachinePool Machines). */
+function instancesOfMachinePool(simMachines: SharedInformer<KubeObject>, machinePool: StoredMachinePool): ObjectKey[] {
+  const poolLabel = formatLabelValue(machinePool.metadata.name);
+  return simMachines.store
+    .list()
+    .filter(
+      (simMachine) =>
+        simMachine.metadata.namespace === machinePool.metadata.namespace &&
+        simMachine.metadata.labels?.[MACHINEPOOL_NAME_LABEL] === poolLabel,
+    )
+    .map((simMachine) => ({ namespace: simMachine.metadata.namespace, name: simMachine.metadata.name }));
+}
+
+/** The SimMachines a SimMachinePool owns. */
+function simMachinesOwnedBy(simMachines: SharedInformer<KubeObject>, pool: KubeObject): ObjectKey[] {
+  const uid = pool.metadata.uid;
+  if (!uid) return [];
+  return simMachines.store
+    .byIndex(OWNER_UID_INDEX, uid)
+    .map((simMachine) => ({ namespace: simMachine.metadata.namespace, name: simMachine.metadata.name }));
 }
 
 /** IPAddress → its claim → the claim's controller, if that is a Sim object of `kind`. */
@@ -120,6 +167,15 @@ export function setupSimInfraProvider(manager: Manager, options: SimInfraProvide
       ],
     },
   });
+  const simMachinePools = cache.informerFor(SIM_MACHINE_POOL_RESOURCE, scope);
+  const machinePools = cache.informerFor(MACHINE_POOL_RESOURCE, {
+    namespace,
+    indexers: {
+      [MACHINE_POOLS_BY_CLUSTER_INDEX]: (machinePool: StoredMachinePool) => [
+        `${machinePool.metadata.namespace}/${machinePool.spec.clusterName}`,
+      ],
+    },
+  });
   const filter = resourceHasFilterLabel<KubeObject>(options.watchFilter ?? '');
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
 
@@ -127,6 +183,8 @@ export function setupSimInfraProvider(manager: Manager, options: SimInfraProvide
     client,
     simMachines,
     machines,
+    machinePools,
+    simMachinePools,
     clusters,
     claims,
     addresses,
@@ -154,7 +212,10 @@ export function setupSimInfraProvider(manager: Manager, options: SimInfraProvide
           .byIndex(MACHINES_BY_CLUSTER_INDEX, `${cluster.metadata.namespace}/${cluster.metadata.name}`)
           .flatMap((machine) => infrastructureRequest(machine, SIM_MACHINE_KIND)),
       scope,
-    );
+    )
+    // A pool's instances take bootstrap data and version from the MachinePool.
+    .watches(MACHINE_POOL_RESOURCE, (machinePool) => instancesOfMachinePool(simMachines, machinePool), scope)
+    .watches(SIM_MACHINE_POOL_RESOURCE, (pool) => simMachinesOwnedBy(simMachines, pool), scope);
 
   const simClusterReconciler = new SimClusterReconciler({
     client,
@@ -179,8 +240,45 @@ export function setupSimInfraProvider(manager: Manager, options: SimInfraProvide
     .watches(ADDRESS_RESOURCE, addressToClaimOwner(claims, SIM_CLUSTER_KIND), scope)
     .watches(CLUSTER_RESOURCE, (cluster) => infrastructureRequest(cluster, SIM_CLUSTER_KIND), scope);
 
+  const simMachinePoolReconciler = new SimMachinePoolReconciler({
+    client,
+    simMachinePools,
+    simMachines,
+    machinePools,
+    machines,
+    clusters,
+    now,
+  });
+  const machinePoolRequest = (machinePool: StoredMachinePool): ObjectKey[] =>
+    infrastructureRefRequest(
+      machinePool.metadata.namespace,
+      machinePool.spec.template.spec.infrastructureRef,
+      SIM_MACHINE_POOL_KIND,
+    );
+  const simMachinePoolController = new Controller({
+    name: 'simmachinepool',
+    for: SIM_MACHINE_POOL_RESOURCE,
+    forOptions: { namespace, predicates: [filter] },
+    reconciler: simMachinePoolReconciler,
+    cache,
+    registry: manager.registry,
+    logger,
+    maxConcurrentReconciles: concurrency,
+  })
+    .watches(SIM_MACHINE_RESOURCE, poolsOwning, scope)
+    .watches(MACHINE_POOL_RESOURCE, machinePoolRequest, scope)
+    .watches(
+      CLUSTER_RESOURCE,
+      (cluster) =>
+        machinePools.store
+          .byIndex(MACHINE_POOLS_BY_CLUSTER_INDEX, `${cluster.metadata.namespace}/${cluster.metadata.name}`)
+          .flatMap(machinePoolRequest),
+      scope,
+    );
+
   manager.add(simMachineController);
   manager.add(simClusterController);
+  manager.add(simMachinePoolController);
   logger.info({ namespace: namespace ?? '<all>', group: SIM_GROUP, owner: CLUSTER_GROUP }, 'Sim provider set up');
-  return { simClusterController, simMachineController };
+  return { simClusterController, simMachineController, simMachinePoolController };
 }

@@ -1,4 +1,10 @@
-import { CLUSTER_GROUP, CLUSTER_NAME_LABEL, IPAM_V1BETA2_API_VERSION, MACHINE_KIND } from '@tally-ipam/api-types';
+import {
+  CLUSTER_GROUP,
+  CLUSTER_NAME_LABEL,
+  IPAM_V1BETA2_API_VERSION,
+  MACHINE_KIND,
+  MACHINEPOOL_KIND,
+} from '@tally-ipam/api-types';
 import {
   addFinalizer,
   type Client,
@@ -22,6 +28,7 @@ import {
   type SharedInformer,
   setCondition,
 } from '@tally-ipam/controller-kit';
+import { bootstrapDataSecretName, isMachinePoolOwned, type StoredMachinePool } from '@tally-ipam/machinepool';
 import {
   DELETING_REASON,
   INSTANCE_PROVISIONED_CONDITION,
@@ -31,14 +38,16 @@ import {
   NODE_REGISTRATION_FAILED_REASON,
   PROVISIONED_REASON,
   READY_CONDITION,
+  SIM_GROUP,
   SIM_MACHINE_FINALIZER,
+  SIM_MACHINE_POOL_KIND,
   WAITING_FOR_BOOTSTRAP_DATA_REASON,
   WAITING_FOR_CLUSTER_INFRASTRUCTURE_REASON,
   WAITING_FOR_INSTANCE_REASON,
   WAITING_FOR_IP_ADDRESSES_REASON,
   WAITING_FOR_KUBECONFIG_REASON,
 } from './api/v1alpha1/constants.js';
-import type { DeviceStatus, MachineAddress, PoolReference, SimMachine } from './api/v1alpha1/types.js';
+import type { DeviceStatus, MachineAddress, PoolReference, SimMachine, SimMachinePool } from './api/v1alpha1/types.js';
 import {
   CLAIM_RESOURCE,
   SECRET_RESOURCE,
@@ -100,12 +109,25 @@ export interface SimMachineReconcilerDeps {
   readonly client: Client;
   readonly simMachines: SharedInformer<SimMachine>;
   readonly machines: SharedInformer<StoredMachine>;
+  readonly machinePools: SharedInformer<StoredMachinePool>;
+  readonly simMachinePools: SharedInformer<SimMachinePool>;
   readonly clusters: SharedInformer<StoredCluster>;
   readonly claims: SharedInformer<StoredClaim>;
   readonly addresses: SharedInformer<StoredAddress>;
   readonly workloads: WorkloadClusters;
   readonly recorder: EventRecorder;
   readonly now: () => Date;
+}
+
+/** What an instance is provisioned for: from its Machine, or from its MachinePool for a pool's instance. */
+export interface InstanceOwner {
+  readonly clusterName: string;
+  /** Where the bootstrap data Secret name comes from, for messages. */
+  readonly bootstrapSource: string;
+  readonly dataSecretName: string | undefined;
+  readonly version: string | undefined;
+  readonly failureDomain: string | undefined;
+  readonly controlPlane: boolean;
 }
 
 interface ClaimsOutcome {
@@ -142,17 +164,17 @@ export class SimMachineReconciler implements Reconciler {
     const simMachine = this.deps.simMachines.store.get(`${request.namespace}/${request.name}`);
     if (!simMachine) return {};
     const namespace = simMachine.metadata.namespace ?? '';
-    const machine = this.ownerMachine(simMachine);
-    const clusterName = machine?.spec.clusterName ?? simMachine.metadata.labels?.[CLUSTER_NAME_LABEL];
+    const owner = this.instanceOwner(simMachine);
+    const clusterName = owner?.clusterName ?? simMachine.metadata.labels?.[CLUSTER_NAME_LABEL];
     const cluster = clusterName ? this.deps.clusters.store.get(`${namespace}/${clusterName}`) : undefined;
 
     if (simMachine.metadata.deletionTimestamp) {
       if (cluster && pausedCondition(cluster, simMachine).status === 'True') return {};
       return this.reconcileDelete(simMachine, cluster, context);
     }
-    if (!machine) {
-      // The Machine controller sets the owner reference; until then there is nothing to provision for.
-      context.logger.debug('waiting for the owner Machine');
+    if (!owner) {
+      // The Machine controller (or, for a pool's instance, the MachinePool controller) sets the owner reference.
+      context.logger.debug('waiting for the owner Machine or MachinePool');
       return {};
     }
     if (!cluster) {
@@ -173,7 +195,7 @@ export class SimMachineReconciler implements Reconciler {
       signal: context.signal,
     });
 
-    const claims = await this.reconcileClaims(current, machine, context);
+    const claims = await this.reconcileClaims(current, owner, context);
     conditions = setCondition(conditions, conditionOf(IP_ADDRESSES_READY_CONDITION, claims.verdict, generation), now);
     let requeueAfterMs: number | undefined;
 
@@ -182,7 +204,7 @@ export class SimMachineReconciler implements Reconciler {
     if (current.spec.providerID) {
       instance = { status: 'True', reason: PROVISIONED_REASON, message: `instance ${current.spec.providerID} exists` };
     } else {
-      const blocker = await this.provisioningBlocker(current, machine, cluster, claims.verdict, context);
+      const blocker = await this.provisioningBlocker(current, owner, cluster, claims.verdict, context);
       if (blocker) {
         instance = blocker.verdict;
         requeueAfterMs = blocker.requeueAfterMs;
@@ -211,7 +233,7 @@ export class SimMachineReconciler implements Reconciler {
       message: 'the Node registers once the instance exists',
     };
     if (current.spec.providerID) {
-      const registered = await this.registerNode(current, machine, cluster, claims.addresses, context);
+      const registered = await this.registerNode(current, owner, cluster, claims.addresses, context);
       node = registered.verdict;
       requeueAfterMs = registered.requeueAfterMs ?? requeueAfterMs;
     }
@@ -243,7 +265,7 @@ export class SimMachineReconciler implements Reconciler {
         initialization: current.spec.providerID ? { provisioned: true } : undefined,
         addresses: statusAddresses,
         devices: addressesValid && claims.devices.length > 0 ? claims.devices : current.status?.devices,
-        failureDomain: machine.spec.failureDomain || undefined,
+        failureDomain: owner.failureDomain,
         conditions,
         observedGeneration: generation,
       },
@@ -252,9 +274,47 @@ export class SimMachineReconciler implements Reconciler {
     return requeueAfterMs === undefined ? {} : { requeueAfterMs };
   }
 
-  private ownerMachine(simMachine: SimMachine): StoredMachine | undefined {
-    const ref = findOwnerReference(simMachine, { apiGroup: CLUSTER_GROUP, kind: MACHINE_KIND });
-    return ref ? this.deps.machines.store.get(`${simMachine.metadata.namespace}/${ref.name}`) : undefined;
+  /**
+   * What the instance is made for. A plain SimMachine belongs to its owner Machine. A MachinePool Machine
+   * (`labels.IsMachinePoolOwned`) takes cluster, bootstrap data and version from the MachinePool, as CAPD's
+   * DockerMachine does — CAPI gives its Machine an empty `dataSecretName`; before CAPI created that Machine, the
+   * instance is reached through its SimMachinePool, so a pool can provision (and list provider IDs) on its own.
+   */
+  private instanceOwner(simMachine: SimMachine): InstanceOwner | undefined {
+    const namespace = simMachine.metadata.namespace ?? '';
+    const machineRef = findOwnerReference(simMachine, { apiGroup: CLUSTER_GROUP, kind: MACHINE_KIND });
+    const machine = machineRef ? this.deps.machines.store.get(`${namespace}/${machineRef.name}`) : undefined;
+    const machinePool = isMachinePoolOwned(simMachine) ? this.machinePoolOf(simMachine) : undefined;
+    if (machinePool) {
+      return {
+        clusterName: machinePool.spec.clusterName,
+        bootstrapSource: `MachinePool ${machinePool.metadata.name} (spec.template.spec.bootstrap.dataSecretName)`,
+        dataSecretName: bootstrapDataSecretName(machinePool),
+        version: machinePool.spec.template.spec.version,
+        failureDomain: machine?.spec.failureDomain || undefined,
+        controlPlane: false,
+      };
+    }
+    if (!machine) return undefined;
+    return {
+      clusterName: machine.spec.clusterName,
+      bootstrapSource: `Machine ${machine.metadata.name} (spec.bootstrap.dataSecretName)`,
+      dataSecretName: machine.spec.bootstrap?.dataSecretName || undefined,
+      version: machine.spec.version,
+      failureDomain: machine.spec.failureDomain || undefined,
+      controlPlane: machine.metadata.labels?.[CONTROL_PLANE_LABEL] !== undefined,
+    };
+  }
+
+  /** SimMachine → its SimMachinePool (non-controller owner) → the pool's MachinePool (CAPI's controller owner). */
+  private machinePoolOf(simMachine: SimMachine): StoredMachinePool | undefined {
+    const namespace = simMachine.metadata.namespace ?? '';
+    const poolRef = findOwnerReference(simMachine, { apiGroup: SIM_GROUP, kind: SIM_MACHINE_POOL_KIND });
+    const pool = poolRef ? this.deps.simMachinePools.store.get(`${namespace}/${poolRef.name}`) : undefined;
+    const machinePoolRef = pool
+      ? findOwnerReference(pool, { apiGroup: CLUSTER_GROUP, kind: MACHINEPOOL_KIND })
+      : undefined;
+    return machinePoolRef ? this.deps.machinePools.store.get(`${namespace}/${machinePoolRef.name}`) : undefined;
   }
 
   /**
@@ -263,7 +323,7 @@ export class SimMachineReconciler implements Reconciler {
    */
   private async reconcileClaims(
     simMachine: SimMachine,
-    machine: StoredMachine,
+    owner: InstanceOwner,
     context: ReconcileContext,
   ): Promise<ClaimsOutcome> {
     const namespace = simMachine.metadata.namespace ?? '';
@@ -275,7 +335,7 @@ export class SimMachineReconciler implements Reconciler {
     for (const want of desired) {
       const claim = this.deps.claims.store.get(`${namespace}/${want.name}`);
       if (!claim) {
-        await this.createClaim(simMachine, machine, want, context);
+        await this.createClaim(simMachine, owner.clusterName, want, context);
         created.push(want.name);
         progress.push({ name: want.name, state: 'Missing' });
         continue;
@@ -352,11 +412,10 @@ export class SimMachineReconciler implements Reconciler {
    */
   private async createClaim(
     simMachine: SimMachine,
-    machine: StoredMachine,
+    clusterName: string,
     want: DesiredClaim,
     context: ReconcileContext,
   ): Promise<void> {
-    const clusterName = machine.spec.clusterName;
     try {
       await this.deps.client.create(
         CLAIM_RESOURCE,
@@ -421,7 +480,7 @@ export class SimMachineReconciler implements Reconciler {
   /** Why the instance cannot be created yet, in the contract's order; undefined when it can. */
   private async provisioningBlocker(
     simMachine: SimMachine,
-    machine: StoredMachine,
+    owner: InstanceOwner,
     cluster: StoredCluster,
     addresses: ConditionVerdict,
     context: ReconcileContext,
@@ -436,13 +495,13 @@ export class SimMachineReconciler implements Reconciler {
         },
       };
     }
-    const dataSecretName = machine.spec.bootstrap?.dataSecretName;
+    const dataSecretName = owner.dataSecretName;
     if (!dataSecretName) {
       return {
         verdict: {
           status: 'False',
           reason: WAITING_FOR_BOOTSTRAP_DATA_REASON,
-          message: `Machine ${machine.metadata.name} has no spec.bootstrap.dataSecretName yet`,
+          message: `no bootstrap data yet: ${owner.bootstrapSource} is empty`,
         },
       };
     }
@@ -454,7 +513,7 @@ export class SimMachineReconciler implements Reconciler {
         verdict: {
           status: 'False',
           reason: WAITING_FOR_BOOTSTRAP_DATA_REASON,
-          message: `bootstrap data Secret ${dataSecretName} of Machine ${machine.metadata.name} does not exist yet`,
+          message: `bootstrap data Secret ${dataSecretName} named by ${owner.bootstrapSource} does not exist yet`,
         },
         requeueAfterMs: POLL_UNWATCHED_MS,
       };
@@ -474,7 +533,7 @@ export class SimMachineReconciler implements Reconciler {
   /** The simulated kubelet: a Ready Node with the instance's provider ID in the workload cluster. */
   private async registerNode(
     simMachine: SimMachine,
-    machine: StoredMachine,
+    owner: InstanceOwner,
     cluster: StoredCluster,
     addresses: readonly ClaimedAddress[],
     context: ReconcileContext,
@@ -498,9 +557,9 @@ export class SimMachineReconciler implements Reconciler {
         {
           name: simMachine.metadata.name,
           providerID,
-          kubeletVersion: machine.spec.version,
+          kubeletVersion: owner.version,
           internalIPs: addresses.map((claimed) => claimed.address),
-          controlPlane: machine.metadata.labels?.[CONTROL_PLANE_LABEL] !== undefined,
+          controlPlane: owner.controlPlane,
         },
         this.deps.now(),
         context.signal,

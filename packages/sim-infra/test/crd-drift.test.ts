@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { calculateCRDName } from '@tally-ipam/api-types';
+import { checkInfraMachinePoolCRD } from '@tally-ipam/machinepool';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { generatedSimCRDFiles, SIM_GROUP, SIM_V1ALPHA1_VERSION, simCRDDirectory, simCRDsYaml } from '../src/index.js';
@@ -35,6 +36,8 @@ describe('committed Sim CRDs match the zod schemas (run `pnpm --filter @tally-ip
       'SimCluster',
       'SimClusterTemplate',
       'SimMachine',
+      'SimMachinePool',
+      'SimMachinePoolTemplate',
       'SimMachineTemplate',
     ]);
     for (const { crd } of generated) {
@@ -48,5 +51,10 @@ describe('committed Sim CRDs match the zod schemas (run `pnpm --filter @tally-ip
       const isTemplate = crd.spec.names.kind.endsWith('Template');
       expect(crd.spec.versions[0]?.subresources).toEqual(isTemplate ? undefined : { status: {} });
     }
+  });
+
+  it('the SimMachinePool CRD has every field CAPI v1.12 reads of an InfraMachinePool', () => {
+    const pool = generated.find((file) => file.crd.spec.names.kind === 'SimMachinePool');
+    expect(checkInfraMachinePoolCRD(pool?.crd)).toEqual([]);
   });
 });

@@ -195,7 +195,7 @@ describe('SimMachine with IPAM', () => {
     });
     expect(waitingForBootstrap.spec.providerID).toBeUndefined();
     expect(conditionOf(waitingForBootstrap, 'InstanceProvisioned')?.message).toBe(
-      `Machine ${name} has no spec.bootstrap.dataSecretName yet`,
+      `no bootstrap data yet: Machine ${name} (spec.bootstrap.dataSecretName) is empty`,
     );
 
     await createBootstrapSecret(client, ns.name, 'late-bootstrap');

@@ -14,6 +14,7 @@ import * as z from 'zod';
 import {
   SIM_CLUSTER_TEMPLATE_KIND,
   SIM_GROUP,
+  SIM_MACHINE_POOL_TEMPLATE_KIND,
   SIM_MACHINE_TEMPLATE_KIND,
   SIM_V1ALPHA1_VERSION,
   TOPOLOGY_DRY_RUN_ANNOTATION,
@@ -46,6 +47,7 @@ function templateWebhook(kind: string, plural: string): TemplateWebhook {
 export const SIM_TEMPLATE_WEBHOOKS: readonly TemplateWebhook[] = [
   templateWebhook(SIM_CLUSTER_TEMPLATE_KIND, 'simclustertemplates'),
   templateWebhook(SIM_MACHINE_TEMPLATE_KIND, 'simmachinetemplates'),
+  templateWebhook(SIM_MACHINE_POOL_TEMPLATE_KIND, 'simmachinepooltemplates'),
 ];
 
 /**

@@ -10,10 +10,13 @@ export const SIM_CLUSTER_KIND = 'SimCluster';
 export const SIM_CLUSTER_TEMPLATE_KIND = 'SimClusterTemplate';
 export const SIM_MACHINE_KIND = 'SimMachine';
 export const SIM_MACHINE_TEMPLATE_KIND = 'SimMachineTemplate';
+export const SIM_MACHINE_POOL_KIND = 'SimMachinePool';
+export const SIM_MACHINE_POOL_TEMPLATE_KIND = 'SimMachinePoolTemplate';
 
 /** Finalizers follow CAPI's `<kind>.<group>` pattern (`dockercluster.infrastructure.cluster.x-k8s.io`). */
 export const SIM_CLUSTER_FINALIZER = `simcluster.${SIM_GROUP}`;
 export const SIM_MACHINE_FINALIZER = `simmachine.${SIM_GROUP}`;
+export const SIM_MACHINE_POOL_FINALIZER = `simmachinepool.${SIM_GROUP}`;
 
 /** The scheme of every provider ID this provider hands out: `sim://<namespace>/<name>`. */
 export const SIM_PROVIDER_ID_SCHEME = 'sim';
@@ -56,6 +59,7 @@ export const IP_ADDRESS_INVALID_REASON = 'IPAddressInvalid';
 export const IP_ADDRESS_CLAIM_CONFLICT_REASON = 'IPAddressClaimConflict';
 
 export const NODE_READY_REASON = 'NodeReady';
+export const WAITING_FOR_MACHINE_POOL_REASON = 'WaitingForMachinePool';
 export const WAITING_FOR_KUBECONFIG_REASON = 'WaitingForKubeconfig';
 export const WAITING_FOR_INSTANCE_REASON = 'WaitingForInstance';
 export const NODE_REGISTRATION_FAILED_REASON = 'NodeRegistrationFailed';

@@ -10,11 +10,20 @@ import {
   SIM_CLUSTER_TEMPLATE_KIND,
   SIM_GROUP,
   SIM_MACHINE_KIND,
+  SIM_MACHINE_POOL_KIND,
+  SIM_MACHINE_POOL_TEMPLATE_KIND,
   SIM_MACHINE_TEMPLATE_KIND,
   SIM_PROVIDER_NAME,
   SIM_V1ALPHA1_VERSION,
 } from './constants.js';
-import { SimCluster, SimClusterTemplate, SimMachine, SimMachineTemplate } from './types.js';
+import {
+  SimCluster,
+  SimClusterTemplate,
+  SimMachine,
+  SimMachinePool,
+  SimMachinePoolTemplate,
+  SimMachineTemplate,
+} from './types.js';
 
 /**
  * Labels on every Sim CRD: the contract label Cluster API reads to resolve a `{apiGroup, kind}` reference to a version
@@ -95,6 +104,26 @@ const SIM_KINDS: readonly SimKindDefinition[] = [
     kind: SIM_MACHINE_TEMPLATE_KIND,
     schema: SimMachineTemplate,
     shortNames: ['simmt'],
+    status: false,
+    columns: [AGE_COLUMN],
+  },
+  {
+    kind: SIM_MACHINE_POOL_KIND,
+    schema: SimMachinePool,
+    shortNames: ['simmp'],
+    status: true,
+    columns: [
+      CLUSTER_COLUMN,
+      { name: 'Replicas', type: 'integer', jsonPath: '.status.replicas' },
+      { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
+      { name: 'ProviderIDs', type: 'string', jsonPath: '.spec.providerIDList', priority: 1 },
+      AGE_COLUMN,
+    ],
+  },
+  {
+    kind: SIM_MACHINE_POOL_TEMPLATE_KIND,
+    schema: SimMachinePoolTemplate,
+    shortNames: ['simmpt'],
     status: false,
     columns: [AGE_COLUMN],
   },

@@ -1,9 +1,12 @@
 import { Conditions, KIND_PATTERN, ObjectMeta, ObjectName } from '@tally-ipam/api-types';
+import { infraMachinePoolSpecFields, infraMachinePoolStatusFields } from '@tally-ipam/machinepool';
 import * as z from 'zod';
 import {
   SIM_CLUSTER_KIND,
   SIM_CLUSTER_TEMPLATE_KIND,
   SIM_MACHINE_KIND,
+  SIM_MACHINE_POOL_KIND,
+  SIM_MACHINE_POOL_TEMPLATE_KIND,
   SIM_MACHINE_TEMPLATE_KIND,
   SIM_V1ALPHA1_API_VERSION,
 } from './constants.js';
@@ -271,3 +274,46 @@ export const SimMachineTemplate = z
     'SimMachineTemplate: SimMachines for MachineDeployments, MachineSets and ClusterClass; spec.template.spec is immutable.',
   );
 export type SimMachineTemplate = z.infer<typeof SimMachineTemplate>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// SimMachinePool
+
+/** What every instance of a pool is made from: the spec of the SimMachine created for it. */
+const InstanceTemplate = z
+  .object({ network: NetworkSpec.optional() })
+  .describe('The SimMachine spec of every instance (MachinePool Machines); each instance claims its own addresses.');
+
+export const SimMachinePoolSpec = z.object({
+  ...infraMachinePoolSpecFields,
+  template: InstanceTemplate.default({}),
+});
+export type SimMachinePoolSpec = z.infer<typeof SimMachinePoolSpec>;
+
+export const SimMachinePoolStatus = z.object(infraMachinePoolStatusFields);
+export type SimMachinePoolStatus = z.infer<typeof SimMachinePoolStatus>;
+
+export const SimMachinePool = z
+  .object({
+    apiVersion: z.literal(SIM_V1ALPHA1_API_VERSION),
+    kind: z.literal(SIM_MACHINE_POOL_KIND),
+    metadata: StoredMeta,
+    spec: SimMachinePoolSpec.default({ template: {} }),
+    status: SimMachinePoolStatus.optional(),
+  })
+  .describe('SimMachinePool: simulated instances of a MachinePool, one SimMachine (MachinePool Machine) each.');
+export type SimMachinePool = z.infer<typeof SimMachinePool>;
+
+export const SimMachinePoolTemplate = z
+  .object({
+    apiVersion: z.literal(SIM_V1ALPHA1_API_VERSION),
+    kind: z.literal(SIM_MACHINE_POOL_TEMPLATE_KIND),
+    metadata: StoredMeta,
+    spec: z.object({
+      template: z.object({
+        metadata: TemplateObjectMeta.optional(),
+        spec: z.object({ template: InstanceTemplate.default({}) }),
+      }),
+    }),
+  })
+  .describe('SimMachinePoolTemplate: SimMachinePools for ClusterClass; spec.template.spec is immutable.');
+export type SimMachinePoolTemplate = z.infer<typeof SimMachinePoolTemplate>;

@@ -1,0 +1,308 @@
+import { randomBytes } from 'node:crypto';
+import { CLUSTER_GROUP, MACHINEPOOL_KIND } from '@tally-ipam/api-types';
+import {
+  addFinalizer,
+  type Client,
+  type Condition,
+  type ConditionInput,
+  findOwnerReference,
+  getCondition,
+  hasFinalizer,
+  isConflict,
+  isNotFound,
+  isOwnedBy,
+  pausedCondition,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+  removeFinalizer,
+  type SharedInformer,
+  setCondition,
+} from '@tally-ipam/controller-kit';
+import {
+  bootstrapDataSecretName,
+  formatLabelValue,
+  MACHINEPOOL_NAME_LABEL,
+  machinePoolStatusFromInstances,
+  type PoolInstance,
+  reconcileMachinePoolMachines,
+  type StoredMachinePool,
+  writeInfraMachinePoolState,
+} from '@tally-ipam/machinepool';
+import {
+  DELETING_REASON,
+  READY_CONDITION,
+  READY_REASON,
+  SIM_MACHINE_KIND,
+  SIM_MACHINE_POOL_FINALIZER,
+  WAITING_FOR_BOOTSTRAP_DATA_REASON,
+} from './api/v1alpha1/constants.js';
+import type { SimMachine, SimMachinePool } from './api/v1alpha1/types.js';
+import {
+  MACHINE_RESOURCE,
+  SIM_MACHINE_POOL_RESOURCE,
+  SIM_MACHINE_RESOURCE,
+  type StoredCluster,
+  type StoredMachine,
+} from './resources.js';
+import { shortenName } from './util/claim-name.js';
+
+/** Characters of randomness in an instance name (`<pool>-<hex>`), as CAPD's `worker-<rand6>`. */
+const INSTANCE_SUFFIX_BYTES = 3;
+/** Safety net while instances are being deleted; their delete events normally re-queue the pool first. */
+const DELETION_POLL_MS = 5_000;
+/** Scale-down waits for CAPI's MachinePool controller to create the Machines it deletes through. */
+const WAITING_FOR_MACHINES_POLL_MS = 5_000;
+
+export interface SimMachinePoolReconcilerDeps {
+  readonly client: Client;
+  readonly simMachinePools: SharedInformer<SimMachinePool>;
+  readonly simMachines: SharedInformer<SimMachine>;
+  readonly machinePools: SharedInformer<StoredMachinePool>;
+  readonly machines: SharedInformer<StoredMachine>;
+  readonly clusters: SharedInformer<StoredCluster>;
+  readonly now: () => Date;
+}
+
+/** The pool's instances: SimMachines labelled for its MachinePool and owned by the pool (MachinePool Machines). */
+export function poolInstances(
+  simMachines: readonly SimMachine[],
+  pool: SimMachinePool,
+  machinePool: StoredMachinePool,
+): SimMachine[] {
+  const poolLabel = formatLabelValue(machinePool.metadata.name);
+  return simMachines.filter(
+    (simMachine) =>
+      simMachine.metadata.namespace === pool.metadata.namespace &&
+      simMachine.metadata.labels?.[MACHINEPOOL_NAME_LABEL] === poolLabel &&
+      isOwnedBy(simMachine, pool),
+  );
+}
+
+function instanceOf(simMachine: SimMachine, version: string | undefined): PoolInstance {
+  return {
+    instanceName: simMachine.metadata.name,
+    providerID: simMachine.spec.providerID,
+    ready: getCondition(simMachine.status?.conditions, READY_CONDITION)?.status === 'True',
+    addresses: simMachine.status?.addresses,
+    version,
+  };
+}
+
+/**
+ * Reconciles SimMachinePools, following the InfraMachinePool contract as CAPI v1.12's MachinePool controller reads it,
+ * with MachinePool Machines (`status.infrastructureMachineKind: SimMachine`): each replica is a SimMachine (non-controller
+ * owner reference to the pool, CAPI's cluster-name and pool-name labels) that claims its own addresses and registers
+ * its own Node like any SimMachine. Scale-up creates SimMachines; scale-down and vanished instances go through the owner
+ * Machine (CAPI deletes the SimMachine), never by deleting a SimMachine behind CAPI's back. The pool reports a sorted
+ * `spec.providerIDList`, `status.replicas`, `status.instances`, and both `status.ready` (what the v1.12 code reads) and
+ * `status.initialization.provisioned` (what the contract doc names), latched once true.
+ */
+export class SimMachinePoolReconciler implements Reconciler {
+  constructor(private readonly deps: SimMachinePoolReconcilerDeps) {}
+
+  async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
+    try {
+      return await this.reconcileObject(request, context);
+    } catch (error) {
+      // A write based on a cache that lagged behind: read again (the newer version's event is on its way).
+      if (isConflict(error)) {
+        context.logger.debug({ err: error }, 'conflict, requeueing');
+        return { requeue: true };
+      }
+      throw error;
+    }
+  }
+
+  private async reconcileObject(request: Request, context: ReconcileContext): Promise<Result> {
+    const pool = this.deps.simMachinePools.store.get(`${request.namespace}/${request.name}`);
+    if (!pool) return {};
+    const namespace = pool.metadata.namespace ?? '';
+    const machinePoolRef = findOwnerReference(pool, { apiGroup: CLUSTER_GROUP, kind: MACHINEPOOL_KIND });
+    const machinePool = machinePoolRef
+      ? this.deps.machinePools.store.get(`${namespace}/${machinePoolRef.name}`)
+      : undefined;
+    const cluster = machinePool
+      ? this.deps.clusters.store.get(`${namespace}/${machinePool.spec.clusterName}`)
+      : undefined;
+
+    if (pool.metadata.deletionTimestamp) {
+      if (cluster && pausedCondition(cluster, pool).status === 'True') return {};
+      return this.reconcileDelete(pool, context);
+    }
+    if (!machinePool || !cluster) {
+      context.logger.debug('waiting for the owner MachinePool and its Cluster');
+      return {};
+    }
+    const now = this.deps.now();
+    const generation = pool.metadata.generation ?? 0;
+    const paused = pausedCondition(cluster, pool);
+    let conditions: Condition[] = setCondition(pool.status?.conditions, paused, now);
+    if (paused.status === 'True') {
+      await this.writeStatus(pool, { conditions }, context);
+      return {};
+    }
+    let current = await addFinalizer(this.deps.client, SIM_MACHINE_POOL_RESOURCE, pool, SIM_MACHINE_POOL_FINALIZER, {
+      signal: context.signal,
+    });
+
+    const version = machinePool.spec.template.spec.version;
+    const instances = poolInstances(this.deps.simMachines.store.list(), current, machinePool).filter(
+      (simMachine) => !simMachine.metadata.deletionTimestamp,
+    );
+    if (!bootstrapDataSecretName(machinePool)) {
+      // CAPD's DockerMachinePool creates nothing before the bootstrap data exists; neither does Sim.
+      const waiting: ConditionInput = {
+        type: READY_CONDITION,
+        status: 'False',
+        reason: WAITING_FOR_BOOTSTRAP_DATA_REASON,
+        message: `MachinePool ${machinePool.metadata.name} has no spec.template.spec.bootstrap.dataSecretName yet`,
+        observedGeneration: generation,
+      };
+      conditions = setCondition(conditions, waiting, now);
+      await this.writeStatus(current, { conditions, infrastructureMachineKind: SIM_MACHINE_KIND }, context);
+      return {};
+    }
+
+    // Scale up: new instances get fresh names; reconcileMachinePoolMachines creates their SimMachines.
+    const desiredReplicas = machinePool.spec.replicas ?? 1;
+    const newNames: string[] = [];
+    for (let missing = desiredReplicas - instances.length; missing > 0; missing--) {
+      newNames.push(shortenName(`${current.metadata.name}-${randomBytes(INSTANCE_SUFFIX_BYTES).toString('hex')}`));
+    }
+    const existing = new Map(instances.map((simMachine) => [simMachine.metadata.name, simMachine]));
+    const machinesResult = await reconcileMachinePoolMachines({
+      client: this.deps.client,
+      infraMachinePool: current,
+      machinePool,
+      instances: [
+        ...instances.map((simMachine) => instanceOf(simMachine, version)),
+        ...newNames.map((instanceName) => ({ instanceName, ready: false })),
+      ],
+      infraMachineResource: SIM_MACHINE_RESOURCE,
+      // An existing SimMachine keeps its network (immutable: its addresses are claimed); new ones take the template.
+      template: (instance) => {
+        const network = existing.get(instance.instanceName)?.spec.network ?? current.spec.template.network;
+        return network ? { network } : {};
+      },
+      logger: context.logger,
+      signal: context.signal,
+    });
+    if (machinesResult.created.length > 0) {
+      context.logger.info({ created: machinesResult.created }, 'instances created');
+    }
+    // An instance whose Machine is going (scale-down) no longer serves: CAPI deletes its SimMachine next. It still
+    // counted above, so that the window until then never creates a replacement.
+    const deletedMachines = new Set(machinesResult.deletedMachines);
+    const serving = instances.filter((simMachine) => !this.machineGoing(simMachine, deletedMachines));
+
+    const state = machinePoolStatusFromInstances({
+      instances: serving.map((simMachine) => instanceOf(simMachine, version)),
+      desiredReplicas,
+      wasProvisioned: current.status?.ready === true,
+      observedGeneration: generation,
+      infrastructureMachineKind: SIM_MACHINE_KIND,
+    });
+    conditions = setCondition(conditions, state.replicasReadyCondition, now);
+    conditions = setCondition(
+      conditions,
+      state.replicasReadyCondition.status === 'True'
+        ? { type: READY_CONDITION, status: 'True', reason: READY_REASON, message: '', observedGeneration: generation }
+        : { ...state.replicasReadyCondition, type: READY_CONDITION },
+      now,
+    );
+    const written = await writeInfraMachinePoolState({
+      client: this.deps.client,
+      resource: SIM_MACHINE_POOL_RESOURCE,
+      infraMachinePool: current,
+      providerIDList: state.providerIDList,
+      status: { ...state.status, conditions, observedGeneration: generation },
+      signal: context.signal,
+    });
+    current = written.object;
+    return machinesResult.waitingForMachine.length > 0 ? { requeueAfterMs: WAITING_FOR_MACHINES_POLL_MS } : {};
+  }
+
+  /**
+   * Deletes the pool's instances — through their owner Machines where CAPI made them (the Machine controller then
+   * deletes the SimMachine, drains and removes the Node), directly where it has not yet — and waits until they are
+   * gone before the finalizer goes. CAPI's MachinePool controller does not delete MachinePool Machines itself.
+   */
+  private async reconcileDelete(pool: SimMachinePool, context: ReconcileContext): Promise<Result> {
+    if (!hasFinalizer(pool, SIM_MACHINE_POOL_FINALIZER)) return {};
+    const namespace = pool.metadata.namespace ?? '';
+    const instances = this.deps.simMachines.store
+      .list()
+      .filter((simMachine) => simMachine.metadata.namespace === namespace && isOwnedBy(simMachine, pool));
+    for (const simMachine of instances) {
+      if (simMachine.metadata.deletionTimestamp) continue;
+      const machineRef = findOwnerReference(simMachine, { apiGroup: CLUSTER_GROUP, kind: 'Machine' });
+      const machine = machineRef ? this.deps.machines.store.get(`${namespace}/${machineRef.name}`) : undefined;
+      try {
+        if (machine) {
+          if (!machine.metadata.deletionTimestamp) {
+            await this.deps.client.delete(
+              MACHINE_RESOURCE,
+              { namespace, name: machine.metadata.name },
+              { preconditions: { uid: machine.metadata.uid }, signal: context.signal },
+            );
+          }
+        } else {
+          await this.deps.client.delete(
+            SIM_MACHINE_RESOURCE,
+            { namespace, name: simMachine.metadata.name },
+            { preconditions: { uid: simMachine.metadata.uid }, signal: context.signal },
+          );
+        }
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    if (instances.length > 0) {
+      const conditions = setCondition(
+        pool.status?.conditions,
+        {
+          type: READY_CONDITION,
+          status: 'False',
+          reason: DELETING_REASON,
+          message: `waiting for ${instances.length} instances to be deleted`,
+          observedGeneration: pool.metadata.generation ?? 0,
+        },
+        this.deps.now(),
+      );
+      await this.writeStatus(pool, { conditions }, context);
+      return { requeueAfterMs: DELETION_POLL_MS };
+    }
+    await removeFinalizer(this.deps.client, SIM_MACHINE_POOL_RESOURCE, pool, SIM_MACHINE_POOL_FINALIZER, {
+      signal: context.signal,
+    });
+    return {};
+  }
+
+  /** The instance's owner Machine was just deleted or is being deleted (a Machine missing from the cache may be new). */
+  private machineGoing(simMachine: SimMachine, justDeleted: ReadonlySet<string>): boolean {
+    const ref = findOwnerReference(simMachine, { apiGroup: CLUSTER_GROUP, kind: 'Machine' });
+    if (!ref) return false;
+    if (justDeleted.has(ref.name)) return true;
+    const machine = this.deps.machines.store.get(`${simMachine.metadata.namespace}/${ref.name}`);
+    return machine?.metadata.deletionTimestamp !== undefined && machine.metadata.deletionTimestamp !== '';
+  }
+
+  private async writeStatus(
+    pool: SimMachinePool,
+    status: Readonly<Record<string, unknown>>,
+    context: ReconcileContext,
+  ): Promise<void> {
+    const current: Record<string, unknown> = pool.status ?? {};
+    const changed = Object.entries(status).some(
+      ([key, value]) => JSON.stringify(current[key]) !== JSON.stringify(value),
+    );
+    if (!changed) return;
+    try {
+      await this.deps.client.patchStatus(SIM_MACHINE_POOL_RESOURCE, pool, status, { signal: context.signal });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+}
