@@ -88,7 +88,7 @@ export class ClaimReconciler implements Reconciler {
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
     const { deps } = this;
     let claim = deps.claims.store.get(`${request.namespace}/${request.name}`);
-    if (!claim) return {};
+    if (!claim) return this.cleanUpOrphanedAddress(request, context);
     const ref = poolRefOfClaim(claim);
     if (!ref) return {};
     const logger = context.logger.child({ pool: poolKey(ref) });
@@ -155,6 +155,36 @@ export class ClaimReconciler implements Reconciler {
     return this.allocate(claim, ref, lookup.state, context);
   }
 
+  /**
+   * The claim is gone but an IPAddress of its name still carries Tally's finalizer (the claim was force-deleted, or a
+   * replica with a stale cache re-created the IPAddress while another released the claim): nobody else will ever
+   * remove that finalizer, so it is removed here once the owning claim is confirmed gone by a live read.
+   */
+  private async cleanUpOrphanedAddress(request: Request, context: ReconcileContext): Promise<Result> {
+    const { deps } = this;
+    const address = deps.addresses.store.get(`${request.namespace}/${request.name}`);
+    if (!address || !hasFinalizer(address, ADDRESS_FINALIZER) || !poolRefOfAddress(address)) return {};
+    // By name, not by owner reference: the garbage collector strips the reference to a deleted claim (the pool
+    // still owns the IPAddress, so it is not collected).
+    const claim = await deps.cache.liveGet(
+      CLAIM_RESOURCE,
+      { namespace: request.namespace, name: address.spec.claimRef.name },
+      context.signal,
+    );
+    if (claim) return {};
+    await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, ADDRESS_FINALIZER, { signal: context.signal });
+    try {
+      await deps.client.delete(ADDRESS_RESOURCE, address.metadata, {
+        preconditions: { uid: address.metadata.uid },
+        signal: context.signal,
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    context.logger.info('IPAddress of a claim that no longer exists: finalizer removed and deleted');
+    return {};
+  }
+
   private cluster(namespace: string, name: string): StoredCluster | undefined {
     return this.deps.clusters.store.get(`${namespace}/${name}`);
   }
@@ -177,6 +207,12 @@ export class ClaimReconciler implements Reconciler {
       .byIndex(LOCK_CLAIM_UID_INDEX, holder.uid)
       .find((lock) => lock.spec.releasedAt === undefined && sameRef(poolRefOfLock(lock), ref));
     let unit = held ? state.allocation.unitOf(held.spec.address, held.spec.prefix ?? 0) : undefined;
+    if (held && unit) {
+      // The cache may be behind a release by another replica: only a lock that still exists live may be resumed.
+      const live = await deps.cache.liveGet(LOCK_RESOURCE, { name: held.metadata.name }, context.signal);
+      if (!live || live.spec.claimRef.uid !== holder.uid || live.spec.releasedAt !== undefined)
+        return { requeue: true };
+    }
 
     for (let attempt = 0; unit === undefined; attempt += 1) {
       if (attempt >= MAX_LOCK_ATTEMPTS) {

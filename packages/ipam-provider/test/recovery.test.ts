@@ -144,11 +144,11 @@ describe('recovery', () => {
         },
       });
       await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
-      const held = await waitFor('IPAddress left with only the foreign finalizer', async () => {
+      const held = await waitFor('IPAddress deleted, left with only the foreign finalizer', async () => {
         const current = await client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'a' });
-        return current.metadata.finalizers?.join(',') === 'example.com/hold' ? current : undefined;
+        const onlyForeign = current.metadata.finalizers?.join(',') === 'example.com/hold';
+        return onlyForeign && current.metadata.deletionTimestamp !== undefined ? current : undefined;
       });
-      expect(held.metadata.deletionTimestamp).toBeDefined();
       // While the IPAddress exists, its address stays locked and the claim stays.
       expect((await client.get(LOCK_RESOURCE, { name: addressLockName('10.63.0.1') })).spec.claimRef.name).toBe('a');
       expect((await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' })).metadata.deletionTimestamp).toBeDefined();
@@ -160,6 +160,34 @@ describe('recovery', () => {
       expect(
         await getOrUndefined(() => client.get(LOCK_RESOURCE, { name: addressLockName('10.63.0.1') })),
       ).toBeUndefined();
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('removes its finalizer from the IPAddress of a claim that was force-deleted', async () => {
+    const ns = await namespace('rec-force');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.65.0.1-10.65.0.9'], prefix: 24 });
+    const running = await startProvider();
+    try {
+      await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
+      await waitForAddress(client, ns, 'a');
+      // Paused, so that no provider releases it; then its finalizer is stripped by hand.
+      await client.mergePatch(
+        CLAIM_RESOURCE,
+        { namespace: ns, name: 'a' },
+        {
+          metadata: { annotations: { 'cluster.x-k8s.io/paused': '' } },
+        },
+      );
+      await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
+      const deleting = await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
+      await client.mergePatch(CLAIM_RESOURCE, deleting.metadata, {
+        metadata: { resourceVersion: deleting.metadata.resourceVersion, finalizers: null },
+      });
+      await waitForGone('the IPAddress of the force-deleted claim', () =>
+        client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'a' }),
+      );
     } finally {
       await running.stop();
     }
