@@ -464,6 +464,19 @@ export class SimMachineReconciler implements Reconciler {
       );
   }
 
+  private async liveClaim(
+    namespace: string,
+    name: string,
+    context: ReconcileContext,
+  ): Promise<StoredClaim | undefined> {
+    try {
+      return await this.deps.client.get(CLAIM_RESOURCE, { namespace, name }, { signal: context.signal });
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
   private async deleteClaim(claim: StoredClaim, context: ReconcileContext): Promise<void> {
     try {
       await this.deps.client.delete(
@@ -587,14 +600,27 @@ export class SimMachineReconciler implements Reconciler {
     const namespace = simMachine.metadata.namespace ?? '';
     const providerID = simMachine.spec.providerID;
     if (providerID && cluster) {
-      const workload = await this.deps.workloads.clientFor(namespace, cluster.metadata.name, context.signal);
-      if (workload) await deregisterNode(workload, simMachine.metadata.name, providerID, context.signal);
+      try {
+        const workload = await this.deps.workloads.clientFor(namespace, cluster.metadata.name, context.signal);
+        if (workload) await deregisterNode(workload, simMachine.metadata.name, providerID, context.signal);
+      } catch (error) {
+        // Best effort: an unreachable workload cluster must not keep the machine (and CAPI's Machine deletion)
+        // forever; CAPI's Machine controller deletes the Node itself as well.
+        context.logger.warn({ err: error }, 'could not remove the Node of the deleted instance');
+      }
     }
     // Explicit deletes: the owner reference alone only works where kube-controller-manager's garbage collector runs.
     const remaining = this.ownedClaims(simMachine);
     for (const want of desiredClaims(simMachine)) {
       const claim = this.deps.claims.store.get(`${namespace}/${want.name}`);
       if (claim && isControlledBy(claim, simMachine) && !remaining.includes(claim)) remaining.push(claim);
+    }
+    if (remaining.length === 0) {
+      // The cache may not show a claim created moments ago yet: ask the API server before letting go.
+      for (const want of desiredClaims(simMachine)) {
+        const claim = await this.liveClaim(namespace, want.name, context);
+        if (claim && isControlledBy(claim, simMachine)) remaining.push(claim);
+      }
     }
     for (const claim of remaining) {
       if (!claim.metadata.deletionTimestamp) await this.deleteClaim(claim, context);

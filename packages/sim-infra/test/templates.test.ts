@@ -12,6 +12,7 @@ import {
   registerSimWebhooks,
   SIM_CLUSTER_TEMPLATE_RESOURCE,
   SIM_GROUP,
+  SIM_MACHINE_POOL_TEMPLATE_RESOURCE,
   SIM_MACHINE_TEMPLATE_RESOURCE,
   simValidatingWebhookSpecs,
 } from '../src/index.js';
@@ -142,6 +143,30 @@ describe('template immutability (the SSA dry-run rule)', () => {
       await client.create(SIM_CLUSTER_TEMPLATE_RESOURCE, clusterTemplate('a.example.com'));
       expect(await refusal(client.apply(SIM_CLUSTER_TEMPLATE_RESOURCE, clusterTemplate('b.example.com')))).toContain(
         'SimClusterTemplate spec.template.spec is immutable',
+      );
+
+      // And SimMachinePoolTemplates.
+      const poolTemplate = (pool: string) => ({
+        apiVersion: `${SIM_GROUP}/v1alpha1`,
+        kind: 'SimMachinePoolTemplate',
+        metadata: { name: 'pools', namespace: ns.name },
+        spec: {
+          template: {
+            spec: {
+              template: {
+                network: {
+                  devices: [
+                    { addressesFromPools: [{ apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: pool }] },
+                  ],
+                },
+              },
+            },
+          },
+        },
+      });
+      await client.create(SIM_MACHINE_POOL_TEMPLATE_RESOURCE, poolTemplate('pool-a'));
+      expect(await refusal(client.apply(SIM_MACHINE_POOL_TEMPLATE_RESOURCE, poolTemplate('pool-b')))).toContain(
+        'SimMachinePoolTemplate spec.template.spec is immutable',
       );
     } finally {
       await removeWebhooks();
