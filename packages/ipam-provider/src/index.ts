@@ -43,3 +43,32 @@ export {
   StoredLock,
   StoredPool,
 } from './resources.js';
+// The pool admission webhooks (src/webhooks, built on the IPAMProvider view). `describePool` and `PoolAllocation`
+// there have namesakes above, so they are re-exported under names that say what they take.
+export {
+  cachePoolAllocationsView,
+  describeAllocations,
+  describePool as describePoolObject,
+  overlapWarnings,
+  POOL_IN_USE_MESSAGE,
+  POOL_KINDS,
+  POOL_WEBHOOK_CONFIGURATION_NAME,
+  type PoolAddressSpace,
+  type PoolAllocation as PoolAllocationRecord,
+  type PoolAllocationsView,
+  type PoolIdentity,
+  type PoolKindInfo,
+  type PoolWebhookConfigurationOptions,
+  poolAddressSpace,
+  poolIdentity,
+  poolWebhookConfiguration,
+  poolWebhookName,
+  poolWebhookPath,
+  providerPoolAllocationsView,
+  registerPoolWebhooks,
+  SKIP_VALIDATE_DELETE_ANNOTATION,
+  type TallyPool,
+  validatePoolCreate,
+  validatePoolDelete,
+  validatePoolUpdate,
+} from './webhooks/index.js';
