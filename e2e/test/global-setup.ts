@@ -10,7 +10,7 @@ import {
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { createGlobalSetup, type GlobalSetup } from '@tally-ipam/testenv/vitest';
 
-const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 /**
  * One control plane for the run (kube-controller-manager on: Cluster API relies on the garbage collector), Tally's

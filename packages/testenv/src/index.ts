@@ -40,6 +40,7 @@ export { FIELD_MANAGER, type InstallCRDsOptions, installCRDs } from './crds.js';
 export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
 export { cacheRoot, capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
+export type { ProcessExit } from './processes.js';
 export { ControlPlaneStartError } from './readiness.js';
 export {
   CLUSTER_API_LDFLAGS,
@@ -51,3 +52,4 @@ export {
   GO_LDFLAGS,
   KUBERNETES_VERSION,
 } from './versions.js';
+export { startWatchedProcess, type WatchedProcess, type WatchedProcessOptions } from './watched-process.js';
