@@ -1,4 +1,4 @@
 import { packageTestConfig } from '../../vitest.shared.ts';
 
-// Pure tests (flags, the RBAC manifests against the generated CRDs): no control plane needed.
-export default packageTestConfig();
+// The process test runs the built controller against a real control plane: seconds per step on a loaded machine.
+export default packageTestConfig({ globalSetup: ['test/global-setup.ts'], testTimeout: 180_000, sequential: true });
