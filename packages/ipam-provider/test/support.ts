@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
 import { Client, isNotFound, Manager } from '@tally-ipam/controller-kit';
 import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
@@ -54,10 +55,11 @@ export interface RunningProvider {
 export async function startProvider(
   options: IPAMProviderOptions = {},
   name = 'tally-ipam-test',
+  kubeConfig: KubeConfig = testEnv().kubeConfig,
 ): Promise<RunningProvider> {
   const registry = new Registry();
   const manager = new Manager({
-    kubeConfig: testEnv().kubeConfig,
+    kubeConfig,
     name,
     registry,
     logger: pino({ level: process.env.TALLY_TEST_LOG ?? 'silent' }),
@@ -79,12 +81,15 @@ export async function startProvider(
   };
 }
 
-export function testClient(): Client {
-  return new Client(testEnv().kubeConfig, { fieldManager: 'tally-ipam-tests' });
+export function testClient(kubeConfig: KubeConfig = testEnv().kubeConfig): Client {
+  return new Client(kubeConfig, { fieldManager: 'tally-ipam-tests' });
 }
 
-export async function newNamespace(prefix: string): Promise<TestNamespace> {
-  return createTestNamespace(testEnv().kubeConfig, prefix);
+export async function newNamespace(
+  prefix: string,
+  kubeConfig: KubeConfig = testEnv().kubeConfig,
+): Promise<TestNamespace> {
+  return createTestNamespace(kubeConfig, prefix);
 }
 
 export type PoolKind = keyof typeof POOL_RESOURCES;
