@@ -41,7 +41,7 @@ kind load image-archive "$APP_DIR/dist/image/ipam-controller.tar" --name "$CLUST
 step "local clusterctl repository for the ipam-tally provider"
 version=v$(node -p "require('$APP_DIR/package.json').version")
 repository="$work/repository/ipam-tally/$version"
-(cd "$APP_DIR" && pnpm exec tsx scripts/render-components.ts --out "$repository" --version "${version#v}")
+(cd "$APP_DIR" && pnpm run --silent gen-components --out "$repository" --version "${version#v}")
 cat >"$work/clusterctl.yaml" <<YAML
 providers:
   - name: tally
