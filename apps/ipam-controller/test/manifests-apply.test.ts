@@ -17,7 +17,7 @@ const stored = new Map<string, Record<string, unknown>>();
 async function apply(manifest: Manifest, dryRun: boolean): Promise<Record<string, unknown>> {
   const resource = await resourceKindOf(kubeConfig, manifest);
   try {
-    return (await client.apply(resource, manifest as never, {
+    return (await client.apply(resource, manifest, {
       force: true,
       fieldValidation: 'Strict',
       ...(dryRun ? { dryRun: 'All' as const } : {}),
