@@ -4,6 +4,7 @@ import {
   Controller,
   type KubeObject,
   type Manager,
+  NAMESPACE_INDEX,
   type ObjectKey,
   parseObjectKey,
   resourceHasFilterLabel,
@@ -26,6 +27,7 @@ import {
 import { newIPPoolReconciler } from './ip-pool-reconciler.js';
 import { LockReconciler } from './lock-reconciler.js';
 import { providerMetrics } from './metrics.js';
+import { poolClusterName } from './pause.js';
 import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock, poolRefOfPool } from './pool-ref.js';
 import { PoolStates } from './pool-states.js';
 import {
@@ -204,10 +206,24 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
       predicates: [poolChangedPredicate()],
     });
   }
+  // The namespaced pools labelled with a Cluster's name: they pause with that Cluster (clusterctl move).
+  const poolsOfCluster = (cluster: KubeObject): StoredPool[] => {
+    const clusterNamespace = cluster.metadata.namespace ?? '';
+    const pools: StoredPool[] = [];
+    for (const [kind, informer] of poolInformers) {
+      if (isClusterScopedPoolKind(kind)) continue;
+      for (const pool of informer.store.byIndex(NAMESPACE_INDEX, clusterNamespace)) {
+        if (poolClusterName(pool) === cluster.metadata.name) pools.push(pool);
+      }
+    }
+    return pools;
+  };
   claimController.watches(
     CLUSTER_RESOURCE,
-    (cluster) =>
-      claims.store.byIndex(CLAIM_CLUSTER_INDEX, `${cluster.metadata.namespace}/${cluster.metadata.name}`).map(keyOf),
+    (cluster) => [
+      ...claims.store.byIndex(CLAIM_CLUSTER_INDEX, `${cluster.metadata.namespace}/${cluster.metadata.name}`).map(keyOf),
+      ...poolsOfCluster(cluster).flatMap(claimsOfPool),
+    ],
     { namespace, predicates: [clusterAvailablePredicate()] },
   );
   claimController.watches(
@@ -246,7 +262,11 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
       maxConcurrentReconciles: 2,
     })
       .watches(ADDRESS_RESOURCE, (address: StoredAddress) => toPool(poolRefOfAddress(address)), { namespace })
-      .watches(LOCK_RESOURCE, (lock: StoredLock) => toPool(poolRefOfLock(lock)));
+      .watches(LOCK_RESOURCE, (lock: StoredLock) => toPool(poolRefOfLock(lock)))
+      .watches(CLUSTER_RESOURCE, (cluster) => poolsOfCluster(cluster).flatMap((pool) => toPool(poolRefOfPool(pool))), {
+        namespace,
+        predicates: [clusterAvailablePredicate()],
+      });
     manager.add(controller);
   }
 

@@ -145,4 +145,27 @@ describe('pausing', () => {
     await waitForAddress(client, ns, 'a');
     await waitForGone('deleted claim held', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'held' }));
   });
+  it('a pool labelled with a paused Cluster (clusterctl move) pauses with it: claims and pool status wait', async () => {
+    const ns = await namespace('pause-pool-cluster');
+    await createCluster(client, ns, 'moving', true);
+    await createPool(
+      client,
+      'TallyIPPool',
+      'pool',
+      ns,
+      { addresses: ['10.25.0.0/24'], prefix: 24 },
+      {
+        labels: { 'cluster.x-k8s.io/cluster-name': 'moving' },
+      },
+    );
+    await createPool(client, 'TallyIPPool', 'witness', ns, { addresses: ['10.25.1.0/24'], prefix: 24 });
+    await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
+    await expectSkipped(ns, 'a', 'witness');
+    const pool = await client.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'pool' });
+    expect(pool.metadata.finalizers ?? []).toEqual([]);
+    expect(pool.status).toBeUndefined();
+
+    await client.mergePatch(CLUSTER_RESOURCE, { namespace: ns, name: 'moving' }, { spec: { paused: false } });
+    await waitForAddress(client, ns, 'a');
+  });
 });
