@@ -8,6 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { asKubeApiError, Client, type ResourceKind } from '@tally-ipam/controller-kit';
+import { poolWebhookConfiguration } from '@tally-ipam/ipam-provider';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -46,6 +47,8 @@ let output = '';
 let startupMs = 0;
 let serviceAccountKubeConfig: KubeConfig;
 let healthPort = 0;
+let webhookPort = 0;
+let webhookCaPem = '';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -145,6 +148,7 @@ beforeAll(async () => {
   const certs = await createServingCertDir();
   mkdirSync(join(seed, 'k8s-webhook-server'), { recursive: true });
   cpSync(certs.path, join(seed, 'k8s-webhook-server', 'serving-certs'), { recursive: true });
+  webhookCaPem = certs.caPem;
   await certs.remove();
   writeFileSync(join(seed, 'kubeconfig'), kubeconfig, { mode: 0o600 });
 
@@ -155,7 +159,7 @@ beforeAll(async () => {
     `--leader-election-namespace=${NAMESPACE}`,
     `--metrics-bind-address=127.0.0.1:${await freePort()}`,
     `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-    `--webhook-port=${await freePort()}`,
+    `--webhook-port=${(webhookPort = await freePort())}`,
   ];
   const entrypoint = imageConfig.config.Entrypoint ?? [];
   const started = Date.now();
@@ -263,6 +267,42 @@ describe('the controller image (docker-archive, run without a container runtime)
     });
     expect(field(event, 'regarding', 'name')).toBe('machine-0');
     expect(output).not.toMatch(/forbidden/i);
+  });
+
+  it('serves the pool admission webhook from the certificate in /tmp: a pool with an address cannot be deleted', async () => {
+    const ns = `hook-${Date.now().toString(36)}`;
+    await plane
+      .kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: ns } } });
+    await admin.create(CLUSTERS, cluster(ns, 'workload'));
+    await admin.create(POOLS, ipPool(ns, 'pool', { addresses: ['10.211.0.10-10.211.0.20'], prefix: 24 }));
+    await admin.create(CLAIMS, claim(ns, 'machine-0', { kind: 'TallyIPPool', name: 'pool' }, 'workload'));
+    await eventually('IPAddress for machine-0', () => admin.get(ADDRESSES, { namespace: ns, name: 'machine-0' }));
+    // The API server calls the webhook server of the process started from the image (url mode: no Service here).
+    const configuration = poolWebhookConfiguration({
+      name: `tally-image-test-${ns}`,
+      client: { baseUrl: `https://127.0.0.1:${webhookPort}`, caBundlePem: webhookCaPem },
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+    });
+    const webhooks: ResourceKind = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      plural: 'validatingwebhookconfigurations',
+      namespaced: false,
+    };
+    await admin.create(webhooks, configuration as { metadata: { name: string } });
+    // Registration takes effect asynchronously: dry-run deletes until the webhook answers.
+    const refusal = await eventually('the webhook refuses the delete', async () => {
+      const error = await admin.delete(POOLS, { namespace: ns, name: 'pool' }, { dryRun: 'All' }).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      if (error === undefined) throw new Error('delete admitted: the webhook is not called yet');
+      return error;
+    });
+    expect(String(refusal)).toContain('Pool has IPAddresses allocated');
+    await admin.get(POOLS, { namespace: ns, name: 'pool' });
   });
 
   it('holds its leader-election Lease in its namespace', async () => {
