@@ -153,13 +153,14 @@ beforeAll(async () => {
   writeFileSync(join(seed, 'kubeconfig'), kubeconfig, { mode: 0o600 });
 
   healthPort = await freePort();
+  webhookPort = await freePort();
   const args = [
     '--kubeconfig=/tmp/kubeconfig',
     '--leader-elect',
     `--leader-election-namespace=${NAMESPACE}`,
     `--metrics-bind-address=127.0.0.1:${await freePort()}`,
     `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-    `--webhook-port=${(webhookPort = await freePort())}`,
+    `--webhook-port=${webhookPort}`,
   ];
   const entrypoint = imageConfig.config.Entrypoint ?? [];
   const started = Date.now();
