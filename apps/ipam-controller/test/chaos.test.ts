@@ -1,0 +1,192 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Cache, Client, isAlreadyExists } from '@tally-ipam/controller-kit';
+import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
+import { pino } from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type ControllerProcess, startController } from './controller-process.js';
+import { forEachLimited, seededRandom } from './random.js';
+import { ADDRESSES, CLAIMS, CLUSTERS, claim, cluster, eventually, field, ipPool, LOCKS, POOLS } from './support.js';
+
+const CLAIM_COUNT = Number(process.env.CHAOS_CLAIMS ?? 2000);
+const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000_007);
+/** The longest stretch of random kills; binding usually finishes inside it, so kills hit it throughout. */
+const CHAOS_MS = 120_000;
+const POOL_NAMESPACE_LABEL = 'tally.ipam.cluster.x-k8s.io/pool-namespace';
+
+/**
+ * Two pools whose ranges overlap by 1 024 addresses, both picking at random so both keep landing in the overlap:
+ * uniqueness must come from the API server (one lock per address), not from either replica's memory.
+ */
+const POOLS_UNDER_TEST = [
+  { name: 'left', addresses: ['10.128.0.0-10.128.7.255'] },
+  { name: 'right', addresses: ['10.128.4.0-10.128.11.255'] },
+] as const;
+
+interface Replica {
+  readonly name: string;
+  process: ControllerProcess | undefined;
+  kills: number;
+}
+
+describe('chaos: two replicas without leader election, SIGKILLed at random', () => {
+  let namespace: TestNamespace;
+  const replicas: Replica[] = [
+    { name: 'a', process: undefined, kills: 0 },
+    { name: 'b', process: undefined, kills: 0 },
+  ];
+
+  let stopWatching: (() => Promise<void>) | undefined;
+
+  afterAll(async () => {
+    await stopWatching?.();
+    for (const replica of replicas) {
+      if (replica.process && replica.process.child.exitCode === null) await replica.process.stop('SIGKILL');
+    }
+    await namespace?.delete();
+  });
+
+  it(`binds ${CLAIM_COUNT} claims to distinct addresses and releases every address and lock`, async () => {
+    console.log(`chaos seed ${SEED} (replay with CHAOS_SEED=${SEED})`);
+    const random = seededRandom(SEED);
+    const env = testEnv();
+    const client = new Client(env.kubeConfig, { fieldManager: 'chaos-test' });
+    namespace = await createTestNamespace(env.kubeConfig, 'chaos');
+    const ns = namespace.name;
+    await client.create(CLUSTERS, cluster(ns, 'chaos'));
+    for (const pool of POOLS_UNDER_TEST) {
+      await client.create(
+        POOLS,
+        ipPool(ns, pool.name, { addresses: [...pool.addresses], prefix: 16, allocationStrategy: 'Random' }),
+      );
+    }
+
+    const watching = new AbortController();
+    const cache = new Cache({ kubeConfig: env.kubeConfig, logger: pino({ level: 'silent' }) });
+    const claimStore = cache.informerFor(CLAIMS, { namespace: ns }).store;
+    const addressStore = cache.informerFor(ADDRESSES, { namespace: ns }).store;
+    const lockStore = cache.informerFor(LOCKS, {
+      labelSelector: { matchLabels: { [POOL_NAMESPACE_LABEL]: ns } },
+    }).store;
+    const cacheRun = cache.start(watching.signal);
+    stopWatching = async () => {
+      watching.abort();
+      await cacheRun;
+    };
+
+    const args = [
+      '--kubeconfig',
+      env.kubeconfigPath,
+      '--namespace',
+      ns,
+      '--metrics-bind-address=0',
+      '--health-probe-bind-address=0',
+      '--webhook-port=0',
+      '--log-level=warn',
+    ];
+    const start = (replica: Replica): void => {
+      replica.process = startController(args);
+    };
+    replicas.forEach(start);
+
+    // Kill a random replica every 4-10 s and bring it back 0.3-2 s later, until told to stop. Kills much more often
+    // than that leave a replica no time to relist the 2 000 claims before the next one, which tests nothing more.
+    let chaos = true;
+    const killer = (async () => {
+      while (chaos) {
+        await delay(4_000 + random() * 6_000);
+        if (!chaos) break;
+        const replica = replicas[Math.floor(random() * replicas.length)] as Replica;
+        await replica.process?.stop('SIGKILL');
+        replica.kills += 1;
+        await delay(300 + random() * 1_700);
+        start(replica);
+      }
+    })();
+
+    const started = Date.now();
+    const names = Array.from({ length: CLAIM_COUNT }, (_, index) => `claim-${index}`);
+    await forEachLimited(names, 16, async (name) => {
+      const pool = POOLS_UNDER_TEST[
+        Math.floor(random() * POOLS_UNDER_TEST.length)
+      ] as (typeof POOLS_UNDER_TEST)[number];
+      try {
+        await client.create(CLAIMS, claim(ns, name, { kind: 'TallyIPPool', name: pool.name }, 'chaos'));
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+      }
+    });
+    const created = Date.now();
+
+    // Progress is followed through watches: listing 2 000 claims every second would load the API server more than
+    // the replicas do. The final checks read from the API server directly.
+    const unbound = (): number =>
+      CLAIM_COUNT - claimStore.list().filter((object) => field(object, 'status', 'addressRef', 'name')).length;
+    // Keep killing while the claims are being bound (up to CHAOS_MS), then let the replicas finish undisturbed.
+    const chaosDeadline = Date.now() + CHAOS_MS;
+    while (Date.now() < chaosDeadline && unbound() > 0) await delay(1_000);
+    chaos = false;
+    await killer;
+    await eventually(
+      'every claim bound',
+      async () => {
+        const left = unbound();
+        if (left > 0) throw new Error(`${left} claims unbound`);
+      },
+      { timeoutMs: 300_000, intervalMs: 1_000 },
+    );
+    const bound = Date.now();
+
+    const claims = (await client.listAll(CLAIMS, { namespace: ns })).items;
+    const addresses = (await client.listAll(ADDRESSES, { namespace: ns })).items;
+    const byName = new Map(addresses.map((object) => [object.metadata.name, object]));
+    for (const object of claims) {
+      const addressName = field(object, 'status', 'addressRef', 'name');
+      expect(
+        typeof addressName === 'string' && byName.has(addressName),
+        `${object.metadata.name} → ${String(addressName)}`,
+      ).toBe(true);
+    }
+    const texts = addresses.map((object) => String(field(object, 'spec', 'address')));
+    const duplicates = texts.filter((text, index) => texts.indexOf(text) !== index);
+    expect(duplicates).toEqual([]);
+    expect(addresses).toHaveLength(CLAIM_COUNT);
+    const kills = replicas.reduce((sum, replica) => sum + replica.kills, 0);
+    console.log(
+      `chaos: ${CLAIM_COUNT} claims created in ${((created - started) / 1000).toFixed(1)} s, all bound after ` +
+        `${((bound - started) / 1000).toFixed(1)} s, ${kills} SIGKILLs (${replicas.map((r) => `${r.name}:${r.kills}`).join(' ')}), ` +
+        `${new Set(texts).size} distinct addresses`,
+    );
+
+    // Release everything (the replicas keep running; one is killed once more while they release).
+    const deleting = forEachLimited(
+      claims.map((object) => object.metadata.name),
+      16,
+      (name) => client.delete(CLAIMS, { namespace: ns, name }),
+    );
+    await delay(1_000 + random() * 2_000);
+    const victim = replicas[Math.floor(random() * replicas.length)] as Replica;
+    await victim.process?.stop('SIGKILL');
+    victim.kills += 1;
+    start(victim);
+    await deleting;
+    await eventually(
+      'every claim, IPAddress and lock gone',
+      async () => {
+        const remaining = {
+          claims: claimStore.list().length,
+          addresses: addressStore.list().length,
+          locks: lockStore.list().length,
+        };
+        if (remaining.claims + remaining.addresses + remaining.locks > 0) throw new Error(JSON.stringify(remaining));
+      },
+      { timeoutMs: 300_000, intervalMs: 1_000 },
+    );
+    const left = {
+      claims: (await client.listAll(CLAIMS, { namespace: ns })).items.length,
+      addresses: (await client.listAll(ADDRESSES, { namespace: ns })).items.length,
+      locks: (await client.listAll(LOCKS, { labelSelector: `${POOL_NAMESPACE_LABEL}=${ns}` })).items.length,
+    };
+    expect(left).toEqual({ claims: 0, addresses: 0, locks: 0 });
+    console.log(`chaos: released everything ${((Date.now() - bound) / 1000).toFixed(1)} s after the last bind`);
+  });
+});

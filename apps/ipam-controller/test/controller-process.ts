@@ -1,0 +1,98 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+/** The built entry point: the tests run exactly what `npm start` and a container run. */
+export const MAIN_JS = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+export interface ControllerProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Every stdout line so far. */
+  readonly lines: readonly string[];
+  /** stderr so far, for failure messages. */
+  stderr(): string;
+  /** Resolves with the first line (from the start) matching, or rejects after the deadline or on exit. */
+  waitForLine(matches: (line: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
+  /** Sends `signal` and resolves with the exit code; rejects if the process has not exited by the deadline. */
+  stop(signal: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function startController(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ControllerProcess {
+  const child = spawn(process.execPath, [MAIN_JS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not start ${MAIN_JS}`);
+  const lines: string[] = [];
+  let pending = '';
+  let errors = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    pending += chunk;
+    const parts = pending.split('\n');
+    pending = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    errors = `${errors}${chunk}`.slice(-20_000);
+  });
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
+  let hasExited = false;
+  void exited.then(() => {
+    hasExited = true;
+  });
+  const tail = (): string =>
+    `\n--- last stdout ---\n${lines.slice(-30).join('\n')}\n--- stderr ---\n${errors.slice(-4_000)}`;
+  return {
+    child,
+    pid: child.pid,
+    lines,
+    stderr: () => errors,
+    exited,
+    async waitForLine(matches, what, timeoutMs = 120_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = lines.find(matches);
+        if (found !== undefined) return found;
+        if (hasExited) throw new Error(`controller exited while waiting for ${what}${tail()}`);
+        if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms${tail()}`);
+        await delay(100);
+      }
+    },
+    async stop(signal, timeoutMs = 60_000) {
+      if (!hasExited) child.kill(signal);
+      const outcome = await Promise.race([exited, delay(timeoutMs).then(() => undefined)]);
+      if (!outcome) {
+        child.kill('SIGKILL');
+        throw new Error(`controller did not exit within ${timeoutMs} ms of ${signal}${tail()}`);
+      }
+      return outcome.code;
+    },
+  };
+}
+
+/** pino JSON log lines; other lines are skipped. */
+export function logRecords(lines: readonly string[]): Record<string, unknown>[] {
+  return lines.flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The port from the manager's `serving <what>` log line (`{"address":"127.0.0.1:41234","msg":"serving metrics"}`). */
+export async function servingPort(process: ControllerProcess, what: string): Promise<number> {
+  const line = await process.waitForLine(
+    (text) => text.includes(`"msg":"serving ${what}`),
+    `"serving ${what}" log line`,
+  );
+  const address = JSON.parse(line) as { address?: string };
+  const port = Number(address.address?.split(':').pop());
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in ${line}`);
+  return port;
+}
