@@ -160,26 +160,21 @@ describe('SimMachinePool', () => {
         },
       });
       machines.set(instance.metadata.name, machine.metadata.uid ?? '');
-      await client.mergePatch(
-        SIM_MACHINE_RESOURCE,
-        { namespace: ns.name, name: instance.metadata.name },
+      // Appended with a JSON patch: the providers keep writing the SimMachine, so a resourceVersion would be stale.
+      await client.jsonPatch(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: instance.metadata.name }, [
         {
-          metadata: {
-            resourceVersion: instance.metadata.resourceVersion,
-            ownerReferences: [
-              ...(instance.metadata.ownerReferences ?? []),
-              {
-                apiVersion: 'cluster.x-k8s.io/v1beta2',
-                kind: 'Machine',
-                name: instance.metadata.name,
-                uid: machine.metadata.uid,
-                controller: true,
-                blockOwnerDeletion: true,
-              },
-            ],
+          op: 'add',
+          path: '/metadata/ownerReferences/-',
+          value: {
+            apiVersion: 'cluster.x-k8s.io/v1beta2',
+            kind: 'Machine',
+            name: instance.metadata.name,
+            uid: machine.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
           },
         },
-      );
+      ]);
     }
     await client.mergePatch(MACHINE_POOL_RESOURCE, { namespace: ns.name, name }, { spec: { replicas: 1 } });
     const deleted = await eventually('two owner Machines deleted', async () => {
