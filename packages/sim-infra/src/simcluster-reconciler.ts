@@ -338,6 +338,19 @@ export class SimClusterReconciler implements Reconciler {
     const claims = this.deps.claims.store
       .byIndex(OWNER_UID_INDEX, uid)
       .filter((claim) => isControlledBy(claim, simCluster));
+    if (claims.length === 0 && simCluster.spec.controlPlaneEndpointPoolRef) {
+      // The cache may not show a claim created moments ago yet: ask the API server before letting go.
+      try {
+        const live = await this.deps.client.get(
+          CLAIM_RESOURCE,
+          { namespace: simCluster.metadata.namespace, name: controlPlaneEndpointClaimName(simCluster.metadata.name) },
+          { signal: context.signal },
+        );
+        if (isControlledBy(live, simCluster)) claims.push(live);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
     for (const claim of claims) {
       if (claim.metadata.deletionTimestamp) continue;
       try {
