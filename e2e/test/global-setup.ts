@@ -1,14 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  KubeConfig,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  loadYaml,
-  PatchStrategy,
-} from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi, loadYaml, PatchStrategy } from '@kubernetes/client-node';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { createGlobalSetup, type GlobalSetup } from '@tally-ipam/testenv/vitest';
+import { z } from 'zod';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -30,7 +25,13 @@ const setup: GlobalSetup = async (project) => {
   if (provided.external) {
     const kc = new KubeConfig();
     kc.loadFromString(provided.kubeconfigYaml);
-    const role = loadYaml<KubernetesObject>(readFileSync(fixture('harness-rbac.yaml'), 'utf8'));
+    const role = z
+      .looseObject({
+        apiVersion: z.literal('rbac.authorization.k8s.io/v1'),
+        kind: z.literal('ClusterRole'),
+        metadata: z.looseObject({ name: z.string() }),
+      })
+      .parse(loadYaml<unknown>(readFileSync(fixture('harness-rbac.yaml'), 'utf8')));
     await KubernetesObjectApi.makeApiClient(kc).patch(
       role,
       undefined,
