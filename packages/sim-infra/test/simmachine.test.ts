@@ -1,5 +1,5 @@
 import { inspectIP } from '@tally-ipam/api-types';
-import { isNotFound } from '@tally-ipam/controller-kit';
+import { isConflict, isNotFound } from '@tally-ipam/controller-kit';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -43,6 +43,36 @@ async function readyMachine(namespace: string, name: string): Promise<SimMachine
   return eventually(`SimMachine ${name} Ready`, async () => {
     const simMachine = await getSimMachine(namespace, name);
     return conditionOf(simMachine, 'Ready')?.status === 'True' ? simMachine : undefined;
+  });
+}
+
+/**
+ * Rewrites a claim's finalizers with its resourceVersion as precondition, reading again after a Conflict: the IPAM
+ * provider and the Sim provider write the same claim meanwhile.
+ */
+async function editClaimFinalizers(
+  namespace: string,
+  name: string,
+  edit: (finalizers: string[]) => string[],
+): Promise<void> {
+  await eventually(`finalizers of claim ${name} edited`, async () => {
+    const claim = await providers.client.get(CLAIM_RESOURCE, { namespace, name });
+    try {
+      await providers.client.mergePatch(
+        CLAIM_RESOURCE,
+        { namespace, name },
+        {
+          metadata: {
+            resourceVersion: claim.metadata.resourceVersion,
+            finalizers: edit([...(claim.metadata.finalizers ?? [])]),
+          },
+        },
+      );
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return undefined;
+      throw error;
+    }
   });
 }
 
@@ -302,17 +332,7 @@ describe('SimMachine with IPAM', () => {
     await readyMachine(ns.name, name);
     const claimNames = [`${name}-eth0-0`, `${name}-eth0-1`];
     // A finalizer only the test removes keeps one claim around, to see the SimMachine wait for it.
-    const held = await client.get(CLAIM_RESOURCE, { namespace: ns.name, name: claimNames[0] ?? '' });
-    await client.mergePatch(
-      CLAIM_RESOURCE,
-      { namespace: ns.name, name: held.metadata.name },
-      {
-        metadata: {
-          resourceVersion: held.metadata.resourceVersion,
-          finalizers: [...(held.metadata.finalizers ?? []), 'test.sim/hold'],
-        },
-      },
-    );
+    await editClaimFinalizers(ns.name, claimNames[0] ?? '', (finalizers) => [...finalizers, 'test.sim/hold']);
 
     await client.delete(SIM_MACHINE_RESOURCE, { namespace: ns.name, name });
 
@@ -326,15 +346,8 @@ describe('SimMachine with IPAM', () => {
     const heldNow: StoredClaim = await client.get(CLAIM_RESOURCE, { namespace: ns.name, name: claimNames[0] ?? '' });
     expect(heldNow.metadata.deletionTimestamp).toBeDefined();
 
-    await client.mergePatch(
-      CLAIM_RESOURCE,
-      { namespace: ns.name, name: heldNow.metadata.name },
-      {
-        metadata: {
-          resourceVersion: heldNow.metadata.resourceVersion,
-          finalizers: (heldNow.metadata.finalizers ?? []).filter((finalizer) => finalizer !== 'test.sim/hold'),
-        },
-      },
+    await editClaimFinalizers(ns.name, heldNow.metadata.name, (finalizers) =>
+      finalizers.filter((finalizer) => finalizer !== 'test.sim/hold'),
     );
     await eventually('SimMachine gone', async () => {
       try {
