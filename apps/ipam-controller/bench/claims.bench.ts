@@ -105,7 +105,13 @@ async function waitForCount(what: string, count: () => number, target: number, t
 }
 
 /** The ceiling: the four writes Tally makes per claim, by `WORKERS` workers, with no controller logic. */
-function startRawWorkers(kubeConfig: KubeConfig, namespace: string, pool: string, signal: AbortSignal): void {
+function startRawWorkers(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  pool: string,
+  secondOctet: number,
+  signal: AbortSignal,
+): void {
   const client = new Client(kubeConfig, { fieldManager: 'bench-ceiling' });
   const queue: KubeObject[] = [];
   const cache = new Cache({ kubeConfig, logger: pino({ level: 'silent' }) });
@@ -115,7 +121,7 @@ function startRawWorkers(kubeConfig: KubeConfig, namespace: string, pool: string
   const work = async (claimObject: KubeObject): Promise<void> => {
     const index = next;
     next += 1;
-    const address = `10.20.${Math.floor(index / 250)}.${(index % 250) + 1}`;
+    const address = `10.${secondOctet}.${Math.floor(index / 250)}.${(index % 250) + 1}`;
     const { name } = claimObject.metadata;
     const patched = await client.mergePatch(
       CLAIMS,
@@ -245,18 +251,22 @@ async function main(): Promise<void> {
   });
   try {
     const kubeConfig = plane.kubeConfig();
-    const ceiling = await burst(
-      'ceiling (raw client, same writes)',
-      kubeConfig,
-      'bench-ceiling',
-      'ceiling',
-      '10.20.0.0/20',
-      async (signal) => {
-        startRawWorkers(kubeConfig, 'bench-ceiling', 'ceiling', signal);
-        return undefined;
-      },
-    );
-    console.log(describe(ceiling));
+    // The ceiling runs before and after Tally: the machine is shared, and two runs show how much of a difference
+    // is noise. Tally is compared with the faster of the two (the conservative ratio).
+    const ceilingRun = (round: number): Promise<RunFigures> =>
+      burst(
+        `ceiling #${round} (raw client, same writes)`,
+        kubeConfig,
+        `bench-ceiling-${round}`,
+        'ceiling',
+        `10.${20 + round}.0.0/20`,
+        async (signal) => {
+          startRawWorkers(kubeConfig, `bench-ceiling-${round}`, 'ceiling', 20 + round, signal);
+          return undefined;
+        },
+      );
+    const before = await ceilingRun(1);
+    console.log(describe(before));
     const tally = await burst('Tally (dist/main.js)', kubeConfig, 'bench-tally', 'tally', '10.30.0.0/20', async () => {
       const controller = startController([
         '--kubeconfig',
@@ -279,9 +289,12 @@ async function main(): Promise<void> {
       return controller;
     });
     console.log(describe(tally));
+    const after = await ceilingRun(2);
+    console.log(describe(after));
+    const ceiling = before.claimsPerSecond >= after.claimsPerSecond ? before : after;
     const ratio = tally.claimsPerSecond / ceiling.claimsPerSecond;
     console.log(
-      `\nTally / ceiling: throughput ${(ratio * 100).toFixed(0)} % (target ≥ 70 %), ` +
+      `\nTally / faster ceiling (${ceiling.name}): throughput ${(ratio * 100).toFixed(0)} % (target ≥ 70 %), ` +
         `p50 ×${(tally.p50Ms / ceiling.p50Ms).toFixed(2)}, p99 ×${(tally.p99Ms / ceiling.p99Ms).toFixed(2)}, ` +
         `requests per claim ×${(tally.requestsPerClaim / ceiling.requestsPerClaim).toFixed(2)}`,
     );
