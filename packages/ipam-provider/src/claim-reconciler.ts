@@ -197,7 +197,15 @@ export class ClaimReconciler implements Reconciler {
   ): Promise<Result> {
     const { deps } = this;
     const claimKey = `${claim.metadata.namespace}/${claim.metadata.name}`;
-    const existing = deps.addresses.store.get(claimKey);
+    // The cache may lag (another replica just created it, or a watch is re-connecting after an API server restart):
+    // before choosing a new address — or reporting exhaustion — one live read makes sure the claim has none.
+    const existing =
+      deps.addresses.store.get(claimKey) ??
+      (await deps.cache.liveGet(
+        ADDRESS_RESOURCE,
+        { namespace: claim.metadata.namespace, name: claim.metadata.name },
+        context.signal,
+      ));
     if (existing) return this.adoptExisting(claim, ref, state, existing, context);
 
     const startedAt = performance.now();

@@ -133,10 +133,12 @@ export async function releaseLock(
     if (keepAsReleased) {
       if (lock.spec.releasedAt !== undefined) return;
       // The uid in a patch is a precondition: a different lock of the same name makes it fail with a Conflict.
+      // Milliseconds, not metav1.Time's seconds: releases within one second must keep their order for
+      // LeastRecentlyReleased on every replica.
       await client.mergePatch(
         LOCK_RESOURCE,
         { name: lock.metadata.name },
-        { metadata: { uid: lock.metadata.uid }, spec: { releasedAt: `${now.toISOString().slice(0, 19)}Z` } },
+        { metadata: { uid: lock.metadata.uid }, spec: { releasedAt: now.toISOString() } },
         { signal },
       );
       return;

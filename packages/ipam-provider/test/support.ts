@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { Client, isNotFound, Manager } from '@tally-ipam/controller-kit';
 import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
@@ -44,6 +45,13 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * Test files share one control plane and run in parallel, each with its own providers. Each file labels its claims
+ * with its own watch-filter value and its providers filter on it, so a file's claims are served only by the providers
+ * that file started (unless a test passes another filter).
+ */
+export const FILE_WATCH_FILTER = `file-${randomBytes(4).toString('hex')}`;
+
 /** A provider running in-process on its own kit Manager against the test control plane. */
 export interface RunningProvider {
   readonly manager: Manager;
@@ -65,7 +73,7 @@ export async function startProvider(
     logger: pino({ level: process.env.TALLY_TEST_LOG ?? 'silent' }),
     gracefulShutdownTimeoutMs: 20_000,
   });
-  const provider = setupIPAMProvider(manager, options);
+  const provider = setupIPAMProvider(manager, { watchFilter: FILE_WATCH_FILTER, ...options });
   const abort = new AbortController();
   const running = manager.start(abort.signal);
   running.catch(() => undefined);
@@ -133,7 +141,7 @@ export async function createClaim(
       name,
       namespace,
       ...(options.annotations ? { annotations: options.annotations } : {}),
-      ...(options.labels ? { labels: options.labels } : {}),
+      labels: { [WATCH_FILTER_LABEL]: FILE_WATCH_FILTER, ...options.labels },
     },
     spec: {
       ...(options.clusterName ? { clusterName: options.clusterName } : {}),
@@ -158,12 +166,21 @@ export function readyCondition(
 }
 
 /** Waits for the claim's IPAddress (status.addressRef set and Ready=True) and returns it. */
-export async function waitForAddress(client: Client, namespace: string, name: string): Promise<StoredAddress> {
-  return waitFor(`IPAddress for claim ${namespace}/${name}`, async () => {
-    const claim = await client.get(CLAIM_RESOURCE, { namespace, name });
-    if (!claim.status?.addressRef?.name || readyCondition(claim)?.status !== 'True') return undefined;
-    return client.get(ADDRESS_RESOURCE, { namespace, name: claim.status.addressRef.name });
-  });
+export async function waitForAddress(
+  client: Client,
+  namespace: string,
+  name: string,
+  timeoutMs = 60_000,
+): Promise<StoredAddress> {
+  return waitFor(
+    `IPAddress for claim ${namespace}/${name}`,
+    async () => {
+      const claim = await client.get(CLAIM_RESOURCE, { namespace, name });
+      if (!claim.status?.addressRef?.name || readyCondition(claim)?.status !== 'True') return undefined;
+      return client.get(ADDRESS_RESOURCE, { namespace, name: claim.status.addressRef.name });
+    },
+    { timeoutMs },
+  );
 }
 
 /** Waits until the claim's Ready condition has this reason, and returns the claim. */
