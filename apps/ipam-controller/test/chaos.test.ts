@@ -179,7 +179,7 @@ describe('chaos: two replicas without leader election, SIGKILLed at random', () 
         };
         if (remaining.claims + remaining.addresses + remaining.locks > 0) throw new Error(JSON.stringify(remaining));
       },
-      { timeoutMs: 300_000, intervalMs: 1_000 },
+      { timeoutMs: 420_000, intervalMs: 1_000 },
     );
     const left = {
       claims: (await client.listAll(CLAIMS, { namespace: ns })).items.length,

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
-import { asKubeApiError, Client } from '@tally-ipam/controller-kit';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { asKubeApiError } from '@tally-ipam/controller-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from './controller-process.js';
-import { POOLS } from './support.js';
+import { eventually } from './support.js';
 
 /** Processes whose command line names `directory` (the demo's control plane runs from its state directory). */
 function processesUsing(directory: string): string[] {
@@ -56,17 +56,35 @@ describe('tally-ipam-controller with no kubeconfig (the demo)', () => {
     const stateDir = dirname(kubeconfigPath);
     expect(processesUsing(stateDir).length).toBeGreaterThanOrEqual(2);
 
-    // The webhook is registered with the demo's API server: a pool with allocated addresses cannot be deleted.
+    // The webhook is registered with the demo's API server: a pool with allocated addresses cannot be deleted. The
+    // API server loads a new configuration asynchronously, so ask with dry runs (nothing is deleted) until it answers.
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(kubeconfigPath);
-    const refusal = await new Client(kubeConfig, { fieldManager: 'demo-test' })
-      .delete(POOLS, { namespace: 'tally-demo', name: 'workers-v4' })
-      .then(
-        () => undefined,
-        (error: unknown) => asKubeApiError(error),
-      );
-    expect(refusal?.statusCode).toBe(400);
-    expect(refusal?.serverMessage).toContain('Pool has IPAddresses allocated');
+    const pools = kubeConfig.makeApiClient(CustomObjectsApi);
+    const refusal = await eventually('the pool webhook refuses deleting workers-v4', async () => {
+      const error = await pools
+        .deleteNamespacedCustomObject({
+          group: 'ipam.cluster.x-k8s.io',
+          version: 'v1alpha1',
+          namespace: 'tally-demo',
+          plural: 'tallyippools',
+          name: 'workers-v4',
+          dryRun: 'All',
+        })
+        .then(
+          () => undefined,
+          (caught: unknown) => asKubeApiError(caught),
+        );
+      if (!error?.serverMessage.includes('validation.tallyippool.ipam.cluster.x-k8s.io')) {
+        throw new Error(`not refused by the webhook: ${error?.serverMessage ?? 'allowed'}`);
+      }
+      return error;
+    });
+    expect(refusal.statusCode).toBe(400);
+    expect(refusal.serverMessage).toContain(
+      'Pool has IPAddresses allocated. Cannot delete Pool until all IPAddresses have been removed. ' +
+        'TallyIPPool tally-demo/workers-v4 has 4 allocated: [10.10.0.10-10.10.0.12 10.10.0.42]',
+    );
 
     expect(await demo.stop('SIGINT')).toBe(0);
     expect(demo.lines).toContain('Stopped the local control plane.');
