@@ -1,7 +1,7 @@
 import { AdmissionregistrationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { IPAM_GROUP, TALLY_GROUP, tallyCRDDirectory } from '@tally-ipam/api-types';
 import { asKubeApiError, Cache, WebhookServer } from '@tally-ipam/controller-kit';
-import { installCapiCRDs, installCRDs } from '@tally-ipam/testenv';
+import { createServingCertDir, installCapiCRDs, installCRDs, type ServingCertDir } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,6 @@ import {
   registerPoolWebhooks,
   SKIP_VALIDATE_DELETE_ANNOTATION,
 } from '../src/webhooks/index.js';
-import { createWebhookCertDir, type WebhookCertDir } from './webhook-certs.js';
 import { eventually, refusal, warningTexts } from './webhook-support.js';
 
 /** Only pools carrying this label (value: the test namespace) reach this test's webhook server. */
@@ -35,7 +34,7 @@ describe('pool admission webhooks called by the real API server', () => {
   let kc: KubeConfig;
   let objects: CustomObjectsApi;
   let namespace: TestNamespace;
-  let certs: WebhookCertDir;
+  let certs: ServingCertDir;
   let view: PoolAllocationsView;
   let configurationName: string | undefined;
   const stop = new AbortController();
@@ -175,7 +174,7 @@ describe('pool admission webhooks called by the real API server', () => {
     await installCRDs(kc, [tallyCRDDirectory()]);
     await installCapiCRDs(kc, { groups: ['ipam.cluster.x-k8s.io'] });
     namespace = await createTestNamespace(kc, 'pool-webhook');
-    certs = await createWebhookCertDir();
+    certs = await createServingCertDir('tally-pool-webhook');
 
     const logger = pino({ level: 'silent' });
     const cache = new Cache({ kubeConfig: kc, logger });

@@ -6,6 +6,7 @@ import {
   validatingWebhookConfiguration,
   WebhookServer,
 } from '@tally-ipam/controller-kit';
+import { createServingCertDir, type ServingCertDir } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,7 +18,6 @@ import {
   simValidatingWebhookSpecs,
 } from '../src/index.js';
 import { eventually } from './support.js';
-import { createServingCertDir, type ServingCertDir } from './webhook-certs.js';
 
 const kubeConfig = testEnv().kubeConfig;
 const client = new Client(kubeConfig, { fieldManager: 'sim-template-tests' });
@@ -27,7 +27,7 @@ let certs: ServingCertDir;
 let serving: Promise<void>;
 
 beforeAll(async () => {
-  certs = await createServingCertDir();
+  certs = await createServingCertDir('sim-infra-webhook');
   const server = new WebhookServer({
     host: '127.0.0.1',
     port: 0,

@@ -1,6 +1,9 @@
 // @peculiar/x509 resolves its algorithms through tsyringe, which needs the Reflect metadata polyfill loaded first.
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 
 x509.cryptoProvider.set(webcrypto);
@@ -162,4 +165,21 @@ export async function generateServingCertificates(commonName: string): Promise<S
     ipAddresses: ['127.0.0.1'],
   });
   return { ca: await toPem(ca), serving: await toPem(serving) };
+}
+
+/** A temp dir holding `tls.crt` and `tls.key` (the webhook servers' default names) and the CA that signed them. */
+export interface ServingCertDir {
+  readonly path: string;
+  /** The CA to put in a webhook configuration's `caBundle`. */
+  readonly caPem: string;
+  remove(): Promise<void>;
+}
+
+/** {@link generateServingCertificates}, written where a webhook server under test reads its certificate. */
+export async function createServingCertDir(commonName: string): Promise<ServingCertDir> {
+  const { ca, serving } = await generateServingCertificates(commonName);
+  const path = await mkdtemp(join(tmpdir(), `${commonName}-`));
+  await writeFile(join(path, 'tls.crt'), serving.certPem, { mode: 0o600 });
+  await writeFile(join(path, 'tls.key'), serving.keyPem, { mode: 0o600 });
+  return { path, caPem: ca.certPem, remove: () => rm(path, { recursive: true, force: true }) };
 }

@@ -29,7 +29,13 @@ export {
   readCapiConversions,
   readCapiWebhookConfigurations,
 } from './capi-webhooks.js';
-export { generateServingCertificates, type PemKeyPair, type ServingCertificates } from './certs.js';
+export {
+  createServingCertDir,
+  generateServingCertificates,
+  type PemKeyPair,
+  type ServingCertDir,
+  type ServingCertificates,
+} from './certs.js';
 export {
   type AdditionalAPIServer,
   type ControlPlane,
