@@ -30,6 +30,7 @@ export {
   validatingWebhookConfiguration,
   type WebhookRule,
 } from './configuration.js';
+export { parseWebhookFlags, type WebhookFlags, webhookFlagsUsage } from './flags.js';
 export { type CertWatcherMetrics, certWatcherMetrics, type WebhookMetrics, webhookMetrics } from './metrics.js';
 export {
   DEFAULT_WEBHOOK_CERT_DIR,
