@@ -123,9 +123,12 @@ describe('SimMachinePool', () => {
       ]);
       const claim = await client.get(CLAIM_RESOURCE, { namespace: ns.name, name: `${instance.metadata.name}-eth0-0` });
       expect(claim.spec.clusterName).toBe('mpc');
-      expect(instance.status?.addresses?.find((address) => address.type === 'InternalIP')?.address).toMatch(
-        /^10\.50\.0\.\d+$/,
-      );
+      // The pool counts an instance once it has a provider ID; its addresses may land in a later status write.
+      const internalIP = await eventually(`InternalIP of ${instance.metadata.name}`, async () => {
+        const current = await client.get(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: instance.metadata.name });
+        return current.status?.addresses?.find((address) => address.type === 'InternalIP')?.address;
+      });
+      expect(internalIP).toMatch(/^10\.50\.0\.\d+$/);
       const node = await eventually(`Node ${instance.metadata.name}`, async () => {
         const found = await client.get(NODE_RESOURCE, { name: instance.metadata.name });
         return found.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? found : undefined;

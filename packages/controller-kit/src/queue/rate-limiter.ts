@@ -44,6 +44,9 @@ export class ItemExponentialFailureRateLimiter<T = string> implements RateLimite
  * refilled at `qps`. Every call takes a token, borrowing against the future when the bucket is empty, so the n-th
  * call past the burst waits n/qps seconds. It never forgets: it limits the overall retry rate, not one item.
  */
+/** Token counts within this of zero are zero: smaller than any delay a timer can wait. */
+const TOKEN_EPSILON = 1e-9;
+
 export class BucketRateLimiter<T = string> implements RateLimiter<T> {
   private tokens: number;
   private lastRefill: number;
@@ -63,7 +66,8 @@ export class BucketRateLimiter<T = string> implements RateLimiter<T> {
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.lastRefill) / 1000) * this.qps);
     this.lastRefill = now;
     this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : (-this.tokens / this.qps) * 1000;
+    // Refills are fractions of qps, so a bucket that is exactly paid up can sit a rounding error below zero.
+    return this.tokens >= -TOKEN_EPSILON ? 0 : (-this.tokens / this.qps) * 1000;
   }
 
   forget(_item: T): void {}
