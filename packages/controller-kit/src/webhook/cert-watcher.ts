@@ -28,7 +28,9 @@ async function readPem(path: string, what: string): Promise<string> {
  * mismatched key when building a context, and every handshake would then fail instead of the reload.
  */
 export async function loadServingCertificate(certPath: string, keyPath: string): Promise<ServingCertificate> {
-  const [certPem, keyPem] = await Promise.all([readPem(certPath, 'certificate'), readPem(keyPath, 'key')]);
+  // One after the other, so that when both are missing the error always names the certificate.
+  const certPem = await readPem(certPath, 'certificate');
+  const keyPem = await readPem(keyPath, 'key');
   let leaf: X509Certificate;
   try {
     leaf = new X509Certificate(certPem);
