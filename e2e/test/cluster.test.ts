@@ -8,11 +8,12 @@ import {
   apiServerEndpoint,
   CLUSTER_V1BETA1,
   CLUSTER_V1BETA2,
-  capiLogHint,
   eventually,
-  HARNESS_CLUSTER,
+  logsHint,
   Objects,
   rejection,
+  runningApps,
+  SIM_CLUSTER,
   workloadKubeconfig,
 } from './harness.js';
 
@@ -48,7 +49,7 @@ const ClusterV1Beta1 = z.object({
   status: z.object({ phase: z.string().optional(), infrastructureReady: z.boolean().optional() }),
 });
 
-const HarnessClusterView = z.object({
+const SimClusterView = z.object({
   metadata: z.object({
     labels: z.record(z.string(), z.string()).optional(),
     ownerReferences: z
@@ -63,57 +64,47 @@ function condition(cluster: ClusterV1Beta2, type: string): z.infer<typeof Condit
   return cluster.status?.conditions?.find((c) => c.type === type);
 }
 
-describe('the real Cluster API manager reconciles a Cluster', () => {
-  it('adds its finalizer, provisions it once the InfraCluster reports provisioned, and deletes it', async () => {
+describe('the real Cluster API manager reconciles a Cluster on Sim', () => {
+  it('adds its finalizer, provisions it once the SimCluster reports provisioned, and deletes it', async () => {
+    runningApps();
     const env = testEnv();
     const kc = env.kubeConfig;
     const ns = await withTestNamespace(kc, 'e2e-cluster');
     const objects = new Objects(kc, ns.name);
-    const hint = capiLogHint(env);
-    const name = 'harness';
+    const hint = logsHint(env);
+    const name = 'sim';
     const endpoint = apiServerEndpoint(env);
     const readCluster = async (): Promise<ClusterV1Beta2> =>
       ClusterV1Beta2.parse(await objects.get(CLUSTER_V1BETA2, name));
     const describeCluster = async (): Promise<string> => JSON.stringify(await objects.find(CLUSTER_V1BETA2, name));
 
-    await objects.create(HARNESS_CLUSTER, {
-      apiVersion: `${HARNESS_CLUSTER.group}/${HARNESS_CLUSTER.version}`,
-      kind: 'HarnessCluster',
+    // Sim copies the endpoint and failure domains from its spec and reports provisioned on its own.
+    await objects.create(SIM_CLUSTER, {
+      apiVersion: `${SIM_CLUSTER.group}/${SIM_CLUSTER.version}`,
+      kind: 'SimCluster',
       metadata: { name },
-      spec: { controlPlaneEndpoint: endpoint },
+      spec: { controlPlaneEndpoint: endpoint, failureDomains: [{ name: 'zone-a', controlPlane: true }] },
     });
     const created = ClusterV1Beta2.parse(
       await objects.create(CLUSTER_V1BETA2, {
         apiVersion: 'cluster.x-k8s.io/v1beta2',
         kind: 'Cluster',
         metadata: { name },
-        spec: { infrastructureRef: { apiGroup: HARNESS_CLUSTER.group, kind: 'HarnessCluster', name } },
+        spec: { infrastructureRef: { apiGroup: SIM_CLUSTER.group, kind: 'SimCluster', name } },
       }),
     );
     // The management cluster doubles as the workload cluster, as in Cluster API's own envtest suites.
     await createClusterKubeconfigSecret(kc, {
       namespace: ns.name,
       clusterName: name,
-      kubeconfigYaml: workloadKubeconfig(env),
+      kubeconfigYaml: await workloadKubeconfig(env),
       clusterUid: created.metadata.uid,
     });
 
-    const provisioning = await eventually(
-      'the Cluster to get its finalizer and phase Provisioning',
-      async () => {
-        const cluster = await readCluster();
-        const ready =
-          cluster.metadata.finalizers?.includes(CLUSTER_FINALIZER) && cluster.status?.phase === 'Provisioning';
-        return ready ? cluster : undefined;
-      },
-      { hint, describe: describeCluster },
-    );
-    expect(provisioning.status?.initialization?.infrastructureProvisioned).not.toBe(true);
-
     const infra = await eventually(
-      'the HarnessCluster to be owned by the Cluster',
+      'the SimCluster to be owned by the Cluster',
       async () => {
-        const view = HarnessClusterView.parse(await objects.get(HARNESS_CLUSTER, name));
+        const view = SimClusterView.parse(await objects.get(SIM_CLUSTER, name));
         return view.metadata.ownerReferences?.some((o) => o.kind === 'Cluster' && o.uid === created.metadata.uid)
           ? view
           : undefined;
@@ -123,16 +114,13 @@ describe('the real Cluster API manager reconciles a Cluster', () => {
     expect(infra.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBe(name);
     expect(infra.metadata.ownerReferences?.find((o) => o.kind === 'Cluster')?.controller).toBe(true);
 
-    // What an infrastructure provider does when its cluster infrastructure is ready (v1beta2 contract).
-    await objects.mergePatchStatus(HARNESS_CLUSTER, name, {
-      status: { initialization: { provisioned: true }, failureDomains: [{ name: 'zone-a', controlPlane: true }] },
-    });
-
     const provisioned = await eventually(
       'the Cluster to become Provisioned',
       async () => {
         const cluster = await readCluster();
-        return cluster.status?.phase === 'Provisioned' ? cluster : undefined;
+        const provisioned =
+          cluster.metadata.finalizers?.includes(CLUSTER_FINALIZER) && cluster.status?.phase === 'Provisioned';
+        return provisioned ? cluster : undefined;
       },
       { hint, describe: describeCluster },
     );
@@ -159,21 +147,21 @@ describe('the real Cluster API manager reconciles a Cluster', () => {
     // gets its apiVersion from the CRD's contract label, and the v1beta1 status fields are filled in.
     const v1beta1 = ClusterV1Beta1.parse(await objects.get(CLUSTER_V1BETA1, name));
     expect(v1beta1.spec.infrastructureRef).toMatchObject({
-      apiVersion: `${HARNESS_CLUSTER.group}/${HARNESS_CLUSTER.version}`,
-      kind: 'HarnessCluster',
+      apiVersion: `${SIM_CLUSTER.group}/${SIM_CLUSTER.version}`,
+      kind: 'SimCluster',
       name,
     });
     expect(v1beta1.status).toMatchObject({ phase: 'Provisioned', infrastructureReady: true });
 
     await objects.delete(CLUSTER_V1BETA2, name);
     await eventually(
-      'the Cluster, and with it the HarnessCluster, to be deleted',
+      'the Cluster, and with it the SimCluster, to be deleted',
       async () => {
-        const [cluster, harness] = await Promise.all([
+        const [cluster, simCluster] = await Promise.all([
           objects.find(CLUSTER_V1BETA2, name),
-          objects.find(HARNESS_CLUSTER, name),
+          objects.find(SIM_CLUSTER, name),
         ]);
-        return cluster === undefined && harness === undefined ? true : undefined;
+        return cluster === undefined && simCluster === undefined ? true : undefined;
       },
       { hint, describe: describeCluster },
     );

@@ -2,44 +2,76 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, KubernetesObjectApi, loadYaml, PatchStrategy } from '@kubernetes/client-node';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
+import { simCRDDirectory } from '@tally-ipam/sim-infra';
+import type { WatchedProcess } from '@tally-ipam/testenv';
 import { createGlobalSetup, type GlobalSetup } from '@tally-ipam/testenv/vitest';
 import { z } from 'zod';
+import { APPS_PROVIDE_KEY, startApp } from './apps.js';
 
-const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+/** Sim's ClusterRole aggregated into Cluster API's manager role (what its provider components ship). */
+const SIM_CAPI_ROLE = fileURLToPath(
+  new URL('../../apps/sim-infra-controller/config/rbac/capi-aggregated-role.yaml', import.meta.url),
+);
+
+const ClusterRole = z.looseObject({
+  apiVersion: z.literal('rbac.authorization.k8s.io/v1'),
+  kind: z.literal('ClusterRole'),
+  metadata: z.looseObject({ name: z.string() }),
+});
 
 /**
- * One control plane for the run (kube-controller-manager on: Cluster API relies on the garbage collector), Tally's
- * CRDs, the harness InfraCluster CRD, all of Cluster API's CRDs and the real Cluster API manager with its webhooks
- * and conversion. With TALLY_TEST_KUBECONFIG (a kind cluster after `clusterctl init`), nothing is started: Cluster
- * API must already run there, and only the RBAC its pod needs for the harness kind is added.
+ * One control plane for the run (kube-controller-manager on: Cluster API relies on the garbage collector), Tally's,
+ * Sim's and all of Cluster API's CRDs, the real Cluster API manager with its webhooks and conversion, then the two
+ * built apps — the Tally IPAM controller and the Sim infrastructure controller — as processes with `--kubeconfig`.
+ * With TALLY_TEST_KUBECONFIG (a kind cluster after `clusterctl init`) no control plane or manager is started: Cluster
+ * API must already run there, Sim's aggregated ClusterRole is applied so its pod may manage the Sim kinds, and the two
+ * apps still run here, against that cluster.
  */
 const base = createGlobalSetup({
   controllerManager: true,
-  crds: [tallyCRDDirectory(), fixture('harness-infra.crd.yaml')],
+  crds: [tallyCRDDirectory(), simCRDDirectory()],
   capiManager: { verbosity: 4 },
 });
 
 const setup: GlobalSetup = async (project) => {
-  const teardown = await base(project);
+  const teardownBase = await base(project);
   const provided = project.getProvidedContext().tallyTestEnv;
-  if (provided.external) {
-    const kc = new KubeConfig();
-    kc.loadFromString(provided.kubeconfigYaml);
-    const role = z
-      .looseObject({
-        apiVersion: z.literal('rbac.authorization.k8s.io/v1'),
-        kind: z.literal('ClusterRole'),
-        metadata: z.looseObject({ name: z.string() }),
-      })
-      .parse(loadYaml<unknown>(readFileSync(fixture('harness-rbac.yaml'), 'utf8')));
-    await KubernetesObjectApi.makeApiClient(kc).patch(
-      role,
-      undefined,
-      undefined,
-      'tally-e2e',
-      true,
-      PatchStrategy.ServerSideApply,
-    );
+  const started: WatchedProcess[] = [];
+  const teardown = async (): Promise<void> => {
+    try {
+      await Promise.all(started.map((app) => app.stop()));
+    } finally {
+      await teardownBase();
+    }
+  };
+  try {
+    if (provided.external) {
+      const kc = new KubeConfig();
+      kc.loadFromString(provided.kubeconfigYaml);
+      const role = ClusterRole.parse(loadYaml<unknown>(readFileSync(SIM_CAPI_ROLE, 'utf8')));
+      await KubernetesObjectApi.makeApiClient(kc).patch(
+        role,
+        undefined,
+        undefined,
+        'tally-e2e',
+        true,
+        PatchStrategy.ServerSideApply,
+      );
+    }
+    const starting = [startApp('ipam', provided.kubeconfigPath), startApp('sim', provided.kubeconfigPath)] as const;
+    // Every app that did start is stopped again, even when the other failed.
+    for (const outcome of await Promise.allSettled(starting)) {
+      if (outcome.status === 'fulfilled') started.push(outcome.value);
+    }
+    const [ipam, sim] = await Promise.all(starting);
+    console.error(`[tally-e2e] ipam-controller log: ${ipam.logPath}; sim-infra-controller log: ${sim.logPath}`);
+    project.provide(APPS_PROVIDE_KEY, {
+      ipam: { pid: ipam.pid, logPath: ipam.logPath },
+      sim: { pid: sim.pid, logPath: sim.logPath },
+    });
+  } catch (error) {
+    await teardown();
+    throw error;
   }
   return teardown;
 };

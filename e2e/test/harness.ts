@@ -1,7 +1,18 @@
 import { readFileSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiException, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import type { TestEnv } from '@tally-ipam/testenv/vitest';
+import { inject } from 'vitest';
+import { z } from 'zod';
+import { APPS_PROVIDE_KEY, assertAppsRunning, type ProvidedApps } from './apps.js';
 
 /** A custom resource's coordinates, so calls name their API version explicitly (the point of several tests). */
 export interface Resource {
@@ -19,10 +30,10 @@ export const CLAIM_V1BETA2: Resource = {
 };
 export const CLAIM_V1BETA1: Resource = { ...CLAIM_V1BETA2, version: 'v1beta1' };
 export const ADDRESS_V1BETA2: Resource = { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2', plural: 'ipaddresses' };
-export const HARNESS_CLUSTER: Resource = {
-  group: 'infrastructure.e2e.tally.dev',
+export const SIM_CLUSTER: Resource = {
+  group: 'infrastructure.cluster.x-k8s.io',
   version: 'v1alpha1',
-  plural: 'harnessclusters',
+  plural: 'simclusters',
 };
 
 /** Thin, version-explicit access to namespaced custom resources; every result is `unknown` until a schema parses it. */
@@ -80,6 +91,19 @@ export function capiLogHint(env: TestEnv): string {
   return 'the Cluster API manager runs in the cluster: kubectl -n capi-system logs deploy/capi-controller-manager';
 }
 
+/** The two apps the global setup started; fails when one of them has stopped running. */
+export function runningApps(): ProvidedApps {
+  const apps = inject(APPS_PROVIDE_KEY);
+  assertAppsRunning(apps);
+  return apps;
+}
+
+/** Where to look when a controller did not do what a test waited for: Cluster API's and both apps' logs. */
+export function logsHint(env: TestEnv): string {
+  const apps = inject(APPS_PROVIDE_KEY);
+  return `${capiLogHint(env)}; the IPAM controller's log: ${apps.ipam.logPath}; the Sim controller's log: ${apps.sim.logPath}`;
+}
+
 /**
  * Polls `probe` until it returns a value (not undefined) and returns it. For eventual effects of real controllers;
  * the deadline only bounds a hang, no assertion is about time. The error names what was awaited, the last value seen
@@ -124,22 +148,66 @@ export async function rejection(call: Promise<unknown>): Promise<{ code: number;
   throw new Error('the call succeeded, but a rejection was expected');
 }
 
+/** Overrides the API server address written into the workload kubeconfig Secrets (external clusters). */
+export const WORKLOAD_SERVER_ENV = 'TALLY_E2E_WORKLOAD_SERVER';
+
+/** The `kubernetes` Service's EndpointSlice: the address kube-apiserver advertises (kind: the node's IP, port 6443). */
+const ApiServerEndpointSlices = z.object({
+  items: z.array(
+    z.looseObject({
+      endpoints: z.array(z.looseObject({ addresses: z.array(z.string()) })).nullish(),
+      ports: z.array(z.looseObject({ port: z.number().nullish(), name: z.string().nullish() })).nullish(),
+    }),
+  ),
+});
+
+async function advertisedApiServer(kc: KubeConfig): Promise<string | undefined> {
+  const slices = ApiServerEndpointSlices.parse(
+    await kc
+      .makeApiClient(DiscoveryV1Api)
+      .listNamespacedEndpointSlice({ namespace: 'default', labelSelector: 'kubernetes.io/service-name=kubernetes' }),
+  );
+  for (const slice of slices.items) {
+    const address = slice.endpoints?.[0]?.addresses[0];
+    const port = slice.ports?.find((p) => p.name === 'https')?.port ?? slice.ports?.[0]?.port;
+    if (address && port) return `https://${isIPv6(address) ? `[${address}]` : address}:${port}`;
+  }
+  return undefined;
+}
+
 /**
- * The kubeconfig Cluster API uses to reach the "workload cluster", which in these tests is the management cluster
- * itself. Locally that is the admin kubeconfig (the manager runs on this machine); in a cluster, the manager runs in
- * a pod, which reaches the API server as `kubernetes.default.svc` (covered by kubeadm's serving certificate).
+ * The API server address for the "workload cluster" kubeconfig Secrets (the workload cluster is the management
+ * cluster itself, as in Cluster API's own envtest suites). Two clients use it: Cluster API's ClusterCache and Sim's
+ * simulated kubelet (it registers Nodes there). Locally both run on this machine, so the admin kubeconfig's loopback
+ * address is right. On an external cluster Cluster API runs in a pod while Sim runs here: the loopback port kind
+ * forwards is not reachable from the pod, and `kubernetes.default.svc` does not resolve here. The address
+ * kube-apiserver advertises — the `kubernetes` Service's endpoint, on kind the control-plane node's container IP and
+ * port 6443, covered by its serving certificate — is reachable from both (from the host through Docker's bridge on
+ * Linux). ClusterCache connects with it first, finds its own pod there and then switches to its in-cluster host.
+ * `TALLY_E2E_WORKLOAD_SERVER` overrides the choice (e.g. Docker Desktop, where the bridge is not routed to the host).
  */
-export function workloadKubeconfig(env: TestEnv): string {
-  if (!env.external) return readFileSync(env.kubeconfigPath, 'utf8');
+export async function workloadServer(env: TestEnv): Promise<string> {
+  const override = process.env[WORKLOAD_SERVER_ENV];
+  if (override) return override;
+  if (env.external) {
+    const advertised = await advertisedApiServer(env.kubeConfig);
+    if (advertised) return advertised;
+  }
+  // A cluster that advertises nothing (testenv's kube-apiserver runs without the endpoint reconciler) is reached
+  // through the test kubeconfig's own address.
+  return env.server;
+}
+
+/** The kubeconfig of the `<cluster>-kubeconfig` Secret: the test's credentials, the server from `workloadServer`. */
+export async function workloadKubeconfig(env: TestEnv): Promise<string> {
+  const server = await workloadServer(env);
+  if (server === env.server) return readFileSync(env.kubeconfigPath, 'utf8');
   const kc = env.kubeConfig;
   const current = kc.getCurrentCluster();
-  if (!current) throw new Error('the test kubeconfig has no current cluster');
-  const clusters = kc.clusters.map((c) =>
-    c.name === current.name ? { ...c, server: 'https://kubernetes.default.svc' } : c,
-  );
+  if (!current) throw new Error(`the test kubeconfig ${env.kubeconfigPath} has no current cluster`);
   const rewritten = new KubeConfig();
   rewritten.loadFromOptions({
-    clusters,
+    clusters: kc.clusters.map((c) => (c.name === current.name ? { ...c, server } : c)),
     users: kc.users,
     contexts: kc.contexts,
     currentContext: kc.currentContext,

@@ -1,24 +1,19 @@
-import { copyFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startWatchedProcess } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   ADDRESS_V1BETA2,
   CLAIM_V1BETA1,
   CLAIM_V1BETA2,
   CLUSTER_V1BETA2,
-  capiLogHint,
   eventually,
-  HARNESS_CLUSTER,
+  logsHint,
   Objects,
   rejection,
+  runningApps,
+  SIM_CLUSTER,
 } from './harness.js';
 
-/** The built executable, run as `npm start` and the container run it. */
-const MAIN_JS = fileURLToPath(new URL('../../apps/ipam-controller/dist/main.js', import.meta.url));
 const POOL = { group: 'ipam.cluster.x-k8s.io', version: 'v1alpha1', plural: 'tallyippools' };
 const POOL_REF = { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'e2e-pool' };
 
@@ -50,26 +45,23 @@ const ClusterFinalizers = z.object({ metadata: z.object({ finalizers: z.array(z.
 
 describe('the Tally IPAM controller next to the real Cluster API manager', () => {
   it('fulfils a claim of a Cluster API-managed Cluster with an IPAddress that passes Cluster API validation', async () => {
-    if (!existsSync(MAIN_JS)) {
-      throw new Error(`${MAIN_JS} does not exist: build it with \`pnpm --filter @tally-ipam/ipam-controller build\``);
-    }
     const env = testEnv();
     const ns = await withTestNamespace(env.kubeConfig, 'e2e-ipam');
     const objects = new Objects(env.kubeConfig, ns.name);
-    const hint = capiLogHint(env);
+    const hint = logsHint(env);
 
     // A Cluster that the real manager reconciles (its finalizer proves it), for the claims' clusterName.
-    await objects.create(HARNESS_CLUSTER, {
-      apiVersion: `${HARNESS_CLUSTER.group}/${HARNESS_CLUSTER.version}`,
-      kind: 'HarnessCluster',
+    await objects.create(SIM_CLUSTER, {
+      apiVersion: `${SIM_CLUSTER.group}/${SIM_CLUSTER.version}`,
+      kind: 'SimCluster',
       metadata: { name: 'workload' },
-      spec: {},
+      spec: { controlPlaneEndpoint: { host: '192.0.2.10', port: 6443 } },
     });
     await objects.create(CLUSTER_V1BETA2, {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Cluster',
       metadata: { name: 'workload' },
-      spec: { infrastructureRef: { apiGroup: HARNESS_CLUSTER.group, kind: 'HarnessCluster', name: 'workload' } },
+      spec: { infrastructureRef: { apiGroup: SIM_CLUSTER.group, kind: 'SimCluster', name: 'workload' } },
     });
     await eventually(
       'Cluster API to take over the Cluster (finalizer)',
@@ -86,26 +78,6 @@ describe('the Tally IPAM controller next to the real Cluster API manager', () =>
       spec: { addresses: ['10.77.0.0/29'], prefix: 24, gateway: '10.77.0.254' },
     });
 
-    const controller = startWatchedProcess({
-      name: 'ipam-controller',
-      command: process.execPath,
-      args: (stateDir) => {
-        // A copy inside the run's directory: the watchdog recognises the process by it.
-        const kubeconfig = join(stateDir, 'kubeconfig');
-        copyFileSync(env.kubeconfigPath, kubeconfig);
-        return [
-          MAIN_JS,
-          `--kubeconfig=${kubeconfig}`,
-          `--namespace=${ns.name}`,
-          '--metrics-bind-address=127.0.0.1:0',
-          '--health-probe-bind-address=127.0.0.1:0',
-          '--webhook-port=0',
-        ];
-      },
-    });
-    onTestFinished(() => controller.stop());
-    const controllerHint = `${hint}; the IPAM controller's log: ${controller.logPath}`;
-
     await objects.create(CLAIM_V1BETA2, {
       apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
       kind: 'IPAddressClaim',
@@ -115,11 +87,11 @@ describe('the Tally IPAM controller next to the real Cluster API manager', () =>
     const bound = await eventually(
       'the claim to be bound to an IPAddress',
       async () => {
-        if (controller.exit()) throw new Error(`the IPAM controller exited:\n${controller.logTail(30)}`);
+        runningApps();
         const claim = Claim.parse(await objects.get(CLAIM_V1BETA2, 'machine-0'));
         return claim.status?.addressRef?.name ? claim : undefined;
       },
-      { hint: controllerHint, describe: async () => JSON.stringify(await objects.find(CLAIM_V1BETA2, 'machine-0')) },
+      { hint: hint, describe: async () => JSON.stringify(await objects.find(CLAIM_V1BETA2, 'machine-0')) },
     );
     expect(bound.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     const addressName = bound.status?.addressRef?.name ?? '';
@@ -153,8 +125,8 @@ describe('the Tally IPAM controller next to the real Cluster API manager', () =>
         ]);
         return claim === undefined && ipAddress === undefined ? true : undefined;
       },
-      { hint: controllerHint },
+      { hint: hint },
     );
-    expect(controller.exit()).toBeUndefined();
+    runningApps();
   });
 });

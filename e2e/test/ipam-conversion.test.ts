@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CLAIM_V1BETA1, CLAIM_V1BETA2, capiLogHint, Objects, rejection } from './harness.js';
 
-const POOL_REF = { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'pool-a' };
+// Another IPAM provider's pool: the Tally controller the global setup runs leaves these claims to the test, which
+// writes their status as such a provider would.
+const POOL_REF = { apiGroup: 'ipam.example.com', kind: 'OtherProvidersPool', name: 'pool-a' };
 const TIME = '2026-01-01T00:00:00Z';
 
 /** A claim as v1beta2 stores it: metav1 conditions, and the old Cluster API conditions under `deprecated.v1beta1`. */
