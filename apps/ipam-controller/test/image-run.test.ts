@@ -1,27 +1,37 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { asKubeApiError, Client, type ResourceKind } from '@tally-ipam/controller-kit';
 import { poolWebhookConfiguration } from '@tally-ipam/ipam-provider';
-import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
+import {
+  buildImage,
+  defaultImageRef,
+  defaultManifests,
+  freeLoopbackPort,
+  IMAGE_ENTRYPOINT,
+  IMAGE_FILES,
+  IMAGE_USER,
+  type ImageController,
+  imageFilesBesidesLibraries,
+  RBAC_KINDS,
+  readProcessSecurity,
+  resourceKindOf,
+  seedContainerTmp,
+  serviceAccountKubeconfig,
+  startImageController,
+  type UnpackedImage,
+  unpackImage,
+} from '@tally-ipam/ship';
+import { type ControlPlane, createServingCertDir, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { APP_DIR } from '../scripts/render-components.js';
-import { createServingCertDir } from '../src/serving-certs.js';
-import { defaultManifests, resourceKindOf } from './ship-support.js';
+import { IPAM_PROVIDER } from '../scripts/render-components.js';
 import { ADDRESSES, CLAIMS, CLUSTERS, claim, cluster, eventually, field, ipPool, POOLS } from './support.js';
 
-const IMAGE_REF = 'ghcr.io/tally-ipam/ipam-controller:dev';
-const OUT_DIR = join(APP_DIR, 'dist', 'image');
+const IMAGE_REF = defaultImageRef(IPAM_PROVIDER);
 const NAMESPACE = 'tally-system';
 const SERVICE_ACCOUNT = 'tally-ipam-controller-manager';
-const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 const EVENTS: ResourceKind = { apiVersion: 'events.k8s.io/v1', kind: 'Event', plural: 'events', namespaced: true };
 const LEASES: ResourceKind = {
   apiVersion: 'coordination.k8s.io/v1',
@@ -30,103 +40,28 @@ const LEASES: ResourceKind = {
   namespaced: true,
 };
 
-interface ImageConfig {
-  config: { User?: string; Entrypoint?: string[]; WorkingDir?: string; Env?: string[] };
-}
-
 const work = mkdtempSync(join(tmpdir(), 'tally-image-run-'));
-const rootfs = join(work, 'rootfs');
 const seed = join(work, 'seed');
 let plane: ControlPlane;
 let admin: Client;
-let imageConfig: ImageConfig;
-let repoTags: string[] = [];
-let controller: ChildProcess | undefined;
-let controllerExit: Promise<[number | null, NodeJS.Signals | null]> | undefined;
-let output = '';
-let startupMs = 0;
+let image: UnpackedImage;
+let controller: ImageController | undefined;
 let serviceAccountKubeConfig: KubeConfig;
-let healthPort = 0;
 let webhookPort = 0;
 let webhookCaPem = '';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function log(line: string): void {
   process.stderr.write(`[image-run] ${line}\n`);
 }
 
-/** Builds the image (image/build.sh reuses the archive when its inputs are unchanged) and unpacks its one layer. */
-function buildAndUnpack(): void {
-  const started = Date.now();
-  execFileSync('bash', [join(APP_DIR, 'image/build.sh')], {
-    env: { ...process.env, IMAGE_REF, OUT_DIR },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  log(`image ready in ${Date.now() - started} ms`);
-  const archive = join(OUT_DIR, 'ipam-controller.tar');
-  const extracted = join(work, 'archive');
-  mkdirSync(extracted);
-  execFileSync('tar', ['-xf', archive, '-C', extracted]);
-  const [manifest] = JSON.parse(readFileSync(join(extracted, 'manifest.json'), 'utf8')) as {
-    Config: string;
-    RepoTags: string[];
-    Layers: string[];
-  }[];
-  if (manifest?.Layers.length !== 1) throw new Error(`${archive}: expected one image with one layer`);
-  repoTags = manifest.RepoTags;
-  imageConfig = JSON.parse(readFileSync(join(extracted, manifest.Config), 'utf8')) as ImageConfig;
-  mkdirSync(rootfs);
-  execFileSync('tar', ['-xf', join(extracted, manifest.Layers[0] ?? ''), '-C', rootfs]);
-  const layerBytes = statSync(join(extracted, manifest.Layers[0] ?? '')).size;
-  log(
-    `archive ${(statSync(archive).size / 1e6).toFixed(1)} MB, layer ${(layerBytes / 1e6).toFixed(1)} MB uncompressed`,
-  );
-}
-
-/** A token for the provider's ServiceAccount from the TokenRequest API, in a kubeconfig without any admin identity. */
-async function serviceAccountKubeconfig(): Promise<string> {
-  const core = plane.kubeConfig().makeApiClient(CoreV1Api);
-  const request = await core.createNamespacedServiceAccountToken({
-    name: SERVICE_ACCOUNT,
-    namespace: NAMESPACE,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const token = request.status?.token;
-  if (!token) throw new Error(`TokenRequest for ${NAMESPACE}/${SERVICE_ACCOUNT} returned no token`);
-  const caData = plane.kubeConfig().getCurrentCluster()?.caData;
-  if (!caData) throw new Error('the admin kubeconfig has no certificate-authority-data to trust the API server with');
-  const name = 'tally-ipam-controller';
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name, cluster: { server: plane.server, 'certificate-authority-data': caData } }],
-    users: [{ name, user: { token } }],
-    contexts: [{ name, context: { cluster: name, user: name, namespace: NAMESPACE } }],
-    'current-context': name,
-  });
-}
-
-async function httpStatus(url: string): Promise<number> {
-  try {
-    return (await fetch(url)).status;
-  } catch {
-    return 0;
-  }
-}
-
 beforeAll(async () => {
-  buildAndUnpack();
+  const buildStarted = Date.now();
+  const archive = buildImage(IPAM_PROVIDER, { imageRef: IMAGE_REF });
+  log(`image ready in ${Date.now() - buildStarted} ms`);
+  image = unpackImage(archive, work);
+  log(
+    `archive ${(image.archiveBytes / 1e6).toFixed(1)} MB, layer ${(image.layerBytes / 1e6).toFixed(1)} MB uncompressed`,
+  );
   // An API server of its own with OwnerReferencesPermissionEnforcement, so the `/finalizers` rules are exercised:
   // IPAddresses carry blockOwnerDeletion owner references to their claim and pool.
   plane = await startControlPlane({
@@ -137,59 +72,43 @@ beforeAll(async () => {
   });
   admin = new Client(plane.kubeConfig(), { fieldManager: 'tally-image-test' });
   // The provider's RBAC exactly as config/ ships it (namespace, ServiceAccount, roles, bindings).
-  for (const manifest of defaultManifests().filter((m) => RBAC_KINDS.has(m.kind))) {
+  for (const manifest of defaultManifests(IPAM_PROVIDER).filter((m) => RBAC_KINDS.has(m.kind))) {
     await admin.apply(await resourceKindOf(plane.kubeConfig(), manifest), manifest);
   }
-  const kubeconfig = await serviceAccountKubeconfig();
+  const kubeconfigYaml = await serviceAccountKubeconfig(plane.kubeConfig(), {
+    namespace: NAMESPACE,
+    name: SERVICE_ACCOUNT,
+  });
   serviceAccountKubeConfig = new KubeConfig();
-  serviceAccountKubeConfig.loadFromString(kubeconfig);
+  serviceAccountKubeConfig.loadFromString(kubeconfigYaml);
 
   // /tmp of the container: the kubeconfig and the webhook certificate (a Secret volume in a cluster).
-  const certs = await createServingCertDir();
-  mkdirSync(join(seed, 'k8s-webhook-server'), { recursive: true });
-  cpSync(certs.path, join(seed, 'k8s-webhook-server', 'serving-certs'), { recursive: true });
+  const certs = await createServingCertDir('tally-ipam-image-test');
+  seedContainerTmp(seed, { kubeconfigYaml, servingCertDir: certs.path });
   webhookCaPem = certs.caPem;
   await certs.remove();
-  writeFileSync(join(seed, 'kubeconfig'), kubeconfig, { mode: 0o600 });
 
-  healthPort = await freePort();
-  webhookPort = await freePort();
+  const healthPort = await freeLoopbackPort();
+  webhookPort = await freeLoopbackPort();
   const args = [
     '--kubeconfig=/tmp/kubeconfig',
     '--leader-elect',
     `--leader-election-namespace=${NAMESPACE}`,
-    `--metrics-bind-address=127.0.0.1:${await freePort()}`,
+    `--metrics-bind-address=127.0.0.1:${await freeLoopbackPort()}`,
     `--health-probe-bind-address=127.0.0.1:${healthPort}`,
     `--webhook-port=${webhookPort}`,
   ];
-  const entrypoint = imageConfig.config.Entrypoint ?? [];
-  const started = Date.now();
-  controller = spawn(join(APP_DIR, 'image/sandbox-run.sh'), [rootfs, seed, ...entrypoint, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  controller = await startImageController({
+    rootfs: image.rootfs,
+    tmpSeedDir: seed,
+    command: [...(image.config.Entrypoint ?? []), ...args],
+    healthPort,
   });
-  controllerExit = once(controller, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  controller.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  controller.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  let exited = false;
-  void controllerExit.then(() => {
-    exited = true;
-  });
-  for (;;) {
-    if (exited) throw new Error(`the image's entrypoint exited before it was ready:\n${output}`);
-    if ((await httpStatus(`http://127.0.0.1:${healthPort}/readyz`)) === 200) break;
-    if (Date.now() - started > 120_000) throw new Error(`not ready after 120 s:\n${output}`);
-    await delay(100);
-  }
-  startupMs = Date.now() - started;
-  log(`controller from the image ready (/readyz 200) ${startupMs} ms after exec`);
+  log(`controller from the image ready (/readyz 200) ${controller.readyAfterMs} ms after exec`);
 });
 
 afterAll(async () => {
-  if (controller && controller.exitCode === null) controller.kill('SIGKILL');
+  if (controller && controller.process.exitCode === null) controller.process.kill('SIGKILL');
   admin?.close();
   await plane?.stop();
   rmSync(work, { recursive: true, force: true });
@@ -197,43 +116,26 @@ afterAll(async () => {
 
 describe('the controller image (docker-archive, run without a container runtime)', () => {
   it('is tagged, runs node /app/main.mjs as 65532:65532 and holds only node, its libraries, CA certs and the bundle', () => {
-    expect(repoTags).toEqual([IMAGE_REF]);
-    expect(imageConfig.config.User).toBe('65532:65532');
-    expect(imageConfig.config.Entrypoint).toEqual(['/usr/bin/node', '/app/main.mjs']);
-    const files = execFileSync('find', ['.', '-type', 'f'], { cwd: rootfs, encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .sort();
-    expect(files.filter((file) => !/^\.\/(lib|lib64)\/.+\.so(\.\d+)*$/.test(file))).toEqual([
-      './app/main.mjs',
-      './etc/group',
-      './etc/passwd',
-      './etc/ssl/certs/ca-certificates.crt',
-      './usr/bin/node',
-    ]);
-    expect(readFileSync(join(rootfs, 'etc/passwd'), 'utf8')).toContain('nonroot:x:65532:65532:');
+    expect(image.repoTags).toEqual([IMAGE_REF]);
+    expect(image.config.User).toBe(IMAGE_USER);
+    expect(image.config.Entrypoint).toEqual(IMAGE_ENTRYPOINT);
+    expect(imageFilesBesidesLibraries(image.rootfs)).toEqual(IMAGE_FILES);
+    expect(readFileSync(join(image.rootfs, 'etc/passwd'), 'utf8')).toContain('nonroot:x:65532:65532:');
   });
 
   it('runs as uid and gid 65532 without capabilities, no new privileges, on a read-only root', () => {
-    const pid = controller?.pid ?? 0;
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    expect(status).toMatch(/^Uid:\t65532\t65532\t65532\t65532$/m);
-    expect(status).toMatch(/^Gid:\t65532\t65532\t65532\t65532$/m);
-    expect(status).toMatch(/^CapEff:\t0000000000000000$/m);
-    expect(status).toMatch(/^CapPrm:\t0000000000000000$/m);
-    expect(status).toMatch(/^NoNewPrivs:\t1$/m);
-    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, 2)).toEqual([
-      '/usr/bin/node',
-      '/app/main.mjs',
-    ]);
-    // The mounts as the process sees them (paths relative to its root): / read-only, writable only /tmp.
-    const mounts = readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => ({ point: line.split(' ')[4] ?? '', options: (line.split(' ')[5] ?? '').split(',') }));
-    const writable = mounts.filter((mount) => mount.options.includes('rw')).map((mount) => mount.point);
-    expect(mounts.filter((mount) => mount.point === '/').at(-1)?.options).toContain('ro');
-    expect(writable.filter((point) => point !== '/tmp' && !point.startsWith('/dev/') && point !== '/proc')).toEqual([]);
+    const { cmdline, ...security } = readProcessSecurity(controller?.process.pid ?? 0);
+    expect(cmdline.slice(0, 2)).toEqual(IMAGE_ENTRYPOINT);
+    expect(security).toEqual({
+      uid: '65532\t65532\t65532\t65532',
+      gid: '65532\t65532\t65532\t65532',
+      capEff: '0000000000000000',
+      capPrm: '0000000000000000',
+      noNewPrivs: '1',
+      // The mounts as the process sees them: / read-only, writable only /tmp (and /proc, /dev's devices).
+      rootReadOnly: true,
+      otherWritableMounts: [],
+    });
   });
 
   it('allocates an address for a claim against a TallyIPPool with the ServiceAccount token (the IPAM core path)', async () => {
@@ -248,9 +150,12 @@ describe('the controller image (docker-archive, run without a container runtime)
     const address = await eventually('IPAddress for machine-0', () =>
       admin.get(ADDRESSES, { namespace: ns, name: 'machine-0' }),
     ).catch((error: unknown) => {
-      throw new Error(`${String(error)}\ncontroller output (last 3000 characters):\n${output.slice(-3000)}`, {
-        cause: error,
-      });
+      throw new Error(
+        `${String(error)}\ncontroller output (last 3000 characters):\n${controller?.output().slice(-3000)}`,
+        {
+          cause: error,
+        },
+      );
     });
     expect(field(address, 'spec', 'address')).toMatch(/^10\.210\.0\.(1\d|20)$/);
     expect(field(address, 'spec', 'prefix')).toBe(24);
@@ -267,7 +172,7 @@ describe('the controller image (docker-archive, run without a container runtime)
       return found;
     });
     expect(field(event, 'regarding', 'name')).toBe('machine-0');
-    expect(output).not.toMatch(/forbidden/i);
+    expect(controller?.output()).not.toMatch(/forbidden/i);
   });
 
   it('serves the pool admission webhook from the certificate in /tmp: a pool with an address cannot be deleted', async () => {
@@ -322,8 +227,8 @@ describe('the controller image (docker-archive, run without a container runtime)
   });
 
   it('stops cleanly on SIGTERM (exit 0), as the kubelet stops it', async () => {
-    controller?.kill('SIGTERM');
-    const [code] = (await controllerExit) ?? [null, null];
-    expect(code, output.slice(-2000)).toBe(0);
+    controller?.process.kill('SIGTERM');
+    const [code] = (await controller?.exit) ?? [null, null];
+    expect(code, controller?.output().slice(-2000)).toBe(0);
   });
 });

@@ -1,13 +1,21 @@
 import { AuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { Client } from '@tally-ipam/controller-kit';
+import {
+  at,
+  CERT_MANAGER_API_VERSION,
+  defaultManifests,
+  discover,
+  type Manifest,
+  only,
+  resourceKindOf,
+} from '@tally-ipam/ship';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest } from '../scripts/render-components.js';
-import { at, CERT_MANAGER_API_VERSION, defaultManifests, discover, only, resourceKindOf } from './ship-support.js';
+import { IPAM_PROVIDER } from '../scripts/render-components.js';
 
 const FIELD_MANAGER = 'tally-manifests-test';
 const SERVICE_ACCOUNT = 'system:serviceaccount:tally-system:tally-ipam-controller-manager';
-const manifests = defaultManifests();
+const manifests = defaultManifests(IPAM_PROVIDER);
 const kubeConfig = testEnv().kubeConfig;
 const client = new Client(kubeConfig, { fieldManager: FIELD_MANAGER });
 

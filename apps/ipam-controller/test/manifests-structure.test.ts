@@ -1,29 +1,36 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_WEBHOOK_CERT_DIR } from '@tally-ipam/controller-kit';
 import { POOL_WEBHOOK_CONFIGURATION_NAME, poolWebhookConfiguration } from '@tally-ipam/ipam-provider';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import {
-  APP_DIR,
+  at,
   buildKustomization,
-  CONFIG_DIR,
+  CERT_MANAGER_API_VERSION,
+  defaultManifests,
   findVariables,
-  IMAGE_REPOSITORY,
-  METADATA_FILE,
+  only,
   PROVIDER_LABEL,
-  PROVIDER_NAME,
   parseManifests,
   renderComponents,
   substituteVariables,
-} from '../scripts/render-components.js';
-import { at, CERT_MANAGER_API_VERSION, defaultManifests, only } from './ship-support.js';
+} from '@tally-ipam/ship';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { IPAM_PROVIDER } from '../scripts/render-components.js';
+
+const {
+  appDir: APP_DIR,
+  configDir: CONFIG_DIR,
+  imageRepository: IMAGE_REPOSITORY,
+  metadataFile: METADATA_FILE,
+} = IPAM_PROVIDER;
+const PROVIDER_NAME = IPAM_PROVIDER.providerName;
 
 const NAMESPACE = 'tally-system';
-const version = (JSON.parse(readFileSync(join(APP_DIR, 'package.json'), 'utf8')) as { version: string }).version;
-const components = renderComponents({ version });
+const version = IPAM_PROVIDER.version;
+const components = renderComponents(IPAM_PROVIDER);
 const rendered = parseManifests(substituteVariables(components), 'ipam-components.yaml');
 const temporary: string[] = [];
 afterAll(() => {
@@ -110,24 +117,6 @@ describe('clusterctl components (ipam-components.yaml)', () => {
     expect(at(container, 'args')).toContain('--log-level=debug');
   });
 
-  it('rejects malformed variables and variables without a value, naming them', () => {
-    expect(() => findVariables(`image: \${tally_image}`)).toThrow(/\$\{tally_image\} is not well formed/);
-    expect(() => findVariables(`x: \${A$B}`)).toThrow(/not well formed/);
-    expect(() => substituteVariables(`a: \${TALLY_A}\nb: \${TALLY_B:=x}`)).toThrow(
-      /without a value or default: TALLY_A$/,
-    );
-    expect(substituteVariables(`a: \${TALLY_A}\nb: \${TALLY_B:=x}\nc: \${TALLY_C:-}`, { TALLY_A: '1' })).toBe(
-      'a: 1\nb: x\nc: ',
-    );
-  });
-
-  it('refuses kustomization features it does not render instead of dropping them', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tally-kustomize-'));
-    temporary.push(dir);
-    writeFileSync(join(dir, 'kustomization.yaml'), 'resources: []\nimages:\n  - name: controller\n');
-    expect(() => buildKustomization(dir)).toThrow(/images not supported by render-components\.ts/);
-  });
-
   it('the generator script writes the components and metadata.yaml for a release', () => {
     const out = mkdtempSync(join(tmpdir(), 'tally-release-'));
     temporary.push(out);
@@ -162,7 +151,7 @@ describe('metadata.yaml', () => {
 });
 
 describe('the Deployment', () => {
-  const manifests = defaultManifests();
+  const manifests = defaultManifests(IPAM_PROVIDER);
   const deployment = only(manifests, 'Deployment');
   const pod = at(deployment, 'spec', 'template', 'spec');
   const container = at(pod, 'containers', 0) as Record<string, unknown>;
@@ -218,7 +207,7 @@ describe('the Deployment', () => {
 });
 
 describe('webhook and certificate wiring', () => {
-  const manifests = defaultManifests();
+  const manifests = defaultManifests(IPAM_PROVIDER);
   const webhook = only(manifests, 'ValidatingWebhookConfiguration');
   const service = only(manifests, 'Service', 'tally-ipam-webhook-service');
   const certificate = only(manifests, 'Certificate');

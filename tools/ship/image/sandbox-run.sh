@@ -8,14 +8,14 @@
 #   - user and group 65532, no supplementary groups, no capabilities (all are lost with the switch from uid 0), no new
 #     privileges, and a bounding set reduced to what chroot needs to switch.
 # What it does not do, unlike a runtime: no PID, network, IPC or user namespace, no cgroup limits, no seccomp filter.
-# Usage: image/sandbox-run.sh <rootfs> <tmp-seed-dir> <command> [args...]
+# Usage: tools/ship/image/sandbox-run.sh <rootfs> <tmp-seed-dir> <command> [args...]
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 <rootfs> <tmp-seed-dir> <command> [args...]" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "$0: needs root (mount namespace, bind mounts, chroot)" >&2; exit 2; }
 rootfs=$(readlink -f "$1")
 seed=$(readlink -f "$2")
 shift 2
-[ -x "$rootfs/usr/bin/node" ] || { echo "$0: $rootfs is not an unpacked Tally image" >&2; exit 2; }
+[ -x "$rootfs/usr/bin/node" ] || { echo "$0: $rootfs is not an unpacked image of @tally-ipam/ship (no /usr/bin/node)" >&2; exit 2; }
 
 exec unshare --mount --propagation private -- /bin/sh -ec '
   root=$1 seed=$2

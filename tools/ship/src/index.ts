@@ -1,0 +1,56 @@
+export {
+  CERT_MANAGER_API_VERSION,
+  discover,
+  freeLoopbackPort,
+  type ImageController,
+  RBAC_KINDS,
+  resourceKindOf,
+  seedContainerTmp,
+  serviceAccountKubeconfig,
+  startImageController,
+} from './cluster.js';
+export {
+  defaultManifests,
+  type RenderOptions,
+  renderComponents,
+  runComponentsCli,
+  runComponentsCliIfMain,
+  type WrittenRelease,
+  writeRelease,
+} from './components.js';
+export {
+  BUILD_SCRIPT,
+  buildImage,
+  defaultImageOutDir,
+  defaultImageRef,
+  IMAGE_ENTRYPOINT,
+  IMAGE_FILES,
+  IMAGE_USER,
+  type ImageConfig,
+  imageArchivePath,
+  imageFilesBesidesLibraries,
+  type ProcessSecurity,
+  readProcessSecurity,
+  SANDBOX_SCRIPT,
+  SHIP_DIR,
+  startInSandbox,
+  type UnpackedImage,
+  unpackImage,
+} from './image.js';
+export {
+  at,
+  buildKustomization,
+  CLUSTER_SCOPED_KINDS,
+  isRecord,
+  type Manifest,
+  only,
+  parseManifests,
+} from './kustomize.js';
+export {
+  defineProvider,
+  IMAGE_REGISTRY,
+  PROVIDER_LABEL,
+  type ProviderDeclaration,
+  type ShippedProvider,
+} from './provider.js';
+export { findVariables, substituteVariables, type VariableReference } from './variables.js';
