@@ -1,4 +1,5 @@
 // Public surface of the controller kit. Each area re-exports its own public names from its folder's index.
+export * from './app/index.js';
 export * from './cache/index.js';
 export * from './capi/index.js';
 export * from './client/index.js';

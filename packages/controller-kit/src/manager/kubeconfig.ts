@@ -41,6 +41,28 @@ export function resolveKubeConfigSource(
   );
 }
 
+/**
+ * Whether this process was pointed at a cluster on purpose: `--kubeconfig`, `$KUBECONFIG` or the pod's service
+ * account. `~/.kube/config` alone does not count, so a tool run on a workstation can refuse to act on whatever cluster
+ * kubectl happens to point at (and, for instance, start a local one instead).
+ */
+export function kubeConfigNamedExplicitly(
+  flag: string | undefined,
+  environment: KubeConfigEnvironment = {
+    env: process.env,
+    homeDir: homedir(),
+    serviceAccountDir: SERVICE_ACCOUNT_DIR,
+    exists: existsSync,
+  },
+): boolean {
+  try {
+    const source = resolveKubeConfigSource(flag, environment);
+    return !(source.kind === 'file' && source.from === 'home');
+  } catch {
+    return false;
+  }
+}
+
 /** Loads the kubeconfig chosen by `resolveKubeConfigSource` for this process. */
 export function loadKubeConfig(flag?: string): KubeConfig {
   const source = resolveKubeConfigSource(flag, {

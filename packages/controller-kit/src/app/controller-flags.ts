@@ -1,0 +1,52 @@
+import { type ManagerFlags, managerFlagsUsage, parseManagerFlags } from '../manager/flags.js';
+import { parseWebhookFlags, type WebhookFlags, webhookFlagsUsage } from '../webhook/flags.js';
+
+/** What tells one controller executable from another: its names, its usage text, what its webhook guards. */
+export interface ControllerAppIdentity {
+  /** The manager's name: field manager of every write and prefix of the Events' reporting controller. */
+  readonly name: string;
+  /** The command in the usage line, e.g. `tally-ipam-controller`. */
+  readonly command: string;
+  /** One or more lines between the usage line and the flags. */
+  readonly description: string;
+  /** The default Lease name (CAPI providers use `<provider>-leader-election` style names). */
+  readonly leaderElectionId: string;
+  /** What the admission webhook guards, for the `--webhook-port` usage line (e.g. `admission`). */
+  readonly webhookPurpose: string;
+}
+
+/** A controller executable's command line: the kit's manager flags and the webhook flags, validated. */
+export interface ControllerFlags {
+  readonly manager: ManagerFlags;
+  readonly webhook: WebhookFlags;
+  /** Flags present on the command line (without `--`), for callers that choose defaults of their own. */
+  readonly given: ReadonlySet<string>;
+  readonly help: boolean;
+}
+
+/**
+ * Parses a controller executable's command line (`--flag value` or `--flag=value`): the webhook flags and `-h`/`--help`
+ * first, everything else as manager flags. Throws `FlagError` naming the flag and the value.
+ */
+export function parseControllerFlags(argv: readonly string[], app: ControllerAppIdentity): ControllerFlags {
+  const { webhook, rest, help } = parseWebhookFlags(argv);
+  const manager = parseManagerFlags(rest, { leaderElectionId: app.leaderElectionId });
+  return {
+    manager,
+    webhook,
+    given: new Set(argv.flatMap((arg) => /^--([a-z-]+)/.exec(arg)?.slice(1, 2) ?? [])),
+    help,
+  };
+}
+
+/** The usage text of a controller executable: usage line, description, manager flags, webhook flags. */
+export function controllerFlagsUsage(app: ControllerAppIdentity): string {
+  return [
+    `usage: ${app.command} [flags]`,
+    '',
+    app.description,
+    '',
+    managerFlagsUsage({ leaderElectionId: app.leaderElectionId }),
+    webhookFlagsUsage(app.webhookPurpose),
+  ].join('\n');
+}
