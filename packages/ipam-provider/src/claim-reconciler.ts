@@ -24,6 +24,8 @@ import {
   removeFinalizer,
   type SharedInformer,
 } from '@tally-ipam/controller-kit';
+import type { AllocationEvents } from './allocation-events.js';
+import type { AssumedObjects } from './assumed-objects.js';
 import { type ClaimOutcome, notReady, writeClaimStatus } from './claim-status.js';
 import {
   ADDRESS_FINALIZER,
@@ -62,9 +64,17 @@ export interface ClaimReconcilerDeps {
   readonly addresses: SharedInformer<StoredAddress>;
   readonly locks: SharedInformer<StoredLock>;
   readonly clusters: SharedInformer<StoredCluster>;
+  /** This process's own writes on top of the informers (the assume cache): see `AssumedObjects`. */
+  readonly assumed: {
+    readonly claims: AssumedObjects<StoredClaim>;
+    readonly addresses: AssumedObjects<StoredAddress>;
+    readonly locks: AssumedObjects<StoredLock>;
+  };
   readonly pool: (ref: PoolRef) => StoredPool | undefined;
   readonly states: PoolStates;
   readonly recorder: EventRecorder;
+  /** Which routine AddressAllocated Events are recorded and which are summed up on the pool. */
+  readonly allocationEvents: AllocationEvents;
   readonly metrics: ProviderMetrics;
   readonly now: () => number;
 }
@@ -87,7 +97,7 @@ export class ClaimReconciler implements Reconciler {
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
     const { deps } = this;
-    let claim = deps.claims.store.get(`${request.namespace}/${request.name}`);
+    let claim = deps.assumed.claims.get(`${request.namespace}/${request.name}`);
     if (!claim) return this.cleanUpOrphanedAddress(request, context);
     const ref = poolRefOfClaim(claim);
     if (!ref) return {};
@@ -118,7 +128,11 @@ export class ClaimReconciler implements Reconciler {
     if (deleting) return this.release(claim, ref, context);
 
     // The finalizer first, in this same reconcile: an address must never exist for a claim that can vanish unseen.
-    claim = await addFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal });
+    if (!hasFinalizer(claim, CLAIM_FINALIZER)) {
+      claim = deps.assumed.claims.assume(
+        await addFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal }),
+      );
+    }
 
     if (!pool) {
       return this.finish(
@@ -162,7 +176,7 @@ export class ClaimReconciler implements Reconciler {
    */
   private async cleanUpOrphanedAddress(request: Request, context: ReconcileContext): Promise<Result> {
     const { deps } = this;
-    const address = deps.addresses.store.get(`${request.namespace}/${request.name}`);
+    const address = deps.assumed.addresses.get(`${request.namespace}/${request.name}`);
     if (!address || !hasFinalizer(address, ADDRESS_FINALIZER) || !poolRefOfAddress(address)) return {};
     // By name, not by owner reference: the garbage collector strips the reference to a deleted claim (the pool
     // still owns the IPAddress, so it is not collected).
@@ -197,29 +211,35 @@ export class ClaimReconciler implements Reconciler {
   ): Promise<Result> {
     const { deps } = this;
     const claimKey = `${claim.metadata.namespace}/${claim.metadata.name}`;
-    // The cache may lag (another replica just created it, or a watch is re-connecting after an API server restart):
-    // before choosing a new address — or reporting exhaustion — one live read makes sure the claim has none.
+    // The cache may lag behind another replica's IPAddress for this claim. A claim that shows an addressRef had one,
+    // so it is looked up live before anything new is chosen; a claim that never had one goes straight to the lock and
+    // the IPAddress create, whose AlreadyExists is the authoritative answer (createAddress). Exhaustion is reported
+    // only after a live read too (below).
     const existing =
-      deps.addresses.store.get(claimKey) ??
-      (await deps.cache.liveGet(
-        ADDRESS_RESOURCE,
-        { namespace: claim.metadata.namespace, name: claim.metadata.name },
-        context.signal,
-      ));
+      deps.assumed.addresses.get(claimKey) ??
+      (claim.status?.addressRef?.name ? await this.liveAddress(claim, context) : undefined);
     if (existing) return this.adoptExisting(claim, ref, state, existing, context);
 
     const startedAt = performance.now();
     const holder = holderOf(claim);
-    // A lock already held for this claim (the reconcile that took it crashed before the IPAddress): reuse it.
-    const held = deps.locks.store
-      .byIndex(LOCK_CLAIM_UID_INDEX, holder.uid)
-      .find((lock) => lock.spec.releasedAt === undefined && sameRef(poolRefOfLock(lock), ref));
+    // A lock already held for this claim (the reconcile that took it crashed before the IPAddress, or its IPAddress
+    // create failed): reuse it. Locks this process created are looked at too, before the informer shows them.
+    const held = [...deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, holder.uid), ...deps.assumed.locks.pending()]
+      .map((lock) => deps.assumed.locks.get(lock.metadata.name) ?? lock)
+      .find(
+        (lock) =>
+          lock.spec.claimRef.uid === holder.uid &&
+          lock.spec.releasedAt === undefined &&
+          sameRef(poolRefOfLock(lock), ref),
+      );
     let unit = held ? state.allocation.unitOf(held.spec.address, held.spec.prefix ?? 0) : undefined;
     if (held && unit) {
       // The cache may be behind a release by another replica: only a lock that still exists live may be resumed.
       const live = await deps.cache.liveGet(LOCK_RESOURCE, { name: held.metadata.name }, context.signal);
-      if (!live || live.spec.claimRef.uid !== holder.uid || live.spec.releasedAt !== undefined)
+      if (!live || live.spec.claimRef.uid !== holder.uid || live.spec.releasedAt !== undefined) {
+        deps.assumed.locks.forget(held.metadata.name);
         return { requeue: true };
+      }
     }
 
     for (let attempt = 0; unit === undefined; attempt += 1) {
@@ -230,6 +250,9 @@ export class ClaimReconciler implements Reconciler {
       }
       const choice = this.choose(claim, ref, state);
       if (!choice.ok) {
+        // Before telling the claim there is no address for it, make sure another replica did not give it one.
+        const live = await this.liveAddress(claim, context);
+        if (live) return this.adoptExisting(claim, ref, state, live, context);
         deps.states.addWaiting(ref, claimKey);
         const result = await this.finish(claim, choice.outcome, context);
         return choice.retryAfterMs !== undefined ? { requeueAfterMs: choice.retryAfterMs } : result;
@@ -243,6 +266,7 @@ export class ClaimReconciler implements Reconciler {
         signal: context.signal,
       });
       if (acquired.acquired) {
+        deps.assumed.locks.assume(acquired.lock);
         unit = choice.unit;
         break;
       }
@@ -271,12 +295,14 @@ export class ClaimReconciler implements Reconciler {
     deps.metrics.allocations.inc({ kind: ref.kind, result: 'allocated' });
     deps.metrics.allocationDuration.observe({ kind: ref.kind }, (performance.now() - startedAt) / 1000);
     const text = unit.isPrefix ? `${unit.address}/${unit.prefix}` : unit.address;
-    void deps.recorder.normal(
-      claim,
-      EVENT_ADDRESS_ALLOCATED,
-      'Allocate',
-      `allocated ${text} from ${describePool(ref)}`,
-    );
+    if (deps.allocationEvents.recordOnClaim(ref)) {
+      void deps.recorder.normal(
+        claim,
+        EVENT_ADDRESS_ALLOCATED,
+        'Allocate',
+        `allocated ${text} from ${describePool(ref)}`,
+      );
+    }
     context.logger.info({ address: text }, 'address allocated');
     return this.finish(claim, allocated(address, ref), context);
   }
@@ -320,7 +346,7 @@ export class ClaimReconciler implements Reconciler {
         context,
       );
     }
-    const cached = deps.locks.store.get(unit.lockName);
+    const cached = deps.assumed.locks.get(unit.lockName);
     const lockHeld =
       cached !== undefined && cached.spec.claimRef.uid === claim.metadata.uid && cached.spec.releasedAt === undefined;
     if (!lockHeld) {
@@ -332,7 +358,8 @@ export class ClaimReconciler implements Reconciler {
         reuseGracePeriodMs: 0,
         signal: context.signal,
       });
-      if (!acquired.acquired) {
+      if (acquired.acquired) deps.assumed.locks.assume(acquired.lock);
+      else {
         state.forgetAssumed(unit.lockName);
         const by = acquired.holder.spec.claimRef;
         const message =
@@ -431,8 +458,10 @@ export class ClaimReconciler implements Reconciler {
       },
     };
     try {
-      const created = await deps.client.create(ADDRESS_RESOURCE, body, { signal: context.signal });
-      const recreated = deps.locks.store.get(unit.lockName)?.spec.claimRef.uid === claim.metadata.uid;
+      const created = deps.assumed.addresses.assume(
+        await deps.client.create(ADDRESS_RESOURCE, body, { signal: context.signal }),
+      );
+      const recreated = deps.assumed.locks.get(unit.lockName)?.spec.claimRef.uid === claim.metadata.uid;
       if (recreated && claim.status?.addressRef?.name) {
         void deps.recorder.normal(
           claim,
@@ -445,19 +474,26 @@ export class ClaimReconciler implements Reconciler {
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
     }
-    const live = await deps.cache.liveGet(
-      ADDRESS_RESOURCE,
-      { namespace: claim.metadata.namespace, name: claim.metadata.name },
-      context.signal,
-    );
+    const live = await this.liveAddress(claim, context);
     if (live && live.spec.address === unit.address && sameRef(addressPoolRef(live), ref)) return live;
     // Another writer created the claim's IPAddress with a different address: our lock must not outlive this moment.
     const lock = await deps.cache.liveGet(LOCK_RESOURCE, { name: unit.lockName }, context.signal);
     if (lock && lock.spec.claimRef.uid === claim.metadata.uid) {
       await releaseLock(lock, false, deps.client, new Date(deps.now()), context.signal);
     }
+    deps.assumed.locks.forget(unit.lockName);
     state.forgetAssumed(unit.lockName);
     return undefined;
+  }
+
+  /** The claim's IPAddress as the API server has it now (remembered, so the next reconcile need not ask again). */
+  private async liveAddress(claim: StoredClaim, context: ReconcileContext): Promise<StoredAddress | undefined> {
+    const live = await this.deps.cache.liveGet(
+      ADDRESS_RESOURCE,
+      { namespace: claim.metadata.namespace, name: claim.metadata.name },
+      context.signal,
+    );
+    return live === undefined ? undefined : this.deps.assumed.addresses.assume(live);
   }
 
   /**
@@ -502,6 +538,9 @@ export class ClaimReconciler implements Reconciler {
     for (const lock of deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, claim.metadata.uid ?? '')) {
       locks.set(lock.metadata.name, lock);
     }
+    for (const lock of deps.assumed.locks.pending()) {
+      if (lock.spec.claimRef.uid === claim.metadata.uid) locks.set(lock.metadata.name, lock);
+    }
     if (address && ours && state) {
       const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
       const live = unit ? await deps.cache.liveGet(LOCK_RESOURCE, { name: unit.lockName }, context.signal) : undefined;
@@ -534,7 +573,8 @@ export class ClaimReconciler implements Reconciler {
   }
 
   private async finish(claim: StoredClaim, outcome: ClaimOutcome, context: ReconcileContext): Promise<Result> {
-    await writeClaimStatus(this.deps.client, claim, outcome, new Date(this.deps.now()), context.signal);
+    const written = await writeClaimStatus(this.deps.client, claim, outcome, new Date(this.deps.now()), context.signal);
+    if (written !== claim) this.deps.assumed.claims.assume(written);
     return {};
   }
 }

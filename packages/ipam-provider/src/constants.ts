@@ -31,6 +31,11 @@ export const EVENT_POOL_EXHAUSTED = 'PoolExhausted';
 export const EVENT_ALLOCATION_FAILED = 'AllocationFailed';
 export const EVENT_DUPLICATE_ADDRESS = 'DuplicateAddress';
 export const EVENT_ADDRESS_RECREATED = 'AddressRecreated';
+/** On a pool: allocations whose AddressAllocated Events on claims were rate-limited, summed up. */
+export const EVENT_ADDRESSES_ALLOCATED = 'AddressesAllocated';
+
+/** At most one pool status write per pool in this interval when only the counts changed (bursts coalesce). */
+export const POOL_STATUS_COALESCE_MS = 2_000;
 
 /** How many candidates one reconcile tries when locks turn out to be held elsewhere, before it requeues. */
 export const MAX_LOCK_ATTEMPTS = 16;

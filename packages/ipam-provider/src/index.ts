@@ -2,6 +2,8 @@
  * @tally-ipam/ipam-provider: the Cluster API IPAM provider — IPAddressClaim, pool and address-lock controllers on a
  * controller-kit Manager, with address uniqueness enforced by the API server.
  */
+
+export { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 export {
   ADDRESS_FINALIZER,
   CLAIM_FINALIZER,
@@ -9,6 +11,7 @@ export {
   EVENT_ADDRESS_ALLOCATED,
   EVENT_ADDRESS_RECREATED,
   EVENT_ADDRESS_RELEASED,
+  EVENT_ADDRESSES_ALLOCATED,
   EVENT_ALLOCATION_FAILED,
   EVENT_DUPLICATE_ADDRESS,
   EVENT_POOL_EXHAUSTED,
@@ -18,6 +21,7 @@ export {
   MAX_LOCK_ATTEMPTS,
   ORPHAN_LOCK_SAFETY_AGE_MS,
   POOL_FINALIZER,
+  POOL_STATUS_COALESCE_MS,
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
 export { addressLockName, type LockedValue, parseLockName, prefixLockName } from './lock-name.js';

@@ -13,13 +13,15 @@ import { ORPHAN_LOCK_SAFETY_AGE_MS } from './constants.js';
 import { POOL_ADDRESS_INDEX, poolAddressKey } from './indexes.js';
 import { poolKey, poolRefOfLock } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
-import { CLAIM_RESOURCE, LOCK_RESOURCE, type StoredAddress, type StoredLock } from './resources.js';
+import { CLAIM_RESOURCE, LOCK_RESOURCE, type StoredAddress, type StoredClaim, type StoredLock } from './resources.js';
 
 export interface LockReconcilerDeps {
   readonly client: Client;
   readonly cache: Cache;
   readonly locks: SharedInformer<StoredLock>;
   readonly addresses: SharedInformer<StoredAddress>;
+  /** The claims cache: a lock whose claim it shows alive needs no live read (every new lock is such a lock). */
+  readonly claims: SharedInformer<StoredClaim>;
   readonly states: PoolStates;
   readonly now: () => number;
   /** With a namespaced provider, only locks of claims in this namespace are its business. */
@@ -59,6 +61,10 @@ export class LockReconciler implements Reconciler {
     }
 
     const claimRef = lock.spec.claimRef;
+    // A cached claim with the lock's uid is proof enough that the lock is not orphaned: the cache can lag behind a
+    // deletion, but the claim's deletion releases its locks itself. Only a claim the cache does not show (gone, or not
+    // seen yet) is confirmed with the API server before anything is deleted.
+    if (deps.claims.store.get(`${claimRef.namespace}/${claimRef.name}`)?.metadata.uid === claimRef.uid) return {};
     const claim = await deps.cache.liveGet(
       CLAIM_RESOURCE,
       { namespace: claimRef.namespace, name: claimRef.name },

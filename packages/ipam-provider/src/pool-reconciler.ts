@@ -25,7 +25,8 @@ import {
   setCondition,
 } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
-import { POOL_FINALIZER } from './constants.js';
+import type { AllocationEvents } from './allocation-events.js';
+import { EVENT_ADDRESSES_ALLOCATED, POOL_FINALIZER, POOL_STATUS_COALESCE_MS } from './constants.js';
 import { POOL_INDEX } from './indexes.js';
 import type { ProviderMetrics } from './metrics.js';
 import { pauseReason, poolClusterName } from './pause.js';
@@ -42,6 +43,9 @@ export interface PoolReconcilerDeps {
   readonly states: PoolStates;
   readonly metrics: ProviderMetrics;
   readonly recorder: EventRecorder;
+  readonly allocationEvents: AllocationEvents;
+  /** Remembers a pool this process just wrote (the assume cache), so the next reconcile does not write a stale one. */
+  readonly assumePool: (pool: StoredPool) => void;
   readonly now: () => number;
   /** Restricts the IPAddress list of a deleting global pool (all namespaces unless the provider is namespaced). */
   readonly namespace?: string | undefined;
@@ -55,8 +59,17 @@ const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).option
 /**
  * Reconciles one pool kind (namespaced or global): the finalizer that keeps a pool with allocations, the status
  * counts from the allocation state (never from a previous status), and the `Ready` condition with observedGeneration.
+ *
+ * Every IPAddress and lock event re-queues the pool, so in a burst of allocations the counts change with every claim.
+ * A write that changes only the counts (and the condition's message, which quotes them) is coalesced: at most one per
+ * pool every `POOL_STATUS_COALESCE_MS`, the last one deferred until then — so a burst of 2,000 allocations costs a few
+ * status writes, and the status still ends exact. Everything else (a new condition status or reason, a new
+ * generation, the counts metrics) is written at once.
  */
 export class PoolReconciler implements Reconciler {
+  /** Pool key → when this process last wrote the pool's status. */
+  private readonly statusWrittenAt = new Map<string, number>();
+
   constructor(
     private readonly kind: TallyPoolKind,
     private readonly countsField: CountsField,
@@ -71,6 +84,8 @@ export class PoolReconciler implements Reconciler {
     let pool = deps.pools(ref);
     if (!pool) {
       deps.states.forget(ref);
+      deps.allocationEvents.forget(ref);
+      this.statusWrittenAt.delete(poolKey(ref));
       this.clearMetrics(ref);
       return {};
     }
@@ -81,12 +96,16 @@ export class PoolReconciler implements Reconciler {
     }
     const resource = POOL_RESOURCES[this.kind];
     if (pool.metadata.deletionTimestamp !== undefined) return this.reconcileDelete(pool, ref, context);
-    pool = await addFinalizer(deps.client, resource, pool, POOL_FINALIZER, { signal: context.signal });
+    if (!hasFinalizer(pool, POOL_FINALIZER)) {
+      pool = await addFinalizer(deps.client, resource, pool, POOL_FINALIZER, { signal: context.signal });
+      deps.assumePool(pool);
+    }
 
     const lookup = deps.states.lookup(ref);
     if (!lookup) return {};
     if (lookup.status === 'invalid') {
       await this.writeStatus(
+        ref,
         pool,
         undefined,
         {
@@ -131,8 +150,28 @@ export class PoolReconciler implements Reconciler {
               `add ${unit} to the pool or delete claims`,
             observedGeneration: pool.metadata.generation ?? 0,
           };
-    await this.writeStatus(pool, status, condition, context);
-    return {};
+    const dueInMs = await this.writeStatus(ref, pool, status, condition, context);
+    const summaryDueInMs = this.recordAllocationSummary(ref, pool);
+    const next = Math.min(dueInMs ?? Number.POSITIVE_INFINITY, summaryDueInMs ?? Number.POSITIVE_INFINITY);
+    return Number.isFinite(next) ? { requeueAfterMs: next } : {};
+  }
+
+  /**
+   * One Event on the pool for the allocations whose AddressAllocated Event on the claim was rate-limited (see
+   * `AllocationEvents`); returns when the next one is due if one is pending.
+   */
+  private recordAllocationSummary(ref: PoolRef, pool: StoredPool): number | undefined {
+    const summary = this.deps.allocationEvents.takeSummary(ref);
+    if (summary.count > 0) {
+      void this.deps.recorder.normal(
+        pool,
+        EVENT_ADDRESSES_ALLOCATED,
+        'Allocate',
+        `${summary.count} more addresses allocated from ${describePool(ref)}; their AddressAllocated Events on the ` +
+          "claims were rate-limited (each claim's Ready condition names its address)",
+      );
+    }
+    return summary.dueInMs;
   }
 
   /** A deleting pool keeps its finalizer while any IPAddress or held lock still refers to it. */
@@ -157,6 +196,7 @@ export class PoolReconciler implements Reconciler {
         .map((address) => `${address.metadata.namespace}/${address.metadata.name}`)
         .join(', ');
       await this.writeStatus(
+        ref,
         pool,
         undefined,
         {
@@ -179,12 +219,14 @@ export class PoolReconciler implements Reconciler {
     return {};
   }
 
+  /** Writes the status unless it is current; returns in how many ms a coalesced (deferred) write is due. */
   private async writeStatus(
+    ref: PoolRef,
     pool: StoredPool,
     counts: Record<string, number> | undefined,
     condition: ConditionInput,
     context: ReconcileContext,
-  ): Promise<void> {
+  ): Promise<number | undefined> {
     const current = StatusView.safeParse(pool.status);
     const currentStatus = (current.success ? current.data : undefined) as
       | (Record<string, unknown> & { conditions?: Condition[] })
@@ -200,7 +242,21 @@ export class PoolReconciler implements Reconciler {
     const generation = pool.metadata.generation ?? 0;
     const sameCounts =
       counts === undefined || JSON.stringify(currentStatus?.[this.countsField]) === JSON.stringify(counts);
-    if (sameCondition && sameCounts && currentStatus?.observedGeneration === generation) return;
+    const sameGeneration = currentStatus?.observedGeneration === generation;
+    if (sameCondition && sameCounts && sameGeneration) return undefined;
+    const key = poolKey(ref);
+    const countsOnly =
+      sameGeneration &&
+      previous !== undefined &&
+      previous.status === condition.status &&
+      previous.reason === condition.reason &&
+      previous.observedGeneration === condition.observedGeneration;
+    const writtenAt = this.statusWrittenAt.get(key);
+    // A scheduling interval, measured on the monotonic clock (`deps.now` is the clock of conditions and may be fixed).
+    const now = performance.now();
+    if (countsOnly && writtenAt !== undefined && now - writtenAt < POOL_STATUS_COALESCE_MS) {
+      return writtenAt + POOL_STATUS_COALESCE_MS - now;
+    }
     if (!sameCondition && condition.status === 'False' && condition.reason !== previous?.reason) {
       void this.deps.recorder.warning(pool, condition.reason, 'Reconcile', condition.message ?? '');
     }
@@ -209,7 +265,12 @@ export class PoolReconciler implements Reconciler {
       observedGeneration: generation,
     };
     if (counts) status[this.countsField] = counts;
-    await this.deps.client.patchStatus(POOL_RESOURCES[this.kind], pool, status, { signal: context.signal });
+    this.statusWrittenAt.set(key, now);
+    const written = await this.deps.client.patchStatus(POOL_RESOURCES[this.kind], pool, status, {
+      signal: context.signal,
+    });
+    this.deps.assumePool(written);
+    return undefined;
   }
 
   private setMetrics(ref: PoolRef, counts: Record<string, number>): void {

@@ -10,6 +10,8 @@ import {
   resourceHasFilterLabel,
   type SharedInformer,
 } from '@tally-ipam/controller-kit';
+import { AllocationEvents, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
+import { AssumedObjects } from './assumed-objects.js';
 import { ClaimReconciler } from './claim-reconciler.js';
 
 import {
@@ -151,8 +153,23 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const poolInformers = new Map<TallyPoolKind, SharedInformer<StoredPool>>(
     TALLY_POOL_KINDS.map((kind) => [kind, cache.informerFor(POOL_RESOURCES[kind], poolScope(kind))]),
   );
+  // The assume cache: this process's own writes, until its informers show them (see AssumedObjects).
+  const assumed = {
+    claims: new AssumedObjects(claims),
+    addresses: new AssumedObjects(addresses),
+    locks: new AssumedObjects(locks),
+  };
+  const assumedPools = new Map<TallyPoolKind, AssumedObjects<StoredPool>>(
+    [...poolInformers].map(([kind, informer]) => [kind, new AssumedObjects(informer)]),
+  );
   const poolOf = (ref: PoolRef): StoredPool | undefined =>
-    poolInformers.get(ref.kind)?.store.get(ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name);
+    assumedPools.get(ref.kind)?.get(ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name);
+  const assumePool = (pool: StoredPool): void => {
+    const ref = poolRefOfPool(pool);
+    if (ref) assumedPools.get(ref.kind)?.assume(pool);
+  };
+  // Scheduling only (which Events to record), so the monotonic clock rather than the `now` of conditions.
+  const allocationEvents = new AllocationEvents({ ...DEFAULT_ALLOCATION_EVENTS, now: () => performance.now() });
 
   const claimController = new Controller({
     name: 'tally-ipaddressclaim',
@@ -188,9 +205,11 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     addresses,
     locks,
     clusters,
+    assumed,
     pool: poolOf,
     states,
     recorder: manager.getEventRecorderFor('ipaddressclaim'),
+    allocationEvents,
     metrics,
     now,
   });
@@ -244,6 +263,8 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     now,
     namespace,
     recorder: manager.getEventRecorderFor('pool'),
+    allocationEvents,
+    assumePool,
   };
   for (const kind of TALLY_POOL_KINDS) {
     const reconciler = isPrefixPoolKind(kind)
@@ -279,6 +300,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
         cache,
         locks,
         addresses,
+        claims,
         states,
         now,
         namespace,
