@@ -122,18 +122,46 @@ describe('chaos: two replicas without leader election, SIGKILLed at random', () 
     const unbound = (): number =>
       CLAIM_COUNT - claimStore.list().filter((object) => field(object, 'status', 'addressRef', 'name')).length;
     // Keep killing while the claims are being bound (up to CHAOS_MS), then let the replicas finish undisturbed.
+    // When claims stay unbound, say whether the API server agrees with this test's watch, what the claims say, and
+    // what the replicas last logged: a stuck replica, a stuck watch and a slow machine look alike otherwise.
+    const unboundReport = async (): Promise<string> => {
+      const serverClaims = (await client.listAll(CLAIMS, { namespace: ns })).items;
+      const stuck = serverClaims.filter((object) => !field(object, 'status', 'addressRef', 'name'));
+      const sample = stuck.slice(0, 8).map((object) =>
+        JSON.stringify({
+          name: object.metadata.name,
+          finalizers: object.metadata.finalizers ?? [],
+          resourceVersion: object.metadata.resourceVersion,
+          conditions: field(object, 'status', 'conditions') ?? [],
+        }),
+      );
+      const logs = replicas.map(
+        (replica) =>
+          `replica ${replica.name} (pid ${replica.process?.pid}, exit ${replica.process?.child.exitCode}):\n` +
+          `${(replica.process?.lines ?? []).slice(-15).join('\n')}\n${(replica.process?.stderr() ?? '').slice(-2_000)}`,
+      );
+      return [
+        `the API server has ${stuck.length} unbound claims (this test's watch: ${unbound()})`,
+        ...sample,
+        ...logs,
+      ].join('\n');
+    };
     const chaosDeadline = Date.now() + CHAOS_MS;
     while (Date.now() < chaosDeadline && unbound() > 0) await delay(1_000);
     chaos = false;
     await killer;
-    await eventually(
-      'every claim bound',
-      async () => {
-        const left = unbound();
-        if (left > 0) throw new Error(`${left} claims unbound`);
-      },
-      { timeoutMs: 300_000, intervalMs: 1_000 },
-    );
+    try {
+      await eventually(
+        'every claim bound',
+        async () => {
+          const left = unbound();
+          if (left > 0) throw new Error(`${left} claims unbound`);
+        },
+        { timeoutMs: 300_000, intervalMs: 1_000 },
+      );
+    } catch (error) {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n${await unboundReport()}`);
+    }
     const bound = Date.now();
 
     const claims = (await client.listAll(CLAIMS, { namespace: ns })).items;
