@@ -147,7 +147,7 @@ describe('Reflector under faults (own control plane)', () => {
     await compactEtcd(plane);
     proxy.restore();
 
-    await waitFor('the relist', () => lines.some((line) => line.msg === 'resourceVersion too old, relisting'), {
+    await waitFor('the relist', () => lines.some((line) => line.reason === 'resourceVersion expired (410)'), {
       timeoutMs: 60_000,
     });
     const fresh = await objects.listVersions('parts', ns.name);

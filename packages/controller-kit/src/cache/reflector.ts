@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { KubeApiError, type RequestTarget } from '../client/errors.js';
+import { linkedSignal } from '../client/linked-signal.js';
 import { collectionPath, type ResourceKind } from '../client/resource.js';
 import type { KubeTransport } from '../client/transport.js';
 import { Backoff, type BackoffOptions, sleep } from './backoff.js';
@@ -21,8 +22,16 @@ export interface ReflectorOptions {
   /** Range for the server-side watch timeout, in seconds, chosen at random per watch (client-go: 300–600). */
   readonly minWatchTimeoutSeconds?: number;
   readonly maxWatchTimeoutSeconds?: number;
-  /** No byte for this long past the watch timeout means the connection is dead. Default 30 s. */
+  /**
+   * How often the API server sends a bookmark on a quiet watch (kube-apiserver's watch cache: every minute). A watch
+   * with no event and no bookmark for two of these (or past its own timeout, if sooner) plus `stallGraceMs` is
+   * treated as dead and reopened.
+   */
+  readonly bookmarkIntervalMs?: number;
+  /** Slack on top of the silence limit above. Default 30 s. */
   readonly stallGraceMs?: number;
+  /** Deadline for a watch's response headers. Default 30 s. */
+  readonly watchOpenTimeoutMs?: number;
   /** Backoff between failed attempts (client-go: 800 ms doubling to 30 s). */
   readonly backoff?: BackoffOptions;
   /** Per-request deadline of list pages. Default 60 s. */
@@ -47,19 +56,29 @@ export interface ReflectorConfig<T extends KubeObject> {
 const SHORT_WATCH_MS = 1_000;
 /** A watch that ran at least this long, or delivered events, proves the connection healthy again. */
 const HEALTHY_WATCH_MS = 5_000;
+/** kube-apiserver's watch cache bookmarks a quiet watch about once a minute (`defaultBookmarkFrequency`). */
+const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;
 
 class ResourceVersionExpiredError extends Error {
   override readonly name = 'ResourceVersionExpiredError';
 }
 
+/** Why the reflector lists again from a consistent read instead of resuming its watch. */
+type RelistReason = 'initial list' | 'resourceVersion expired (410)' | 'resourceVersion too large for the watch cache';
+
 /**
  * Keeps a sink in step with the API server for one resource (client-go's `Reflector`): a paginated LIST, then a WATCH
  * from the list's resourceVersion with bookmarks and a randomized server timeout, resuming from the last seen
- * resourceVersion when the stream ends. 410 Gone (as an HTTP status or an ERROR event) forces a relist; any other
- * failure is logged and retried with capped exponential backoff. It stops only when its signal aborts.
+ * resourceVersion when the stream ends. 410 Gone and "too large resource version" force a relist; a silent watch is
+ * reopened; any other failure is logged and retried with capped exponential backoff (at least the server's
+ * Retry-After). It stops only when its signal aborts.
  */
 export class Reflector<T extends KubeObject> {
   private resourceVersion: string | undefined;
+  /** Set while the next loop must list first; the reason is logged with the list. */
+  private relistReason: RelistReason | undefined = 'initial list';
+  /** True from a relist until its watch delivers something: a relist that gains nothing must not repeat at once. */
+  private relistedWithoutProgress = false;
   private watchStartedAt: number | undefined;
   private readonly backoff: Backoff;
   private readonly options: ReflectorOptions;
@@ -77,9 +96,20 @@ export class Reflector<T extends KubeObject> {
   }
 
   async run(signal: AbortSignal): Promise<void> {
+    // Every request, watch and sleep of this reflector hangs off one child signal, so the caller's signal (shared by
+    // all informers of a cache) carries one listener however many requests are in flight.
+    const own = linkedSignal(signal);
+    try {
+      await this.loop(own.signal);
+    } finally {
+      own.dispose();
+    }
+  }
+
+  private async loop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === undefined) await this.listAndReplace(signal);
+        if (this.relistReason !== undefined) await this.listAndReplace(signal, this.relistReason);
         await this.watchOnce(signal);
       } catch (error) {
         if (signal.aborted) return;
@@ -88,19 +118,21 @@ export class Reflector<T extends KubeObject> {
           this.backoff.reset();
         }
         this.watchStartedAt = undefined;
-        if (isExpired(error)) {
+        const relistReason = relistReasonFor(error);
+        if (relistReason !== undefined) {
+          const immediately = !this.relistedWithoutProgress;
           this.config.logger.info(
-            { resourceVersion: this.resourceVersion, err: error },
-            'resourceVersion too old, relisting',
+            { resourceVersion: this.resourceVersion, reason: relistReason, err: error, immediately },
+            `relisting ${this.config.resource.plural}: ${relistReason}`,
           );
           this.resourceVersion = undefined;
-          // An immediate relist is right once; a loop of them is a failure like any other and backs off.
-          if (this.backoff.attempts === 0) {
-            this.backoff.next();
-            continue;
-          }
+          this.relistReason = relistReason;
+          // The first relist after progress is immediate, whatever failed before it (a restarted API server answers
+          // 410 right after a run of connection errors). A relist whose watch fails the same way before delivering
+          // anything would spin: that one backs off like any failure.
+          if (immediately) continue;
         }
-        const delayMs = this.backoff.next();
+        const delayMs = this.retryDelayMs(error);
         this.config.logger.warn(
           { err: error, attempt: this.backoff.attempts, retryInMs: delayMs, resourceVersion: this.resourceVersion },
           `list/watch of ${this.config.resource.plural} failed, retrying`,
@@ -110,6 +142,15 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
+  /** The backoff, stretched to the server's Retry-After (429/503) with jitter so clients told the same do not align. */
+  private retryDelayMs(error: unknown): number {
+    const backoffMs = this.backoff.next();
+    const retryAfterSeconds = error instanceof KubeApiError ? error.retryAfterSeconds : undefined;
+    if (retryAfterSeconds === undefined) return backoffMs;
+    const jitter = this.options.backoff?.jitter ?? 0.5;
+    return Math.max(backoffMs, Math.round(retryAfterSeconds * 1000 * (1 + jitter * Math.random())));
+  }
+
   private query(extra: Record<string, string>): Record<string, string> {
     const query: Record<string, string> = { ...extra };
     if (this.config.labelSelector) query.labelSelector = this.config.labelSelector;
@@ -117,7 +158,13 @@ export class Reflector<T extends KubeObject> {
     return query;
   }
 
-  private async listAndReplace(signal: AbortSignal): Promise<void> {
+  /**
+   * Lists with `resourceVersion` unset: a consistent read (served from etcd, or from the watch cache once it has
+   * caught up with etcd's current revision). Never `resourceVersion=0`, which any cache may answer from wherever it
+   * is — right after an API server restart that is behind the watch it would feed, the 410 loop client-go avoids by
+   * relisting with "" after a 410 (`isLastSyncResourceVersionUnavailable`).
+   */
+  private async listAndReplace(signal: AbortSignal, reason: RelistReason): Promise<void> {
     const path = collectionPath(this.config.resource, this.config.namespace);
     const pageSize = this.options.pageSize ?? 500;
     let listed: T[];
@@ -132,7 +179,12 @@ export class Reflector<T extends KubeObject> {
     }
     this.config.sink.replace(listed, resourceVersion);
     this.resourceVersion = resourceVersion;
-    this.config.logger.debug({ count: listed.length, resourceVersion }, `listed ${this.config.resource.plural}`);
+    this.relistedWithoutProgress = reason !== 'initial list';
+    this.relistReason = undefined;
+    this.config.logger.info(
+      { count: listed.length, resourceVersion, reason },
+      `listed ${this.config.resource.plural} (${reason})`,
+    );
   }
 
   private async listPages(
@@ -172,9 +224,17 @@ export class Reflector<T extends KubeObject> {
     const minSeconds = this.options.minWatchTimeoutSeconds ?? 300;
     const maxSeconds = this.options.maxWatchTimeoutSeconds ?? 600;
     const timeoutSeconds = Math.floor(minSeconds + Math.random() * (maxSeconds - minSeconds + 1));
+    const bookmarkIntervalMs = this.options.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS;
+    // Past the server's own timeout, or two missed bookmarks, a watch that said nothing is not coming back.
+    const idleTimeoutMs =
+      Math.min(timeoutSeconds * 1000, 2 * bookmarkIntervalMs) + (this.options.stallGraceMs ?? 30_000);
     const startedAt = Date.now();
     this.watchStartedAt = startedAt;
     let delivered = 0;
+    this.config.logger.debug(
+      { resourceVersion: this.resourceVersion, timeoutSeconds, idleTimeoutMs },
+      `watching ${this.config.resource.plural}`,
+    );
     const events = this.config.watchConnection.events({
       path: collectionPath(this.config.resource, this.config.namespace),
       query: this.query({
@@ -184,12 +244,14 @@ export class Reflector<T extends KubeObject> {
         resourceVersion: this.resourceVersion ?? '',
       }),
       signal,
-      stallTimeoutMs: timeoutSeconds * 1000 + (this.options.stallGraceMs ?? 30_000),
+      idleTimeoutMs,
+      openTimeoutMs: this.options.watchOpenTimeoutMs ?? 30_000,
       target: { ...this.target, verb: 'watch' },
     });
     for await (const event of events) {
       this.apply(event);
       delivered += 1;
+      this.relistedWithoutProgress = false;
       if (delivered === 1 || Date.now() - startedAt >= HEALTHY_WATCH_MS) this.backoff.reset();
     }
     this.watchStartedAt = undefined;
@@ -242,15 +304,32 @@ export class Reflector<T extends KubeObject> {
 }
 
 /**
- * 410 Gone: the resourceVersion was compacted away. Also the API server's "Too large resource version" timeout: this
- * server is behind the one that gave us the resourceVersion; client-go relists in both cases rather than wait.
+ * Whether a failure means the resourceVersion cannot be resumed from, so only a fresh consistent LIST helps:
+ * - 410 Gone / `Expired` (HTTP status or ERROR event): compacted away, or older than a restarted watch cache's start;
+ * - 504 with cause `ResourceVersionTooLarge` ("Too large resource version"): this server's watch cache is behind the
+ *   resourceVersion we hold (it came from etcd or another server); waiting for it is what a relist does properly.
  */
-function isExpired(error: unknown): boolean {
-  if (error instanceof ResourceVersionExpiredError) return true;
-  if (!(error instanceof KubeApiError)) return false;
+function relistReasonFor(error: unknown): RelistReason | undefined {
+  if (error instanceof ResourceVersionExpiredError) return 'resourceVersion expired (410)';
+  if (!(error instanceof KubeApiError)) return undefined;
+  if (error.statusCode === 410 || error.reason === 'Expired' || error.reason === 'Gone') {
+    return 'resourceVersion expired (410)';
+  }
+  if (isTooLargeResourceVersion(error)) return 'resourceVersion too large for the watch cache';
+  return undefined;
+}
+
+function isTooLargeResourceVersion(error: KubeApiError): boolean {
   return (
-    error.statusCode === 410 || (error.statusCode === 504 && /too large resource version/i.test(error.serverMessage))
+    error.statusCode === 504 &&
+    (error.causes.some((cause) => cause.reason === 'ResourceVersionTooLarge') ||
+      /too large resource version/i.test(error.serverMessage))
   );
+}
+
+/** A continue token that expired during a paginated list (410): the list restarts unpaginated. */
+function isExpired(error: unknown): boolean {
+  return relistReasonFor(error) === 'resourceVersion expired (410)';
 }
 
 function describeRaw(raw: unknown): string {

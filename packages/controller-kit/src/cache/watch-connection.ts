@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError, KubeRequestError, type RequestTarget } from '../client/errors.js';
+import { KubeApiError, KubeRequestError, parseRetryAfterHeader, type RequestTarget } from '../client/errors.js';
+import { credentialOptions } from '../client/transport.js';
 import { type WatchEvent, watchEventSchema } from './wire.js';
 
 export interface WatchRequest {
@@ -9,12 +10,17 @@ export interface WatchRequest {
   readonly path: string;
   readonly query: Readonly<Record<string, string>>;
   readonly signal: AbortSignal;
-  /** The stream is dropped when no byte arrived for this long (a half-open connection never errors by itself). */
-  readonly stallTimeoutMs: number;
+  /**
+   * The stream is dropped when no event (bookmarks included) arrived for this long: a half-open connection never
+   * errors by itself, and a watch the server stopped feeding looks the same from here.
+   */
+  readonly idleTimeoutMs: number;
+  /** Deadline for the response headers (the API server sends them as soon as the watch is registered). */
+  readonly openTimeoutMs: number;
   readonly target: RequestTarget;
 }
 
-/** The watch stream broke without the server closing it: no data within the stall timeout. */
+/** The watch went silent without the server closing it: no event within the idle timeout (or no headers in time). */
 export class WatchStalledError extends Error {
   override readonly name = 'WatchStalledError';
 }
@@ -40,24 +46,27 @@ export class WatchConnection {
 
   /**
    * Yields decoded watch events until the server ends the stream (normal return), or throws: `KubeApiError` for a
-   * non-200 answer (410 included), `WatchStalledError` on inactivity, `KubeRequestError` for transport failures.
-   * Aborting the signal ends the iteration quietly.
+   * non-200 answer (410 included, with the server's Retry-After), `WatchStalledError` on silence, `KubeRequestError`
+   * for transport failures. Aborting the signal ends the iteration quietly.
    */
   async *events(request: WatchRequest): AsyncGenerator<WatchEvent> {
     const response = await this.open(request);
-    const stall = new StallTimer(request.stallTimeoutMs, () =>
-      response.destroy(new WatchStalledError(`no data for ${request.stallTimeoutMs} ms`)),
+    const stall = new StallTimer(request.idleTimeoutMs, () =>
+      response.destroy(new WatchStalledError(`no event or bookmark for ${request.idleTimeoutMs} ms`)),
     );
     let buffered = '';
     try {
       for await (const chunk of response) {
-        stall.reset();
         buffered += (chunk as Buffer).toString('utf8');
         let newline = buffered.indexOf('\n');
         while (newline >= 0) {
           const line = buffered.slice(0, newline).trim();
           buffered = buffered.slice(newline + 1);
-          if (line.length > 0) yield decodeEvent(line, request.target);
+          if (line.length > 0) {
+            // Only a whole event proves the watch alive: bytes that never complete a line do not.
+            stall.reset();
+            yield decodeEvent(line, request.target);
+          }
           newline = buffered.indexOf('\n');
         }
       }
@@ -100,17 +109,10 @@ export class WatchConnection {
           method: 'GET',
           headers,
           agent: this.useClientNodeAgent ? options.agent : this.agent,
-          ca: options.ca,
-          cert: options.cert,
-          key: options.key,
-          pfx: options.pfx,
-          passphrase: options.passphrase,
-          servername: options.servername,
-          auth: options.auth,
-          ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+          ...credentialOptions(options),
           signal: request.signal,
-          // Until the response headers arrive the stall timer is not running; bound the wait for them too.
-          timeout: request.stallTimeoutMs,
+          // Until the response headers arrive the idle timer is not running; bound the wait for them too.
+          timeout: request.openTimeoutMs,
         },
         (response) => {
           req.setTimeout(0);
@@ -121,12 +123,16 @@ export class WatchConnection {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
           response.on('end', () =>
-            reject(new KubeApiError(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), request.target)),
+            reject(
+              new KubeApiError(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), request.target, {
+                retryAfterSeconds: parseRetryAfterHeader(response.headers['retry-after']),
+              }),
+            ),
           );
           response.on('error', (error) => reject(new KubeRequestError(request.target, error)));
         },
       );
-      req.on('timeout', () => req.destroy(new WatchStalledError(`no response within ${request.stallTimeoutMs} ms`)));
+      req.on('timeout', () => req.destroy(new WatchStalledError(`no response within ${request.openTimeoutMs} ms`)));
       req.on('error', (error) =>
         reject(error instanceof WatchStalledError ? error : new KubeRequestError(request.target, error)),
       );

@@ -31,6 +31,7 @@ const statusSchema = z.looseObject({
       group: z.string().optional(),
       kind: z.string().optional(),
       causes: z.array(statusCauseSchema).optional(),
+      retryAfterSeconds: z.number().optional(),
     })
     .optional(),
 });
@@ -48,8 +49,15 @@ export class KubeApiError extends Error {
   readonly serverMessage: string;
   readonly causes: readonly StatusCause[];
   readonly target: RequestTarget | undefined;
+  /** How long the server asked the client to wait (the `Retry-After` header, else the Status' details), if it did. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(statusCode: number, body: unknown, target?: RequestTarget, options?: ErrorOptions) {
+  constructor(
+    statusCode: number,
+    body: unknown,
+    target?: RequestTarget,
+    options?: ErrorOptions & { readonly retryAfterSeconds?: number | undefined },
+  ) {
     const status = parseStatusBody(body);
     const reason = status.reason ?? reasonForStatusCode(statusCode);
     const serverMessage = status.message ?? (typeof body === 'string' && body.length > 0 ? body : 'no message');
@@ -59,6 +67,7 @@ export class KubeApiError extends Error {
     this.serverMessage = serverMessage;
     this.causes = status.details?.causes ?? [];
     this.target = target;
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? status.details?.retryAfterSeconds;
   }
 }
 
@@ -111,6 +120,16 @@ export function isInvalid(error: unknown): boolean {
 /** 410 Gone / Expired: a resourceVersion or continue token too old for the server. */
 export function isGone(error: unknown): boolean {
   return asKubeApiError(error)?.statusCode === 410;
+}
+
+/**
+ * The delay-seconds form of a `Retry-After` header (the only form kube-apiserver sends); undefined when absent or an
+ * HTTP date.
+ */
+export function parseRetryAfterHeader(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
+  return Number(text.trim());
 }
 
 function parseStatusBody(body: unknown): z.infer<typeof statusSchema> {

@@ -1,7 +1,59 @@
-/** A signal that aborts when `parent` does or after `ms`; `dispose` detaches it (no listener is left on `parent`). */
+/** A signal that aborts when `parent` does (or after a deadline); `dispose` detaches it from `parent`. */
 export interface LinkedSignal {
   readonly signal: AbortSignal;
   dispose(): void;
+}
+
+/** The children of one parent signal, and the single listener that aborts them all. */
+interface Fanout {
+  readonly children: Set<AbortController>;
+  readonly onAbort: () => void;
+}
+
+const fanouts = new WeakMap<AbortSignal, Fanout>();
+
+/**
+ * Registers `child` to be aborted with `parent` and returns its deregistration. However many children are alive at
+ * once, `parent` carries one listener for all of them (removed with the last child): a long-lived signal shared by
+ * every reconcile and watch of a manager would otherwise collect one listener per request in flight and trip Node's
+ * MaxListenersExceededWarning under load, though nothing leaks.
+ */
+function attach(parent: AbortSignal, child: AbortController): () => void {
+  let fanout = fanouts.get(parent);
+  if (!fanout) {
+    const children = new Set<AbortController>();
+    const onAbort = (): void => {
+      fanouts.delete(parent);
+      for (const each of children) each.abort(parent.reason);
+      children.clear();
+    };
+    fanout = { children, onAbort };
+    fanouts.set(parent, fanout);
+    parent.addEventListener('abort', onAbort, { once: true });
+  }
+  const { children, onAbort } = fanout;
+  children.add(child);
+  return () => {
+    if (!children.delete(child) || children.size > 0) return;
+    parent.removeEventListener('abort', onAbort);
+    if (fanouts.get(parent)?.children === children) fanouts.delete(parent);
+  };
+}
+
+/** Aborts `controller` with `parent` (now, if it already is); returns the deregistration. */
+function follow(parent: AbortSignal | undefined, controller: AbortController): () => void {
+  if (!parent) return () => undefined;
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return () => undefined;
+  }
+  return attach(parent, controller);
+}
+
+/** A child of `parent` (or a free-standing signal without one) that is aborted with it, until disposed. */
+export function linkedSignal(parent: AbortSignal | undefined): LinkedSignal {
+  const controller = new AbortController();
+  return { signal: controller.signal, dispose: follow(parent, controller) };
 }
 
 /**
@@ -11,18 +63,16 @@ export interface LinkedSignal {
  */
 export function linkedTimeoutSignal(parent: AbortSignal | undefined, ms: number): LinkedSignal {
   const controller = new AbortController();
-  const onAbort = (): void => controller.abort(parent?.reason);
+  const detach = follow(parent, controller);
   const timer = setTimeout(
     () => controller.abort(new DOMException(`timed out after ${ms} ms`, 'TimeoutError')),
     Math.max(1, Math.ceil(ms)),
   );
-  if (parent?.aborted) onAbort();
-  else parent?.addEventListener('abort', onAbort, { once: true });
   return {
     signal: controller.signal,
     dispose: () => {
       clearTimeout(timer);
-      parent?.removeEventListener('abort', onAbort);
+      detach();
     },
   };
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError, KubeRequestError, type RequestTarget } from './errors.js';
+import { KubeApiError, KubeRequestError, parseRetryAfterHeader, type RequestTarget } from './errors.js';
 import { linkedTimeoutSignal } from './linked-signal.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -91,45 +91,51 @@ export class KubeTransport {
     const signal = linked.signal;
     const send = url.protocol === 'http:' ? http.request : https.request;
 
-    const answer = new Promise<{ statusCode: number; text: string }>((resolve, reject) => {
-      const req = send(
-        url,
-        {
-          method: request.method,
-          headers,
-          agent: this.#useClientNodeAgent ? options.agent : this.#agent,
-          ca: options.ca,
-          cert: options.cert,
-          key: options.key,
-          pfx: options.pfx,
-          passphrase: options.passphrase,
-          servername: options.servername,
-          auth: options.auth,
-          ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
-          signal,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () =>
-            resolve({ statusCode: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-          );
-          res.on('error', (error) => reject(new KubeRequestError(request.target, error)));
-        },
-      );
-      req.on('error', (error) => reject(new KubeRequestError(request.target, signal.aborted ? signal.reason : error)));
-      req.end(payload);
-    });
+    const answer = new Promise<{ statusCode: number; text: string; retryAfter: string | undefined }>(
+      (resolve, reject) => {
+        const req = send(
+          url,
+          {
+            method: request.method,
+            headers,
+            agent: this.#useClientNodeAgent ? options.agent : this.#agent,
+            ...credentialOptions(options),
+            signal,
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () =>
+              resolve({
+                statusCode: res.statusCode ?? 0,
+                text: Buffer.concat(chunks).toString('utf8'),
+                retryAfter: res.headers['retry-after'],
+              }),
+            );
+            res.on('error', (error) => reject(new KubeRequestError(request.target, error)));
+          },
+        );
+        req.on('error', (error) =>
+          reject(new KubeRequestError(request.target, signal.aborted ? signal.reason : error)),
+        );
+        req.end(payload);
+      },
+    );
     let statusCode: number;
     let text: string;
+    let retryAfter: string | undefined;
     try {
-      ({ statusCode, text } = await answer);
+      ({ statusCode, text, retryAfter } = await answer);
     } finally {
       linked.dispose();
     }
 
     const body = parseBody(text);
-    if (statusCode < 200 || statusCode >= 300) throw new KubeApiError(statusCode, body, request.target);
+    if (statusCode < 200 || statusCode >= 300) {
+      throw new KubeApiError(statusCode, body, request.target, {
+        retryAfterSeconds: parseRetryAfterHeader(retryAfter),
+      });
+    }
     return body;
   }
 
@@ -137,6 +143,20 @@ export class KubeTransport {
   close(): void {
     this.#agent.destroy();
   }
+}
+
+/** The TLS and auth settings `applyToHTTPSOptions` put on `options`, for a request of our own. */
+export function credentialOptions(options: https.RequestOptions): https.RequestOptions {
+  return {
+    ca: options.ca,
+    cert: options.cert,
+    key: options.key,
+    pfx: options.pfx,
+    passphrase: options.passphrase,
+    servername: options.servername,
+    auth: options.auth,
+    ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+  };
 }
 
 function parseBody(text: string): unknown {
