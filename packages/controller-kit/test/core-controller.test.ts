@@ -4,10 +4,13 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Cache } from '../src/cache/cache.js';
+import { Client } from '../src/client/client.js';
+import { isConflict } from '../src/client/errors.js';
 import { objectKeyString } from '../src/client/resource.js';
 import { Controller } from '../src/controller/controller.js';
 import type { Reconciler, Request, Result } from '../src/controller/reconciler.js';
 import { ItemExponentialFailureRateLimiter } from '../src/queue/rate-limiter.js';
+import { captureLogs } from './fixtures/core-log-capture.js';
 import { CONFIGMAPS, GADGETS, PARTS, TestObjects } from './fixtures/core-resources.js';
 import { waitFor } from './fixtures/core-wait.js';
 
@@ -143,6 +146,57 @@ describe('Controller against a real API server', () => {
     expect(text).toContain(`controller_runtime_reconcile_total{controller="backoff",result="error"} ${failures}`);
     expect(text).toContain('controller_runtime_reconcile_total{controller="backoff",result="success"} 1');
     expect(text).toContain(`workqueue_retries_total{name="backoff"} ${failures}`);
+  });
+
+  it('requeues a stale-resourceVersion Conflict through the rate limiter, logged at debug and counted, not as an error', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-conflict');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    const client = new Client(testEnv().kubeConfig, { fieldManager: 'core-conflict-test' });
+    const registry = new Registry();
+    const { logger, lines } = captureLogs('debug');
+    const conflicts: unknown[] = [];
+    const reconciler = new RecordingReconciler(async (request, attempt) => {
+      const gadget = await client.get(GADGETS, request);
+      if (attempt === 1) {
+        // Another writer gets there first: the update below carries a resourceVersion that is no longer current.
+        await objects.apply('gadgets', ns.name, request.name, { note: 'changed by someone else' });
+        try {
+          await client.update(GADGETS, { ...gadget, spec: { ...gadget.spec, size: 2 } });
+        } catch (error) {
+          conflicts.push(error);
+          throw error;
+        }
+      }
+      return {};
+    });
+    run(
+      (cache) =>
+        new Controller({
+          name: 'conflict',
+          for: GADGETS,
+          forOptions: { namespace: ns.name },
+          reconciler,
+          cache,
+          logger,
+          registry,
+          rateLimiter: new ItemExponentialFailureRateLimiter<string>(50, 10_000),
+        }),
+    );
+    await objects.apply('gadgets', ns.name, 'contended', { size: 1 });
+    const key = `${ns.name}/contended`;
+    await waitFor('the reconcile after the conflict', () => reconciler.callsFor(key).length >= 2);
+    client.close();
+    expect(conflicts).toHaveLength(1);
+    expect(isConflict(conflicts[0])).toBe(true);
+    expect(lines.filter((line) => line.msg === 'Reconciler error')).toEqual([]);
+    const debug = lines.find((line) => line.msg === 'Reconcile conflict, requeueing');
+    expect(debug).toMatchObject({ level: 20, controller: 'conflict', name: 'contended' });
+    const text = await registry.metrics();
+    expect(text).toContain('controller_kit_reconcile_conflicts_total{controller="conflict"} 1');
+    expect(text).toContain('controller_runtime_reconcile_errors_total{controller="conflict"} 0');
+    expect(text).toContain('controller_runtime_reconcile_total{controller="conflict",result="requeue"} 1');
+    // Through the rate limiter, like a failure: the retry counts, and the success afterwards forgets it.
+    expect(text).toContain('workqueue_retries_total{name="conflict"} 1');
   });
 
   it('runs the reconciler again after requeueAfter, not before', async () => {

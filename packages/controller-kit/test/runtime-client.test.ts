@@ -11,6 +11,7 @@ import {
   isGone,
   isInvalid,
   isNotFound,
+  isStaleResourceVersionConflict,
   KubeApiError,
   KubeRequestError,
 } from '../src/client/errors.js';
@@ -126,6 +127,7 @@ describe('Client reads and writes', () => {
     expect(updated.spec?.size).toBe(2);
     const error = await expectRejection(client.update(THINGS, { ...created, spec: { size: 5 } }));
     expect(isConflict(error)).toBe(true);
+    expect(isStaleResourceVersionConflict(error)).toBe(true);
     expect(isAlreadyExists(error)).toBe(false);
     expect(error.statusCode).toBe(409);
     expect(error.reason).toBe('Conflict');
@@ -281,6 +283,8 @@ describe('server-side apply', () => {
     );
     expect(isConflict(conflict)).toBe(true);
     expect(conflict.causes.some((cause) => cause.reason === 'FieldManagerConflict')).toBe(true);
+    // Not optimistic concurrency: it persists until ownership changes, so a controller reports it as an error.
+    expect(isStaleResourceVersionConflict(conflict)).toBe(false);
     const forced = await client.apply(THINGS, thing('contested', { size: 3 }), { fieldManager: 'manager-b' });
     expect(forced.spec?.size).toBe(3);
     const managers = (forced.metadata.managedFields as { manager?: string }[]).map((field) => field.manager);

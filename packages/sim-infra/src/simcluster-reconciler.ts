@@ -14,7 +14,6 @@ import {
   getCondition,
   hasFinalizer,
   isAlreadyExists,
-  isConflict,
   isControlledBy,
   isNotFound,
   MANAGED_BY_ANNOTATION,
@@ -88,19 +87,6 @@ export class SimClusterReconciler implements Reconciler {
   constructor(private readonly deps: SimClusterReconcilerDeps) {}
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
-    try {
-      return await this.reconcileObject(request, context);
-    } catch (error) {
-      // A write based on a cache that lagged behind: read again (the event for the newer version is on its way).
-      if (isConflict(error)) {
-        context.logger.debug({ err: error }, 'conflict, requeueing');
-        return { requeue: true };
-      }
-      throw error;
-    }
-  }
-
-  private async reconcileObject(request: Request, context: ReconcileContext): Promise<Result> {
     const simCluster = this.deps.simClusters.store.get(`${request.namespace}/${request.name}`);
     if (!simCluster) return {};
     if (isExternallyManaged(simCluster)) {

@@ -14,7 +14,6 @@ import {
   getCondition,
   hasFinalizer,
   isAlreadyExists,
-  isConflict,
   isControlledBy,
   isNotFound,
   OWNER_UID_INDEX,
@@ -148,19 +147,6 @@ export class SimMachineReconciler implements Reconciler {
   constructor(private readonly deps: SimMachineReconcilerDeps) {}
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
-    try {
-      return await this.reconcileObject(request, context);
-    } catch (error) {
-      // A write based on a cache that lagged behind: read again (the event for the newer version is on its way).
-      if (isConflict(error)) {
-        context.logger.debug({ err: error }, 'conflict, requeueing');
-        return { requeue: true };
-      }
-      throw error;
-    }
-  }
-
-  private async reconcileObject(request: Request, context: ReconcileContext): Promise<Result> {
     const simMachine = this.deps.simMachines.store.get(`${request.namespace}/${request.name}`);
     if (!simMachine) return {};
     const namespace = simMachine.metadata.namespace ?? '';

@@ -8,7 +8,6 @@ import {
   findOwnerReference,
   getCondition,
   hasFinalizer,
-  isConflict,
   isNotFound,
   isOwnedBy,
   pausedCondition,
@@ -103,19 +102,6 @@ export class SimMachinePoolReconciler implements Reconciler {
   constructor(private readonly deps: SimMachinePoolReconcilerDeps) {}
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
-    try {
-      return await this.reconcileObject(request, context);
-    } catch (error) {
-      // A write based on a cache that lagged behind: read again (the newer version's event is on its way).
-      if (isConflict(error)) {
-        context.logger.debug({ err: error }, 'conflict, requeueing');
-        return { requeue: true };
-      }
-      throw error;
-    }
-  }
-
-  private async reconcileObject(request: Request, context: ReconcileContext): Promise<Result> {
     const pool = this.deps.simMachinePools.store.get(`${request.namespace}/${request.name}`);
     if (!pool) return {};
     const namespace = pool.metadata.namespace ?? '';

@@ -106,6 +106,15 @@ export function isConflict(error: unknown): boolean {
   return apiError?.statusCode === 409 && apiError.reason !== 'AlreadyExists';
 }
 
+/**
+ * A 409 Conflict from a stale `metadata.resourceVersion`: another writer got there first (optimistic concurrency).
+ * Reading again and retrying is the whole answer. Excludes server-side apply field-manager conflicts, which persist
+ * until someone changes ownership, and AlreadyExists.
+ */
+export function isStaleResourceVersionConflict(error: unknown): boolean {
+  return isConflict(error) && !asKubeApiError(error)?.causes.some((cause) => cause.reason === 'FieldManagerConflict');
+}
+
 /** 409 AlreadyExists: a create lost to an object of the same name. */
 export function isAlreadyExists(error: unknown): boolean {
   const apiError = asKubeApiError(error);

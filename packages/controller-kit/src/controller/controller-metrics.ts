@@ -1,7 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { registerOnce } from '../queue/register-once.js';
 
-export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after';
+/** `conflict` is a stale-resourceVersion 409: reported as result `requeue`, and counted on its own. */
+export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after' | 'conflict';
 
 /** controller-runtime's reconcile-time buckets. */
 const RECONCILE_TIME_BUCKETS = [
@@ -16,6 +17,7 @@ const namesInUse = new WeakMap<Registry, Set<string>>();
 export class ControllerMetrics {
   private readonly total: Counter<'controller' | 'result'>;
   private readonly errors: Counter<'controller'>;
+  private readonly conflicts: Counter<'controller'>;
   private readonly time: Histogram<'controller'>;
   private readonly activeWorkers: Gauge<'controller'>;
 
@@ -50,6 +52,18 @@ export class ControllerMetrics {
         new Counter({
           name: 'controller_runtime_reconcile_errors_total',
           help: 'Total number of reconciliation errors per controller',
+          labelNames: ['controller'],
+          registers: [],
+        }),
+    );
+    // Not a controller-runtime series: controller-runtime reports these conflicts as errors (see Controller).
+    this.conflicts = registerOnce(
+      registry,
+      'controller_kit_reconcile_conflicts_total',
+      () =>
+        new Counter({
+          name: 'controller_kit_reconcile_conflicts_total',
+          help: 'Total number of reconciliations per controller that ended in a stale-resourceVersion conflict and were requeued',
           labelNames: ['controller'],
           registers: [],
         }),
@@ -95,6 +109,7 @@ export class ControllerMetrics {
       this.total.inc({ controller, result }, 0);
     }
     this.errors.inc({ controller }, 0);
+    this.conflicts.inc({ controller }, 0);
   }
 
   workerStarted(): void {
@@ -106,8 +121,9 @@ export class ControllerMetrics {
   }
 
   observe(outcome: ReconcileOutcome, seconds: number): void {
-    this.total.inc({ controller: this.controller, result: outcome });
+    this.total.inc({ controller: this.controller, result: outcome === 'conflict' ? 'requeue' : outcome });
     if (outcome === 'error') this.errors.inc({ controller: this.controller });
+    if (outcome === 'conflict') this.conflicts.inc({ controller: this.controller });
     this.time.observe({ controller: this.controller }, seconds);
   }
 }

@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import type { Cache, InformerScope } from '../cache/cache.js';
 import type { HandlerRegistration } from '../cache/informer.js';
 import type { KubeObject } from '../cache/object.js';
+import { isStaleResourceVersionConflict } from '../client/errors.js';
 import type { ObjectOf } from '../client/object-schema.js';
 import { objectKeyString, parseObjectKey, type ResourceKind } from '../client/resource.js';
 import { PrometheusQueueMetrics } from '../queue/prometheus-queue-metrics.js';
@@ -191,9 +192,18 @@ export class Controller<R extends ResourceKind = ResourceKind> {
       const result: Result = await this.options.reconciler.reconcile(request, { logger, signal, reconcileID });
       outcome = this.schedule(key, result);
     } catch (error) {
-      outcome = 'error';
       if (!signal.aborted) this.queue.addRateLimited(key);
-      logger.error({ err: error, retries: this.queue.numRequeues(key) }, 'Reconciler error');
+      // A 409 from a stale resourceVersion means the reconciler acted on a cache a write behind; the event for the
+      // newer version is on its way and the next attempt reads it. controller-runtime logs it as a Reconciler error,
+      // but CAPI providers swallow it and requeue: at error level it drowns the real failures under load. It is a
+      // rate-limited requeue, counted as `requeue` plus in `controller_kit_reconcile_conflicts_total`.
+      if (isStaleResourceVersionConflict(error)) {
+        outcome = 'conflict';
+        logger.debug({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile conflict, requeueing');
+      } else {
+        outcome = 'error';
+        logger.error({ err: error, retries: this.queue.numRequeues(key) }, 'Reconciler error');
+      }
     } finally {
       this.metrics.workerFinished();
     }
