@@ -161,11 +161,15 @@ const ApiServerEndpointSlices = z.object({
   ),
 });
 
-async function advertisedApiServer(kc: KubeConfig): Promise<string | undefined> {
+/**
+ * `https://<address>:<port>` of the `kubernetes` Service's EndpointSlice in `namespace` (the API server's own slice is
+ * in `default`), or undefined when the cluster publishes none.
+ */
+export async function advertisedApiServer(kc: KubeConfig, namespace = 'default'): Promise<string | undefined> {
   const slices = ApiServerEndpointSlices.parse(
     await kc
       .makeApiClient(DiscoveryV1Api)
-      .listNamespacedEndpointSlice({ namespace: 'default', labelSelector: 'kubernetes.io/service-name=kubernetes' }),
+      .listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=kubernetes' }),
   );
   for (const slice of slices.items) {
     const address = slice.endpoints?.[0]?.addresses[0];
@@ -201,7 +205,11 @@ export async function workloadServer(env: TestEnv): Promise<string> {
 /** The kubeconfig of the `<cluster>-kubeconfig` Secret: the test's credentials, the server from `workloadServer`. */
 export async function workloadKubeconfig(env: TestEnv): Promise<string> {
   const server = await workloadServer(env);
-  if (server === env.server) return readFileSync(env.kubeconfigPath, 'utf8');
+  return server === env.server ? readFileSync(env.kubeconfigPath, 'utf8') : kubeconfigWithServer(env, server);
+}
+
+/** The test kubeconfig (credentials, CA) with its current cluster's server replaced. */
+function kubeconfigWithServer(env: TestEnv, server: string): string {
   const kc = env.kubeConfig;
   const current = kc.getCurrentCluster();
   if (!current) throw new Error(`the test kubeconfig ${env.kubeconfigPath} has no current cluster`);

@@ -79,7 +79,15 @@ function observedPause(
 
 describe('Sim and Tally driven by the real Cluster API manager', () => {
   it('provisions a Cluster, a Machine and a MachinePool with IPAM addresses, scales, pauses, and deletes cleanly', async () => {
+    // Phase durations, printed at the end for the README's figures (never asserted on).
     const scenarioStart = performance.now();
+    let phaseStart = scenarioStart;
+    const phases: string[] = [];
+    const phaseDone = (what: string): void => {
+      const now = performance.now();
+      phases.push(`${what} ${((now - phaseStart) / 1000).toFixed(1)} s`);
+      phaseStart = now;
+    };
     runningApps();
     const env = testEnv();
     const ns = await withTestNamespace(env.kubeConfig, 'e2e-scenario');
@@ -154,6 +162,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     expect(provisioned.status?.initialization?.infrastructureProvisioned).toBe(true);
     const [vipAddress] = await addressesOf('vips');
     expect(vipAddress?.spec.address).toBe(endpointHost);
+    phaseDone('Cluster Provisioned');
     // The pool's status follows its allocations asynchronously (the pool reconciler).
     await eventually(
       'the vips pool to count one used address',
@@ -202,6 +211,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       { type: 'Hostname', address: machineName },
       { type: 'InternalIP', address: machineAddress?.spec.address },
     ]);
+    phaseDone('Machine Running');
     await eventually(
       'the machines pool to count one used address',
       async () => ((await poolCounts('machines'))?.used === 1 ? true : undefined),
@@ -298,12 +308,15 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     };
 
     const three = await convergedTo(3);
+    phaseDone('MachinePool Running with 3');
     await client.mergePatch(MACHINE_POOL_RESOURCE, key(poolName), { spec: { replicas: 5 } });
     const five = await convergedTo(5);
+    phaseDone('scaled to 5');
     // Scaling up allocates two more addresses and keeps the three in use.
     expect([...three].every((address) => five.has(address))).toBe(true);
     await client.mergePatch(MACHINE_POOL_RESOURCE, key(poolName), { spec: { replicas: 2 } });
     const two = await convergedTo(2);
+    phaseDone('scaled to 2');
     // Scaling down releases three: the remaining two were all in use before.
     expect([...two].every((address) => five.has(address))).toBe(true);
 
@@ -360,6 +373,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       { hint },
     );
     expect(await snapshot()).toEqual(beforeChange);
+    phaseDone('paused, scale request observed, nothing changed');
 
     // --- Unpausing: it converges on the replicas asked for meanwhile.
     await client.jsonPatch(SIM_MACHINE_POOL_RESOURCE, key(poolName), [
@@ -367,6 +381,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     ]);
     await client.mergePatch(CLUSTER_RESOURCE, key(clusterName), { spec: { paused: false } });
     const four = await convergedTo(4);
+    phaseDone('unpaused, converged on 4');
     expect([...two].every((address) => four.has(address))).toBe(true);
 
     // --- Deleting the Cluster removes every Machine, SimMachine, claim and IPAddress and empties the pools.
@@ -403,6 +418,8 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     for (const name of nodeNames) {
       await expect(client.get(NODE_RESOURCE, { name })).rejects.toSatisfy(isNotFound);
     }
-    console.error(`[tally-e2e] scenario: ${((performance.now() - scenarioStart) / 1000).toFixed(1)} s`);
+    phaseDone('deleted, pools empty');
+    const total = ((performance.now() - scenarioStart) / 1000).toFixed(1);
+    console.error(`[tally-e2e] scenario: ${total} s (${phases.join('; ')})`);
   });
 });
