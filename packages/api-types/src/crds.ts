@@ -1,30 +1,15 @@
 import { fileURLToPath } from 'node:url';
-import type { CustomResourceDefinition } from './crd/custom-resource-definition.js';
-import { crdToYaml } from './crd/yaml.js';
+import { crdFiles, crdFilesYaml, type GeneratedCRDFile } from './crd/crd-files.js';
 import { tallyCustomResourceDefinitions } from './tally/v1alpha1/crds.js';
-
-/** A generated CRD with the file name it is committed under (`config/crd/<group>_<plural>.yaml`). */
-export interface GeneratedCRDFile {
-  /** controller-gen's convention, which the reference providers' `config/crd/bases` also follow. */
-  fileName: string;
-  crd: CustomResourceDefinition;
-  yaml: string;
-}
 
 /** Every CRD this package owns, with its committed file name and YAML (what `gen-crds` writes). */
 export function generatedCRDFiles(): GeneratedCRDFile[] {
-  return tallyCustomResourceDefinitions().map((crd) => ({
-    fileName: `${crd.spec.group}_${crd.spec.names.plural}.yaml`,
-    crd,
-    yaml: crdToYaml(crd),
-  }));
+  return crdFiles(tallyCustomResourceDefinitions());
 }
 
 /** All Tally CRDs as one multi-document YAML stream (for `kubectl apply -f -` or client-node's `loadAllYaml`). */
 export function tallyCRDsYaml(): string {
-  return generatedCRDFiles()
-    .map((file) => file.yaml)
-    .join('');
+  return crdFilesYaml(generatedCRDFiles());
 }
 
 /**

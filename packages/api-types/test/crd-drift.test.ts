@@ -1,23 +1,15 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { generatedCRDFiles, tallyCRDsYaml } from '../src/index.js';
-
-const crdDir = fileURLToPath(new URL('../config/crd/', import.meta.url));
+import { diffCRDs, generatedCRDFiles, tallyCRDDirectory, tallyCRDsYaml, writeCRDs } from '../src/index.js';
 
 describe('committed CRDs match the zod schemas (run `pnpm --filter @tally-ipam/api-types gen-crds` to update)', () => {
   const generated = generatedCRDFiles();
 
-  it('config/crd holds exactly the generated files', () => {
-    const committed = readdirSync(crdDir)
-      .filter((name) => name.endsWith('.yaml'))
-      .sort();
-    expect(committed).toEqual(generated.map((file) => file.fileName).sort());
-  });
-
-  it.each(generated.map((file) => [file.fileName, file] as const))('%s is byte-identical to a fresh run', (_, file) => {
-    expect(readFileSync(`${crdDir}${file.fileName}`, 'utf8')).toBe(file.yaml);
+  it('config/crd holds exactly the generated files, byte for byte', async () => {
+    expect(await diffCRDs(tallyCRDDirectory(), generated)).toEqual({ changed: [], stale: [] });
   });
 
   it('the YAML round-trips to the CRD objects and the stream holds all of them', () => {
@@ -28,5 +20,28 @@ describe('committed CRDs match the zod schemas (run `pnpm --filter @tally-ipam/a
     expect(documents.map((document) => (parse(document) as { metadata: { name: string } }).metadata.name)).toEqual(
       generated.map((file) => file.crd.metadata.name),
     );
+  });
+});
+
+describe('diffCRDs / writeCRDs', () => {
+  it('report and fix changed, missing and stale files, and leave other files alone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crd-files-'));
+    try {
+      const [first, second] = generatedCRDFiles();
+      if (!first || !second) throw new Error('expected at least two generated CRDs');
+      await writeFile(join(dir, first.fileName), first.yaml);
+      await writeFile(join(dir, second.fileName), `${second.yaml}# edited by hand\n`);
+      await writeFile(join(dir, 'old_kind.yaml'), '---\n');
+      await writeFile(join(dir, 'kustomization.yml'), 'resources: []\n');
+      const files = generatedCRDFiles();
+      const expectedChanged = files.map((file) => file.fileName).filter((name) => name !== first.fileName);
+      expect(await diffCRDs(dir, files)).toEqual({ changed: expectedChanged, stale: ['old_kind.yaml'] });
+      expect(await writeCRDs(dir, files)).toEqual({ changed: expectedChanged, stale: ['old_kind.yaml'] });
+      expect(await diffCRDs(dir, files)).toEqual({ changed: [], stale: [] });
+      expect(await readFile(join(dir, second.fileName), 'utf8')).toBe(second.yaml);
+      expect((await readdir(dir)).sort()).toEqual([...files.map((file) => file.fileName), 'kustomization.yml'].sort());
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

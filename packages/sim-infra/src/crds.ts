@@ -1,28 +1,18 @@
 import { fileURLToPath } from 'node:url';
-import { type CustomResourceDefinition, crdToYaml } from '@tally-ipam/api-types';
+import { crdFiles, crdFilesYaml, type GeneratedCRDFile } from '@tally-ipam/api-types';
 import { simCustomResourceDefinitions } from './api/v1alpha1/crds.js';
 
-/** A generated CRD with the file name it is committed under (`config/crd/<group>_<plural>.yaml`). */
-export interface GeneratedSimCRDFile {
-  fileName: string;
-  crd: CustomResourceDefinition;
-  yaml: string;
-}
+/** A generated Sim CRD with its committed file name; kept as a name of the published API. */
+export type GeneratedSimCRDFile = GeneratedCRDFile;
 
 /** Every Sim CRD with its committed file name and YAML (what `gen-crds` writes and the drift test compares). */
 export function generatedSimCRDFiles(): GeneratedSimCRDFile[] {
-  return simCustomResourceDefinitions().map((crd) => ({
-    fileName: `${crd.spec.group}_${crd.spec.names.plural}.yaml`,
-    crd,
-    yaml: crdToYaml(crd),
-  }));
+  return crdFiles(simCustomResourceDefinitions());
 }
 
 /** All Sim CRDs as one multi-document YAML stream. */
 export function simCRDsYaml(): string {
-  return generatedSimCRDFiles()
-    .map((file) => file.yaml)
-    .join('');
+  return crdFilesYaml(generatedSimCRDFiles());
 }
 
 /** Absolute path of the committed CRD directory (shipped in the package), for installers that take files. */

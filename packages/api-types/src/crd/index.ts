@@ -1,4 +1,13 @@
 export { contractVersionLabel } from './contract-labels.js';
+export {
+  type CRDDrift,
+  crdFiles,
+  crdFilesYaml,
+  diffCRDs,
+  type GeneratedCRDFile,
+  runGenCRDs,
+  writeCRDs,
+} from './crd-files.js';
 export { calculateCRDName, pluralResourceName } from './crd-name.js';
 export {
   buildCustomResourceDefinition,
