@@ -8,10 +8,12 @@ export interface AllocationEventsOptions {
   /** At most one summary Event per pool in this interval. */
   readonly summaryIntervalMs: number;
   readonly now: () => number;
+  /** Called when an allocation of the pool was counted for a summary (the provider re-queues the pool with it). */
+  readonly onUnrecorded?: ((ref: PoolRef) => void) | undefined;
 }
 
 /** client-go's event spam filter lets 25 events through at once per source; the same burst here, then 1 per second. */
-export const DEFAULT_ALLOCATION_EVENTS: Omit<AllocationEventsOptions, 'now'> = {
+export const DEFAULT_ALLOCATION_EVENTS: Omit<AllocationEventsOptions, 'now' | 'onUnrecorded'> = {
   burst: 25,
   perSecond: 1,
   summaryIntervalMs: 10_000,
@@ -58,6 +60,7 @@ export class AllocationEvents {
     }
     const key = poolKey(ref);
     this.unrecorded.set(key, (this.unrecorded.get(key) ?? 0) + 1);
+    this.options.onUnrecorded?.(ref);
     return false;
   }
 

@@ -10,7 +10,7 @@ import {
   resourceHasFilterLabel,
   type SharedInformer,
 } from '@tally-ipam/controller-kit';
-import { AllocationEvents, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
+import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
 import { ClaimReconciler } from './claim-reconciler.js';
 
@@ -65,6 +65,11 @@ export interface IPAMProviderOptions {
   readonly now?: (() => number) | undefined;
   /** Age after which a lock without claim and without IPAddress is deleted. Default 60 s. */
   readonly orphanLockSafetyAgeMs?: number | undefined;
+  /**
+   * The rate of routine AddressAllocated Events on claims and of their summaries on pools (see `AllocationEvents`).
+   * Default `DEFAULT_ALLOCATION_EVENTS`: 25 at once, then 1 per second; summaries at most every 10 s per pool.
+   */
+  readonly allocationEvents?: Partial<Omit<AllocationEventsOptions, 'now' | 'onUnrecorded'>> | undefined;
 }
 
 /** An IPAddress allocated from a pool, as the cache holds it. */
@@ -169,7 +174,14 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     if (ref) assumedPools.get(ref.kind)?.assume(pool);
   };
   // Scheduling only (which Events to record), so the monotonic clock rather than the `now` of conditions.
-  const allocationEvents = new AllocationEvents({ ...DEFAULT_ALLOCATION_EVENTS, now: () => performance.now() });
+  const poolControllers = new Map<TallyPoolKind, Controller>();
+  const allocationEvents = new AllocationEvents({
+    ...DEFAULT_ALLOCATION_EVENTS,
+    ...options.allocationEvents,
+    now: () => performance.now(),
+    // The pool reconcile records the summary: make sure one runs after the allocation was counted.
+    onUnrecorded: (ref) => poolControllers.get(ref.kind)?.enqueue({ namespace: ref.namespace, name: ref.name }),
+  });
 
   const claimController = new Controller({
     name: 'tally-ipaddressclaim',
@@ -288,6 +300,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
         namespace,
         predicates: [clusterAvailablePredicate()],
       });
+    poolControllers.set(kind, controller);
     manager.add(controller);
   }
 
