@@ -34,7 +34,9 @@ const base = createGlobalSetup({
 });
 
 const setup: GlobalSetup = async (project) => {
+  const setupStart = performance.now();
   const teardownBase = await base(project);
+  const baseReady = performance.now();
   const provided = project.getProvidedContext().tallyTestEnv;
   const started: WatchedProcess[] = [];
   const teardown = async (): Promise<void> => {
@@ -64,7 +66,13 @@ const setup: GlobalSetup = async (project) => {
       if (outcome.status === 'fulfilled') started.push(outcome.value);
     }
     const [ipam, sim] = await Promise.all(starting);
-    console.error(`[tally-e2e] ipam-controller log: ${ipam.logPath}; sim-infra-controller log: ${sim.logPath}`);
+    const seconds = (from: number, to: number): string => `${((to - from) / 1000).toFixed(1)} s`;
+    const appsReady = performance.now();
+    console.error(
+      `[tally-e2e] control plane, CRDs and Cluster API ready in ${seconds(setupStart, baseReady)}; both apps ready ` +
+        `in ${seconds(baseReady, appsReady)} more (ipam-controller log: ${ipam.logPath}; sim-infra-controller log: ` +
+        `${sim.logPath})`,
+    );
     project.provide(APPS_PROVIDE_KEY, {
       ipam: { pid: ipam.pid, logPath: ipam.logPath },
       sim: { pid: sim.pid, logPath: sim.logPath },

@@ -116,6 +116,13 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       const pool = await client.get(POOL_RESOURCE, key(name));
       return TallyIPPoolStatus.parse(pool.status ?? {}).ipAddresses;
     };
+    // The pool's status follows its allocations asynchronously (the pool reconciler).
+    const poolCountsUsed = (pool: PoolName, used: number): Promise<true> =>
+      eventually(
+        `the ${pool} pool to count ${used} used addresses`,
+        async () => ((await poolCounts(pool))?.used === used ? true : undefined),
+        { hint },
+      );
     const claimsOf = async (pool: PoolName) =>
       (await client.list(CLAIM_RESOURCE, { namespace })).items.filter((claim) => claim.spec.poolRef.name === pool);
     const addressesOf = async (pool: PoolName) =>
@@ -163,12 +170,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     const [vipAddress] = await addressesOf('vips');
     expect(vipAddress?.spec.address).toBe(endpointHost);
     phaseDone('Cluster Provisioned');
-    // The pool's status follows its allocations asynchronously (the pool reconciler).
-    await eventually(
-      'the vips pool to count one used address',
-      async () => ((await poolCounts('vips'))?.used === 1 ? true : undefined),
-      { hint },
-    );
+    await poolCountsUsed('vips', 1);
 
     // --- A Machine on a SimMachine with an address from the machines pool.
     await client.create(SECRET_RESOURCE, {
@@ -212,11 +214,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       { type: 'InternalIP', address: machineAddress?.spec.address },
     ]);
     phaseDone('Machine Running');
-    await eventually(
-      'the machines pool to count one used address',
-      async () => ((await poolCounts('machines'))?.used === 1 ? true : undefined),
-      { hint },
-    );
+    await poolCountsUsed('machines', 1);
 
     // --- A MachinePool of 3 on a SimMachinePool whose instances take addresses from the workers pool.
     await client.create(SIM_MACHINE_POOL_RESOURCE, {
