@@ -26,7 +26,9 @@ function run(cmd, args, { allowFailure = false } = {}) {
 function pnpmCommand() {
   const probe = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
   if (probe.status === 0 && probe.stdout.trim() === pinnedPnpm) return ['pnpm', []];
-  console.error(`pnpm ${pinnedPnpm} not on PATH (found: ${probe.status === 0 ? probe.stdout.trim() : 'none'}); using npx pnpm@${pinnedPnpm}`);
+  console.error(
+    `pnpm ${pinnedPnpm} not on PATH (found: ${probe.status === 0 ? probe.stdout.trim() : 'none'}); using npx pnpm@${pinnedPnpm}`,
+  );
   return ['npx', ['--yes', `pnpm@${pinnedPnpm}`]];
 }
 
@@ -44,7 +46,8 @@ switch (job) {
       allowFailure: true,
     });
     const { passed, failed, files, missing } = summarizeTestResults(root);
-    for (const dir of missing) console.log(`${dir}: no test-results.json (its test run did not finish): counted as 1 failed`);
+    for (const dir of missing)
+      console.log(`${dir}: no test-results.json (its test run did not finish): counted as 1 failed`);
     console.log(`\ntest results from ${files} test projects`);
     console.log(`${passed} passed, ${failed} failed`);
     process.exit(status !== 0 || failed > 0 ? 1 : 0);

@@ -41,8 +41,11 @@ export function summarizeTestResults(root) {
     files += 1;
     passed += report.numPassedTests ?? 0;
     // A suite that failed to load (syntax error, global setup failure) has no failed *tests*; count it as one.
-    const failedSuites = (report.testResults ?? []).filter((r) => r.status === 'failed' && r.assertionResults?.length === 0).length;
-    failed += (report.numFailedTests ?? 0) + failedSuites + (report.numTotalTests === 0 && report.success === false ? 1 : 0);
+    const failedSuites = (report.testResults ?? []).filter(
+      (r) => r.status === 'failed' && r.assertionResults?.length === 0,
+    ).length;
+    failed +=
+      (report.numFailedTests ?? 0) + failedSuites + (report.numTotalTests === 0 && report.success === false ? 1 : 0);
   }
   return { passed, failed, files, missing };
 }
