@@ -48,9 +48,13 @@ export {
   deregisterNode,
   KUBECONFIG_SECRET_KEY,
   kubeconfigSecretName,
+  NODE_LEASE_DURATION_SECONDS,
+  NODE_LEASE_NAMESPACE,
+  NODE_LEASE_RENEW_INTERVAL_MS,
   NodeNameTakenError,
   type NodeRegistration,
   registerNode,
+  renewNodeLease,
   WorkloadClusters,
 } from './simulated-cloud.js';
 export {

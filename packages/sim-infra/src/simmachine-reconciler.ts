@@ -56,7 +56,13 @@ import {
   type StoredCluster,
   type StoredMachine,
 } from './resources.js';
-import { deregisterNode, kubeconfigSecretName, registerNode, type WorkloadClusters } from './simulated-cloud.js';
+import {
+  deregisterNode,
+  kubeconfigSecretName,
+  NODE_LEASE_RENEW_INTERVAL_MS,
+  registerNode,
+  type WorkloadClusters,
+} from './simulated-cloud.js';
 import { deviceToken, ipAddressClaimName } from './util/claim-name.js';
 import {
   type ClaimProgress,
@@ -563,7 +569,11 @@ export class SimMachineReconciler implements Reconciler {
         this.deps.now(),
         context.signal,
       );
-      return { verdict: { status: 'True', reason: NODE_READY_REASON, message: `Node ${node.metadata.name} is Ready` } };
+      // Back in time to renew the Node's heartbeat Lease, as a kubelet does.
+      return {
+        verdict: { status: 'True', reason: NODE_READY_REASON, message: `Node ${node.metadata.name} is Ready` },
+        requeueAfterMs: NODE_LEASE_RENEW_INTERVAL_MS,
+      };
     } catch (error) {
       context.logger.warn({ err: error }, 'could not register the Node');
       return {

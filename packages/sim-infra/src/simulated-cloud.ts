@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { Client, isNotFound } from '@tally-ipam/controller-kit';
+import { Client, isNotFound, LEASE_RESOURCE, microTime } from '@tally-ipam/controller-kit';
 import type { Logger } from 'pino';
 import { NODE_RESOURCE, SECRET_RESOURCE, type StoredNode, type StoredSecret } from './resources.js';
 
@@ -8,6 +8,12 @@ export const KUBECONFIG_SECRET_KEY = 'value';
 /** Kubelet version a simulated Node reports when its Machine names none. */
 export const DEFAULT_KUBELET_VERSION = 'v1.34.0';
 const CONTROL_PLANE_NODE_ROLE_LABEL = 'node-role.kubernetes.io/control-plane';
+/** Where kubelets keep their heartbeat Leases (one per Node, named after it). */
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+/** Kubelet's default `nodeLeaseDurationSeconds`. */
+export const NODE_LEASE_DURATION_SECONDS = 40;
+/** How often the simulated kubelet renews the Lease: kubelet renews every quarter of the duration (10 s). */
+export const NODE_LEASE_RENEW_INTERVAL_MS = (NODE_LEASE_DURATION_SECONDS * 1000) / 4;
 
 /** The name of the Secret holding a cluster's admin kubeconfig (`<cluster>-kubeconfig`, as Cluster API names it). */
 export function kubeconfigSecretName(clusterName: string): string {
@@ -132,6 +138,7 @@ export async function registerNode(
       `Node ${registration.name} exists with providerID ${JSON.stringify(node.spec?.providerID ?? '')}, not ${registration.providerID}; rename the machine or delete the stale Node`,
     );
   }
+  await renewNodeLease(workload, node, now, signal);
   if (nodeIsReady(node)) return node;
   const time = `${now.toISOString().slice(0, 19)}Z`;
   const condition = (type: string, status: 'True' | 'False', reason: string, message: string) => ({
@@ -173,6 +180,44 @@ export async function registerNode(
     },
     { subresource: 'status', signal },
   );
+}
+
+/**
+ * The heartbeat a kubelet keeps: Lease `kube-node-lease/<node>` (holder = the Node, owned by it) renewed to `now`.
+ * Without it a cluster running kube-controller-manager's node lifecycle controller (kind, any real cluster) turns the
+ * Node's `Ready` to Unknown after its grace period and taints it unreachable, and MachinePools stop counting it ready.
+ */
+export async function renewNodeLease(
+  workload: Client,
+  node: StoredNode,
+  now: Date,
+  signal?: AbortSignal,
+): Promise<void> {
+  const key = { namespace: NODE_LEASE_NAMESPACE, name: node.metadata.name };
+  try {
+    await workload.get(LEASE_RESOURCE, key, { signal });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    await workload.create(
+      LEASE_RESOURCE,
+      {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: {
+          ...key,
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.metadata.name, uid: node.metadata.uid ?? '' }],
+        },
+        spec: {
+          holderIdentity: node.metadata.name,
+          leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS,
+          renewTime: microTime(now),
+        },
+      },
+      { signal },
+    );
+    return;
+  }
+  await workload.mergePatch(LEASE_RESOURCE, key, { spec: { renewTime: microTime(now) } }, { signal });
 }
 
 /**

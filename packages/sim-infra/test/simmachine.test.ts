@@ -1,5 +1,5 @@
 import { inspectIP } from '@tally-ipam/api-types';
-import { isConflict, isNotFound } from '@tally-ipam/controller-kit';
+import { isConflict, isNotFound, LEASE_RESOURCE } from '@tally-ipam/controller-kit';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -7,6 +7,8 @@ import {
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
   MACHINE_RESOURCE,
+  NODE_LEASE_DURATION_SECONDS,
+  NODE_LEASE_NAMESPACE,
   NODE_RESOURCE,
   SIM_MACHINE_FINALIZER,
   SIM_MACHINE_RESOURCE,
@@ -185,6 +187,43 @@ describe('SimMachine with IPAM', () => {
         { type: 'Hostname', address: name },
       ],
     });
+    await client.delete(NODE_RESOURCE, { name });
+  });
+
+  it('keeps the Node heartbeat Lease renewed, as a kubelet does (node lifecycle controllers judge Nodes by it)', async () => {
+    const ns = await withTestNamespace(undefined, 'sim-heartbeat');
+    const { client } = providers;
+    const pool = await createPool(client, ns.name, 'pool', { addresses: ['10.22.0.0/28'], prefix: 28 });
+    await createCluster(client, ns.name, 'hb', { infrastructureProvisioned: true });
+    await createBootstrapSecret(client, ns.name, 'bootstrap-data');
+    const name = unique('heartbeat');
+    await createMachine(client, ns.name, {
+      name,
+      clusterName: 'hb',
+      dataSecretName: 'bootstrap-data',
+      devices: [{ name: 'eth0', addressesFromPools: [pool] }],
+    });
+    await readyMachine(ns.name, name);
+    const node = await client.get(NODE_RESOURCE, { name });
+    const readLease = async () => {
+      try {
+        return await client.get(LEASE_RESOURCE, { namespace: NODE_LEASE_NAMESPACE, name });
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    };
+    const first = await eventually(`Lease ${NODE_LEASE_NAMESPACE}/${name}`, readLease);
+    expect(first.spec).toMatchObject({ holderIdentity: name, leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS });
+    expect(first.metadata).toMatchObject({
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata.uid }],
+    });
+    // Renewed by a later reconcile (the SimMachine is requeued for it), not only written once.
+    const renewed = await eventually(`Lease ${name} renewed`, async () => {
+      const lease = await readLease();
+      return lease?.spec?.renewTime !== first.spec?.renewTime ? lease : undefined;
+    });
+    expect(Date.parse(renewed?.spec?.renewTime ?? '')).toBeGreaterThan(Date.parse(first.spec?.renewTime ?? ''));
     await client.delete(NODE_RESOURCE, { name });
   });
 
