@@ -1,6 +1,7 @@
 import { parseIP, parseIPRange } from '@tally-ipam/allocator';
 import {
   CLUSTER_NAME_LABEL,
+  IPAM_GROUP,
   MACHINEPOOL_NAME_LABEL,
   PAUSED_ANNOTATION,
   PAUSED_CONDITION,
@@ -61,17 +62,14 @@ function conditionOf(
   return object.status?.conditions?.find((condition) => condition.type === type);
 }
 
-/** The object reports (Paused condition) that it observed its current generation with the given pause state. */
-function observedPause(
-  object: {
-    metadata: { generation?: number | undefined };
-    status?: { conditions?: readonly Condition[] | undefined } | undefined;
-  },
-  paused: boolean,
-): boolean {
+/** The object reports `Paused=True` for its current generation: its controller saw it paused, as it is now. */
+function reportsPaused(object: {
+  metadata: { generation?: number | undefined };
+  status?: { conditions?: readonly Condition[] | undefined } | undefined;
+}): boolean {
   const condition = conditionOf(object, PAUSED_CONDITION);
   return (
-    condition?.status === (paused ? 'True' : 'False') &&
+    condition?.status === 'True' &&
     condition.observedGeneration !== undefined &&
     condition.observedGeneration === object.metadata.generation
   );
@@ -110,7 +108,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
         metadata: { name, namespace },
         spec,
       });
-      poolRefs[name] = { apiGroup: 'ipam.cluster.x-k8s.io', kind: TALLY_IP_POOL_KIND, name };
+      poolRefs[name] = { apiGroup: IPAM_GROUP, kind: TALLY_IP_POOL_KIND, name };
     }
     const poolCounts = async (name: PoolName): Promise<TallyIPPoolStatus['ipAddresses']> => {
       const pool = await client.get(POOL_RESOURCE, key(name));
@@ -330,7 +328,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
         client.list(SIM_MACHINE_RESOURCE, { namespace }),
       ]);
       const all = [cluster, simCluster, machinePool, simMachinePool, ...machines.items, ...simMachines.items];
-      return all.every((object) => observedPause(object, true)) ? true : undefined;
+      return all.every((object) => reportsPaused(object)) ? true : undefined;
     };
     await eventually('every object to report Paused for its current generation', everythingObservedPause, { hint });
     const snapshot = async () => {
@@ -363,7 +361,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
           client.get(SIM_MACHINE_POOL_RESOURCE, key(poolName)),
         ]);
         const capiObserved =
-          observedPause(machinePool, true) &&
+          reportsPaused(machinePool) &&
           conditionOf(machinePool, PAUSED_CONDITION)?.observedGeneration === scaled.metadata.generation;
         const simObserved = conditionOf(simMachinePool, PAUSED_CONDITION)?.message?.includes(PAUSED_ANNOTATION);
         return capiObserved && simObserved ? true : undefined;
