@@ -8,4 +8,5 @@ export * from './crds.js';
 export * from './ipam/v1beta2/index.js';
 export * from './meta/v1/index.js';
 export * from './parse.js';
+export * from './resources.js';
 export * from './tally/v1alpha1/index.js';

@@ -1,12 +1,4 @@
-import {
-  CLUSTER_V1BETA2_API_VERSION,
-  Cluster,
-  IPAddress,
-  IPAddressClaim,
-  IPAM_V1BETA2_API_VERSION,
-  Machine,
-  ObjectMeta,
-} from '@tally-ipam/api-types';
+import { StoredObjectMeta } from '@tally-ipam/api-types';
 import { type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
 import {
@@ -29,24 +21,25 @@ import {
 
 /**
  * Every resource the provider reads or writes, each with the zod schema its objects are parsed with where they enter
- * (cache, client). Objects read from the API server always have a name, so the stored schemas require one.
+ * (cache, client). The Cluster API kinds come from @tally-ipam/api-types (re-exported: they are part of this
+ * package's published API); the Sim kinds and the provider's partial views of Secrets and Nodes are defined here.
  */
-const StoredMeta = ObjectMeta.extend({ name: z.string().min(1) });
-
-export const StoredCluster = Cluster.extend({ metadata: StoredMeta });
-export type StoredCluster = z.infer<typeof StoredCluster>;
-export const StoredMachine = Machine.extend({ metadata: StoredMeta });
-export type StoredMachine = z.infer<typeof StoredMachine>;
-export const StoredClaim = IPAddressClaim.extend({ metadata: StoredMeta });
-export type StoredClaim = z.infer<typeof StoredClaim>;
-export const StoredAddress = IPAddress.extend({ metadata: StoredMeta });
-export type StoredAddress = z.infer<typeof StoredAddress>;
+export {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  CLUSTER_RESOURCE,
+  MACHINE_RESOURCE,
+  StoredAddress,
+  StoredClaim,
+  StoredCluster,
+  StoredMachine,
+} from '@tally-ipam/api-types';
 
 /** A Secret as far as the provider reads one: kubeconfig and bootstrap data. */
 export const StoredSecret = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
-  metadata: StoredMeta,
+  metadata: StoredObjectMeta,
   type: z.string().optional(),
   data: z.record(z.string(), z.string()).optional(),
 });
@@ -56,7 +49,7 @@ export type StoredSecret = z.infer<typeof StoredSecret>;
 export const StoredNode = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
-  metadata: StoredMeta,
+  metadata: StoredObjectMeta,
   spec: z.looseObject({ providerID: z.string().optional() }).optional(),
   status: z
     .looseObject({
@@ -91,22 +84,6 @@ export const SIM_MACHINE_TEMPLATE_RESOURCE: TypedResourceKind<SimMachineTemplate
     namespaced: true,
   },
   SimMachineTemplate,
-);
-export const CLUSTER_RESOURCE: TypedResourceKind<StoredCluster> = typedResource(
-  { apiVersion: CLUSTER_V1BETA2_API_VERSION, kind: 'Cluster', plural: 'clusters', namespaced: true },
-  StoredCluster,
-);
-export const MACHINE_RESOURCE: TypedResourceKind<StoredMachine> = typedResource(
-  { apiVersion: CLUSTER_V1BETA2_API_VERSION, kind: 'Machine', plural: 'machines', namespaced: true },
-  StoredMachine,
-);
-export const CLAIM_RESOURCE: TypedResourceKind<StoredClaim> = typedResource(
-  { apiVersion: IPAM_V1BETA2_API_VERSION, kind: 'IPAddressClaim', plural: 'ipaddressclaims', namespaced: true },
-  StoredClaim,
-);
-export const ADDRESS_RESOURCE: TypedResourceKind<StoredAddress> = typedResource(
-  { apiVersion: IPAM_V1BETA2_API_VERSION, kind: 'IPAddress', plural: 'ipaddresses', namespaced: true },
-  StoredAddress,
 );
 export const SECRET_RESOURCE: TypedResourceKind<StoredSecret> = typedResource(
   { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },

@@ -11,6 +11,8 @@ export const MACHINEPOOL_KIND = 'MachinePool';
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 /** Label naming the Cluster an object belongs to (`clusterv1.ClusterNameLabel`); needed for `clusterctl move`. */
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+/** Annotation marking an object as managed by something other than its provider (`clusterv1.ManagedByAnnotation`). */
+export const MANAGED_BY_ANNOTATION = 'cluster.x-k8s.io/managed-by';
 /** Label naming the MachinePool an infrastructure machine belongs to (`clusterv1.MachinePoolNameLabel`). */
 export const MACHINEPOOL_NAME_LABEL = 'cluster.x-k8s.io/pool-name';
 /** Label selecting the objects of one controller instance (`clusterv1.WatchLabel`). */
