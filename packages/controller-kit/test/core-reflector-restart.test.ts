@@ -96,6 +96,12 @@ describe('Reflector across a kube-apiserver restart (watch cache on)', () => {
       expect(list.resourceVersion).toMatch(/^\d+$/);
       expect(list.level).toBe(30);
     }
+    // A retry the server timed (429 "storage is (re)initializing", 503 with Retry-After) waits at least that long.
+    for (const retry of lines.filter((line) => line.level === 40)) {
+      const retryAfterSeconds = (retry.err as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+      if (typeof retryAfterSeconds === 'number')
+        expect(retry.retryInMs).toBeGreaterThanOrEqual(retryAfterSeconds * 1000);
+    }
     const reopened = lines.filter((line) => line.msg === 'watching parts' && (line.time as number) >= restartedAt);
     expect(reopened.length).toBeGreaterThan(0);
 
