@@ -1,26 +1,25 @@
 import { type Client, EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
-import type { TestNamespace } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, EVENT_ADDRESS_ALLOCATED, EVENT_ADDRESSES_ALLOCATED, POOL_RESOURCES } from '../src/index.js';
 import {
   createClaim,
   createPool,
-  newNamespace,
   startProvider,
+  TestNamespaces,
   testClient,
   waitFor,
   waitForAddress,
 } from './support.js';
 
 let client: Client;
-const namespaces: TestNamespace[] = [];
+const namespaces = new TestNamespaces();
 
 beforeAll(() => {
   client = testClient();
 });
 
 afterAll(async () => {
-  for (const namespace of namespaces) await namespace.delete();
+  await namespaces.deleteAll();
   client?.close();
 });
 
@@ -39,9 +38,7 @@ async function eventsOf(ns: string, reason: string): Promise<RecordedEvent[]> {
 
 describe('a burst of claims', () => {
   it('binds every claim with distinct addresses; AddressAllocated Events past the budget are summed up on the pool; the pool status ends exact', async () => {
-    const created = await newNamespace('burst');
-    namespaces.push(created);
-    const ns = created.name;
+    const ns = await namespaces.create('burst');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.70.0.1-10.70.0.40'], prefix: 24 });
     const running = await startProvider({
       namespace: ns,

@@ -1,6 +1,5 @@
 import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
 import { type Client, EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
-import type { TestNamespace } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
@@ -14,9 +13,9 @@ import {
   createClaim,
   createPool,
   getOrUndefined,
-  newNamespace,
   readyCondition,
   startProvider,
+  TestNamespaces,
   testClient,
   waitFor,
   waitForAddress,
@@ -25,21 +24,19 @@ import {
 } from './support.js';
 
 let client: Client;
-const namespaces: TestNamespace[] = [];
+const namespaces = new TestNamespaces();
 
 beforeAll(() => {
   client = testClient();
 });
 
 afterAll(async () => {
-  for (const namespace of namespaces) await namespace.delete();
+  await namespaces.deleteAll();
   client?.close();
 });
 
-async function namespace(prefix: string): Promise<string> {
-  const created = await newNamespace(prefix);
-  namespaces.push(created);
-  return created.name;
+function namespace(prefix: string): Promise<string> {
+  return namespaces.create(prefix);
 }
 
 async function createLock(address: string, ns: string, pool: string, claim: { name: string; uid: string }) {

@@ -100,6 +100,22 @@ export async function newNamespace(
   return createTestNamespace(kubeConfig, prefix);
 }
 
+/** The namespaces a test file creates, deleted together when the file is done (call `deleteAll` in `afterAll`). */
+export class TestNamespaces {
+  private readonly created: TestNamespace[] = [];
+
+  /** A fresh namespace named after `prefix`; returns its name. */
+  async create(prefix: string): Promise<string> {
+    const created = await newNamespace(prefix);
+    this.created.push(created);
+    return created.name;
+  }
+
+  async deleteAll(): Promise<void> {
+    for (const namespace of this.created.splice(0)) await namespace.delete();
+  }
+}
+
 export type PoolKind = keyof typeof POOL_RESOURCES;
 
 export async function createPool(
