@@ -1,12 +1,7 @@
 import {
-  CLUSTER_V1BETA2_API_VERSION,
-  Cluster,
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
-  IPAddress,
-  IPAddressClaim,
-  IPAM_V1BETA2_API_VERSION,
-  ObjectMeta,
+  StoredObjectMeta as StoredMeta,
   TALLY_ADDRESS_LOCK_KIND,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
@@ -17,20 +12,22 @@ import {
 import { type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
 
+// The Cluster API kinds' descriptors live in @tally-ipam/api-types; re-exported under the names this package publishes.
+export {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  CLUSTER_RESOURCE,
+  StoredAddress,
+  StoredClaim,
+  StoredCluster,
+} from '@tally-ipam/api-types';
+
 /**
  * The resources the provider reads and writes, each with the zod schema its objects are parsed with where they enter
  * (cache and client). Objects read from the API server always have a name, so the schemas require one.
  */
-const StoredMeta = ObjectMeta.extend({ name: z.string().min(1) });
-
-export const StoredClaim = IPAddressClaim.extend({ metadata: StoredMeta });
-export type StoredClaim = z.infer<typeof StoredClaim>;
-export const StoredAddress = IPAddress.extend({ metadata: StoredMeta });
-export type StoredAddress = z.infer<typeof StoredAddress>;
 export const StoredLock = TallyAddressLock.extend({ metadata: StoredMeta });
 export type StoredLock = z.infer<typeof StoredLock>;
-export const StoredCluster = Cluster.extend({ metadata: StoredMeta });
-export type StoredCluster = z.infer<typeof StoredCluster>;
 
 /**
  * Pools are cached with their spec unparsed: a pool whose spec fails validation must still be seen (and reported as
@@ -46,14 +43,6 @@ export const StoredPool = z.looseObject({
 });
 export type StoredPool = z.infer<typeof StoredPool>;
 
-export const CLAIM_RESOURCE: TypedResourceKind<StoredClaim> = typedResource(
-  { apiVersion: IPAM_V1BETA2_API_VERSION, kind: 'IPAddressClaim', plural: 'ipaddressclaims', namespaced: true },
-  StoredClaim,
-);
-export const ADDRESS_RESOURCE: TypedResourceKind<StoredAddress> = typedResource(
-  { apiVersion: IPAM_V1BETA2_API_VERSION, kind: 'IPAddress', plural: 'ipaddresses', namespaced: true },
-  StoredAddress,
-);
 export const LOCK_RESOURCE: TypedResourceKind<StoredLock> = typedResource(
   {
     apiVersion: TALLY_V1ALPHA1_API_VERSION,
@@ -62,10 +51,6 @@ export const LOCK_RESOURCE: TypedResourceKind<StoredLock> = typedResource(
     namespaced: false,
   },
   StoredLock,
-);
-export const CLUSTER_RESOURCE: TypedResourceKind<StoredCluster> = typedResource(
-  { apiVersion: CLUSTER_V1BETA2_API_VERSION, kind: 'Cluster', plural: 'clusters', namespaced: true },
-  StoredCluster,
 );
 
 function poolResource(kind: TallyPoolKind, plural: string, namespaced: boolean): TypedResourceKind<StoredPool> {
