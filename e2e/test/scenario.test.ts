@@ -99,6 +99,13 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     const machineName = `worker-${suffix}`;
     const poolName = `workers-${suffix}`;
     const key = (name: string): { namespace: string; name: string } => ({ namespace, name });
+    // The Machine spec of the standalone Machine and of the MachinePool's template: same version and bootstrap data.
+    const machineSpec = (infrastructureKind: string, infrastructureName: string) => ({
+      clusterName,
+      version: KUBERNETES_VERSION,
+      bootstrap: { dataSecretName: BOOTSTRAP_SECRET },
+      infrastructureRef: { apiGroup: SIM_GROUP, kind: infrastructureKind, name: infrastructureName },
+    });
 
     const poolRefs = {} as Record<PoolName, { apiGroup: string; kind: string; name: string }>;
     for (const [name, spec] of Object.entries(POOLS) as [PoolName, (typeof POOLS)[PoolName]][]) {
@@ -188,12 +195,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Machine',
       metadata: { name: machineName, namespace },
-      spec: {
-        clusterName,
-        version: KUBERNETES_VERSION,
-        bootstrap: { dataSecretName: BOOTSTRAP_SECRET },
-        infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachine', name: machineName },
-      },
+      spec: machineSpec('SimMachine', machineName),
     });
     const machine = await eventually(
       'the Machine to be Running with a nodeRef',
@@ -228,14 +230,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       spec: {
         clusterName,
         replicas: 3,
-        template: {
-          spec: {
-            clusterName,
-            version: KUBERNETES_VERSION,
-            bootstrap: { dataSecretName: BOOTSTRAP_SECRET },
-            infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name: poolName },
-          },
-        },
+        template: { spec: machineSpec('SimMachinePool', poolName) },
       },
     });
     const poolMachineSelector = `${MACHINEPOOL_NAME_LABEL}=${formatLabelValue(poolName)}`;
