@@ -1,39 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@tally-ipam/controller-kit';
 import { CLUSTER_RESOURCE, SIM_CLUSTER_RESOURCE, SIM_GROUP } from '@tally-ipam/sim-infra';
+import { freePort, waitFor } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = 90_000): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: lastError });
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+/** A child process on a loaded machine: generous deadline, modest polling. */
+const POLL = { timeoutMs: 90_000, intervalMs: 250 };
 
 function exitCode(child: ChildProcess): Promise<number | null> {
   return child.exitCode !== null
@@ -70,10 +46,14 @@ describe('sim-infra-controller process', () => {
       output += chunk.toString();
     });
     try {
-      await eventually('readyz', async () => {
-        const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
-        return response.status === 200 ? true : undefined;
-      });
+      await waitFor(
+        'readyz',
+        async () => {
+          const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+          return response.status === 200 ? true : undefined;
+        },
+        POLL,
+      );
       const cluster = await client.create(CLUSTER_RESOURCE, {
         apiVersion: 'cluster.x-k8s.io/v1beta2',
         kind: 'Cluster',
@@ -92,17 +72,25 @@ describe('sim-infra-controller process', () => {
         },
         spec: { controlPlaneEndpoint: { host: '192.0.2.1', port: 6443 } },
       });
-      const provisioned = await eventually('SimCluster provisioned', async () => {
-        const simCluster = await client.get(SIM_CLUSTER_RESOURCE, { namespace: ns.name, name: 'app' });
-        return simCluster.status?.initialization?.provisioned ? simCluster : undefined;
-      });
+      const provisioned = await waitFor(
+        'SimCluster provisioned',
+        async () => {
+          const simCluster = await client.get(SIM_CLUSTER_RESOURCE, { namespace: ns.name, name: 'app' });
+          return simCluster.status?.initialization?.provisioned ? simCluster : undefined;
+        },
+        POLL,
+      );
       expect(provisioned.metadata.finalizers).toEqual(['simcluster.infrastructure.cluster.x-k8s.io']);
       // The finalizer must go before the namespace can: let the controller clean up while it still runs.
       await client.delete(SIM_CLUSTER_RESOURCE, { namespace: ns.name, name: 'app' });
-      await eventually('SimCluster gone', async () => {
-        const list = await client.list(SIM_CLUSTER_RESOURCE, { namespace: ns.name });
-        return list.items.length === 0 ? true : undefined;
-      });
+      await waitFor(
+        'SimCluster gone',
+        async () => {
+          const list = await client.list(SIM_CLUSTER_RESOURCE, { namespace: ns.name });
+          return list.items.length === 0 ? true : undefined;
+        },
+        POLL,
+      );
     } finally {
       const exited = exitCode(child);
       child.kill('SIGTERM');

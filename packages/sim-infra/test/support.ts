@@ -11,6 +11,7 @@ import {
   type ResourceKind,
 } from '@tally-ipam/controller-kit';
 import { setupIPAMProvider } from '@tally-ipam/ipam-provider';
+import { waitFor } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import {
   CLUSTER_RESOURCE,
@@ -76,29 +77,13 @@ export async function startProviders(kubeConfig: KubeConfig = testEnv().kubeConf
   };
 }
 
-/**
- * Polls `probe` until it returns a value (not undefined) or the deadline passes; the failure names what was awaited
- * and the last value seen, so a red test says which state never came.
- */
-export async function eventually<T>(
+/** testenv's `waitFor` with this suite's deadline and interval: polls `probe` until it returns a value. */
+export function eventually<T>(
   what: string,
   probe: () => Promise<T | undefined>,
   deadlineMs = DEFAULT_DEADLINE_MS,
 ): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`, { cause: lastError });
-    }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  return waitFor(what, probe, { timeoutMs: deadlineMs, intervalMs: POLL_MS });
 }
 
 export function conditionOf(

@@ -46,6 +46,7 @@ export { FIELD_MANAGER, type InstallCRDsOptions, installCRDs } from './crds.js';
 export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
 export { cacheRoot, capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
+export { freePort } from './ports.js';
 export type { ProcessExit } from './processes.js';
 export { ControlPlaneStartError } from './readiness.js';
 export {
@@ -58,4 +59,5 @@ export {
   GO_LDFLAGS,
   KUBERNETES_VERSION,
 } from './versions.js';
+export { eventually, type WaitOptions, waitFor } from './wait.js';
 export { startWatchedProcess, type WatchedProcess, type WatchedProcessOptions } from './watched-process.js';

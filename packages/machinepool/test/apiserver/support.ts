@@ -1,4 +1,5 @@
 import { Client, type KubeObject, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
+import { waitFor } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import {
   CLUSTER_NAME_LABEL,
@@ -36,20 +37,9 @@ export function newClient(): Client {
   return new Client(testEnv().kubeConfig, { fieldManager: FIELD_MANAGER });
 }
 
-/** Polls `check` until it returns a value other than undefined; fails with `what` after the deadline. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + POLL_DEADLINE_MS;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
-  }
-  throw new Error(`timed out after ${POLL_DEADLINE_MS} ms waiting for ${what}`, { cause: lastError });
+/** testenv's `waitFor` with this suite's deadline and interval: polls `check` until it returns a value. */
+export function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
+  return waitFor(what, check, { timeoutMs: POLL_DEADLINE_MS, intervalMs: POLL_INTERVAL_MS });
 }
 
 export function createCluster(client: Client, namespace: string, name: string, paused = false): Promise<StoredCluster> {

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { eventually, waitFor } from '../src/wait.js';
+
+describe('waitFor', () => {
+  it('keeps polling through undefined, false and throws, and resolves with the first other value', async () => {
+    const answers: Array<() => number | undefined | false> = [
+      () => undefined,
+      () => false,
+      () => {
+        throw new Error('not ready');
+      },
+      () => 0,
+    ];
+    let calls = 0;
+    const value = await waitFor('the fourth answer', () => (answers[calls++] ?? (() => 99))(), { intervalMs: 1 });
+    expect(value).toBe(0);
+    expect(calls).toBe(4);
+  });
+
+  it('fails naming what it waited for and the last error, which is the cause', async () => {
+    const failure = new Error('still 503');
+    const error = await waitFor(
+      'the server',
+      () => {
+        throw failure;
+      },
+      { timeoutMs: 20, intervalMs: 1 },
+    ).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toBe('timed out after 20 ms waiting for the server: still 503');
+    expect((error as Error).cause).toBe(failure);
+  });
+
+  it('reports the described state when the condition just never held', async () => {
+    const error = await waitFor('three replicas', () => false, {
+      timeoutMs: 20,
+      intervalMs: 1,
+      describe: () => ({ replicas: 2 }),
+    }).catch((caught: unknown) => caught);
+    expect((error as Error).message).toBe(
+      'timed out after 20 ms waiting for three replicas: last state: {"replicas":2}',
+    );
+  });
+});
+
+describe('eventually', () => {
+  it('retries until the attempt stops throwing and resolves with its value, even undefined', async () => {
+    let calls = 0;
+    const value = await eventually(
+      'the third try',
+      async () => {
+        calls += 1;
+        if (calls < 3) throw new Error(`try ${calls}`);
+        return undefined;
+      },
+      { intervalMs: 1 },
+    );
+    expect(value).toBeUndefined();
+    expect(calls).toBe(3);
+  });
+});
