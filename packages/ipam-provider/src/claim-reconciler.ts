@@ -40,7 +40,7 @@ import {
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
 import { LOCK_CLAIM_UID_INDEX } from './indexes.js';
-import { acquireLock, holderOf, releaseLock } from './locks.js';
+import { type AcquireResult, acquireLock, holderOf, releaseLock } from './locks.js';
 import type { ProviderMetrics } from './metrics.js';
 import { pauseReason, poolClusterName } from './pause.js';
 import type { AllocationUnit } from './pool-allocation.js';
@@ -258,13 +258,23 @@ export class ClaimReconciler implements Reconciler {
         return choice.retryAfterMs !== undefined ? { requeueAfterMs: choice.retryAfterMs } : result;
       }
       state.assume(choice.unit, holder.uid);
-      const acquired = await acquireLock(choice.unit, ref, holder, {
-        client: deps.client,
-        cache: deps.cache,
-        now: deps.now,
-        reuseGracePeriodMs: state.allocation.reuseGracePeriodMs,
-        signal: context.signal,
-      });
+      let acquired: AcquireResult;
+      try {
+        acquired = await acquireLock(choice.unit, ref, holder, {
+          client: deps.client,
+          cache: deps.cache,
+          now: deps.now,
+          reuseGracePeriodMs: state.allocation.reuseGracePeriodMs,
+          signal: context.signal,
+        });
+      } catch (error) {
+        // No answer (the API server went away): the lock may or may not exist. Freeing the address here is safe — if
+        // the lock exists, its event marks the address used again, and a create for another claim fails with 409 —
+        // while keeping it assumed would hold it in this process's memory for good.
+        state.forgetAssumed(choice.unit.lockName);
+        if (!deps.assumed.locks.get(choice.unit.lockName)) state.release(choice.unit, deps.now());
+        throw error;
+      }
       if (acquired.acquired) {
         deps.assumed.locks.assume(acquired.lock);
         unit = choice.unit;
@@ -370,8 +380,37 @@ export class ClaimReconciler implements Reconciler {
         return this.finish(claim, notReady(IPADDRESSCLAIM_ALLOCATION_FAILED_REASON, message), context);
       }
     }
+    await this.releaseSurplusLocks(claim, unit.lockName, context);
     deps.states.removeWaiting(ref, `${claim.metadata.namespace}/${claim.metadata.name}`);
     return this.finish(claim, allocated(existing, ref), context);
+  }
+
+  /**
+   * A claim with an IPAddress needs exactly one lock: that address's. Any other lock held for its uid was taken by a
+   * reconcile that lost a race (another replica created the IPAddress first) or whose answer was lost (the API server
+   * went away mid-request), and could not give it back; no IPAddress can ever be created with it (the claim's
+   * IPAddress name is taken), so it is deleted — otherwise it would hold an address of the pool for as long as the
+   * claim lives.
+   */
+  private async releaseSurplusLocks(
+    claim: StoredClaim,
+    keptLockName: string,
+    context: ReconcileContext,
+  ): Promise<void> {
+    const { deps } = this;
+    const uid = claim.metadata.uid ?? '';
+    const surplus = new Map<string, StoredLock>();
+    for (const lock of [...deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, uid), ...deps.assumed.locks.pending()]) {
+      const current = deps.assumed.locks.get(lock.metadata.name) ?? lock;
+      if (current.metadata.name === keptLockName || current.spec.claimRef.uid !== uid) continue;
+      if (current.spec.releasedAt !== undefined) continue;
+      surplus.set(current.metadata.name, current);
+    }
+    for (const lock of surplus.values()) {
+      await releaseLock(lock, false, deps.client, new Date(deps.now()), context.signal);
+      deps.assumed.locks.forget(lock.metadata.name);
+      context.logger.info({ lock: lock.metadata.name }, 'surplus lock of an allocated claim released');
+    }
   }
 
   /** Picks an address: the requested-address annotation, else the pool's reservation for the claim, else the strategy. */
