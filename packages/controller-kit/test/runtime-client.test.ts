@@ -358,6 +358,11 @@ describe('finalizers', () => {
     // Removing again from the last copy sends nothing (the finalizer list of the copy is known to lack it).
     const without = { ...terminating, metadata: { ...terminating.metadata, finalizers: [] } };
     expect(await removeFinalizer(client, THINGS, without, FINALIZER)).toBe(without);
+    // Removing again from the stale copy that still lists it (a cache behind the deletion): the object is gone, so
+    // the finalizer is too — success, and the returned copy no longer lists it.
+    const stale = await removeFinalizer(client, THINGS, terminating, FINALIZER);
+    expect(stale.metadata.finalizers).toEqual([]);
+    expect(stale.metadata.name).toBe(created.metadata.name);
   });
 
   it('keeps other finalizers and refuses to write from a stale copy', async () => {

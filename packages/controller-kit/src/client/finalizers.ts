@@ -1,5 +1,6 @@
 import type { KubeObject } from '../cache/object.js';
 import type { Client, RequestOptions } from './client.js';
+import { isNotFound } from './errors.js';
 import type { ObjectOf } from './object-schema.js';
 import type { ResourceKind } from './resource.js';
 
@@ -27,6 +28,11 @@ export async function addFinalizer<R extends ResourceKind>(
 /**
  * Removes a finalizer the same way (merge patch with a resourceVersion precondition). Idempotent: when the finalizer
  * is absent, nothing is sent. Removing the last finalizer of an object being deleted lets the deletion finish.
+ *
+ * An object that is already gone (404) has no finalizer left to remove, so that is success, returning `object`
+ * without the finalizer: a reconcile working from a cache that has not yet seen the deletion its own previous
+ * removal completed must not fail. (A re-created object of the same name has another resourceVersion, so the
+ * precondition turns that case into a Conflict, never into a silent success.)
  */
 export async function removeFinalizer<R extends ResourceKind>(
   client: Client,
@@ -37,7 +43,12 @@ export async function removeFinalizer<R extends ResourceKind>(
 ): Promise<ObjectOf<R>> {
   if (!hasFinalizer(object, finalizer)) return object;
   const finalizers = (object.metadata.finalizers ?? []).filter((existing) => existing !== finalizer);
-  return writeFinalizers(client, resource, object, finalizers, options);
+  try {
+    return await writeFinalizers(client, resource, object, finalizers, options);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    return { ...object, metadata: { ...object.metadata, finalizers } };
+  }
 }
 
 function writeFinalizers<R extends ResourceKind>(
