@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { startWatchedProcess, type WatchedProcess } from '@tally-ipam/testenv';
+import { freePort, startWatchedProcess, type WatchedProcess } from '@tally-ipam/testenv';
 import { z } from 'zod';
 
 /** The built executables, run exactly as `npm start` and the containers run them. */
@@ -12,11 +12,13 @@ export const APPS = {
     name: 'ipam-controller',
     mainJs: fileURLToPath(new URL('../../apps/ipam-controller/dist/main.js', import.meta.url)),
     packageName: '@tally-ipam/ipam-controller',
+    webhookConfigDir: fileURLToPath(new URL('../../apps/ipam-controller/config/webhook/', import.meta.url)),
   },
   sim: {
     name: 'sim-infra-controller',
     mainJs: fileURLToPath(new URL('../../apps/sim-infra-controller/dist/main.js', import.meta.url)),
     packageName: '@tally-ipam/sim-infra-controller',
+    webhookConfigDir: fileURLToPath(new URL('../../apps/sim-infra-controller/config/webhook/', import.meta.url)),
   },
 } as const;
 export type AppKey = keyof typeof APPS;
@@ -29,17 +31,28 @@ export interface ProvidedApp {
 export type ProvidedApps = Readonly<Record<AppKey, ProvidedApp>>;
 
 export const APPS_PROVIDE_KEY = 'tallyE2eApps';
+/** Whether the apps' admission webhooks are registered with the API server (not on an external cluster). */
+export const WEBHOOKS_PROVIDE_KEY = 'tallyE2eWebhooks';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     tallyE2eApps: ProvidedApps;
+    tallyE2eWebhooks: boolean;
   }
 }
 
 /** The manager's `serving health probes` log line (pino JSON), which names the port it bound. */
-const ServingLine = z.looseObject({ msg: z.literal('serving health probes'), address: z.string() });
+const ServingProbesLine = z.looseObject({ msg: z.literal('serving health probes'), address: z.string() });
 
-function healthProbePort(logPath: string): number | undefined {
+/** The webhook server's `serving webhooks` log line: the port it bound and every path it serves. */
+const ServingWebhooksLine = z.looseObject({
+  msg: z.literal('serving webhooks'),
+  port: z.number().int().positive(),
+  paths: z.array(z.string()),
+});
+
+/** The first record of the app's pino log that `schema` accepts. */
+function logRecord<T>(logPath: string, schema: z.ZodType<T>): T | undefined {
   let text: string;
   try {
     text = readFileSync(logPath, 'utf8');
@@ -54,15 +67,20 @@ function healthProbePort(logPath: string): number | undefined {
     } catch {
       continue;
     }
-    const serving = ServingLine.safeParse(record);
-    if (!serving.success) continue;
-    const port = Number(serving.data.address.split(':').pop());
-    if (!Number.isInteger(port) || port <= 0) {
-      throw new Error(`the "serving health probes" line of ${logPath} has no port: address=${serving.data.address}`);
-    }
-    return port;
+    const parsed = schema.safeParse(record);
+    if (parsed.success) return parsed.data;
   }
   return undefined;
+}
+
+function healthProbePort(logPath: string): number | undefined {
+  const serving = logRecord(logPath, ServingProbesLine);
+  if (!serving) return undefined;
+  const port = Number(serving.address.split(':').pop());
+  if (!Number.isInteger(port) || port <= 0) {
+    throw new Error(`the "serving health probes" line of ${logPath} has no port: address=${serving.address}`);
+  }
+  return port;
 }
 
 function readyzStatus(port: number): Promise<number> {
@@ -77,16 +95,59 @@ function readyzStatus(port: number): Promise<number> {
   });
 }
 
+/** The app's admission webhook server: where it listens and the paths it serves (from its own log). */
+export interface ServedWebhooks {
+  readonly port: number;
+  readonly paths: readonly string[];
+}
+
+export interface StartedApp {
+  readonly process: WatchedProcess;
+  /** Undefined when the app was started without its webhook server. */
+  readonly webhooks: ServedWebhooks | undefined;
+}
+
+export interface StartAppOptions {
+  /** Serve the admission webhooks with the certificate in this directory (`tls.crt`, `tls.key`); off when absent. */
+  readonly webhookCertDir?: string;
+  readonly deadlineMs?: number;
+}
+
+/** How often a start whose webhook port was taken between choosing and binding it is tried again. */
+const PORT_RACE_ATTEMPTS = 3;
+
 /**
- * Starts a built app against the cluster (`--kubeconfig`, all namespaces, no webhook server, probes and metrics on
- * free loopback ports) under testenv's watchdog, and resolves once its `/readyz` answers 200 (caches synced). The
- * deadline only bounds a hang; the error carries the log's tail.
+ * Starts a built app against the cluster (`--kubeconfig`, all namespaces, probes and metrics on free loopback ports,
+ * the webhook server on a free port with `webhookCertDir`'s certificate, or off) under testenv's watchdog, and
+ * resolves once its `/readyz` answers 200 (caches synced, webhook server serving). The deadline only bounds a hang;
+ * the error carries the log's tail.
  */
-export async function startApp(app: AppKey, kubeconfigPath: string, deadlineMs = 180_000): Promise<WatchedProcess> {
+export async function startApp(
+  app: AppKey,
+  kubeconfigPath: string,
+  options: StartAppOptions = {},
+): Promise<StartedApp> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startAppOnce(app, kubeconfigPath, options);
+    } catch (error) {
+      // A free port is only free until someone binds it: another engineer's suite may take it first.
+      if (!(error instanceof PortTakenError) || attempt >= PORT_RACE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startAppOnce(app: AppKey, kubeconfigPath: string, options: StartAppOptions): Promise<StartedApp> {
   const { name, mainJs, packageName } = APPS[app];
   if (!existsSync(mainJs)) {
     throw new Error(`${mainJs} does not exist: build it with \`pnpm turbo run build --filter=${packageName}\``);
   }
+  const webhookArgs =
+    options.webhookCertDir === undefined
+      ? ['--webhook-port=0']
+      : [`--webhook-port=${await freePort()}`, `--webhook-cert-dir=${options.webhookCertDir}`];
   const process_ = startWatchedProcess({
     name,
     command: process.execPath,
@@ -99,24 +160,33 @@ export async function startApp(app: AppKey, kubeconfigPath: string, deadlineMs =
         `--kubeconfig=${kubeconfig}`,
         '--metrics-bind-address=127.0.0.1:0',
         '--health-probe-bind-address=127.0.0.1:0',
-        '--webhook-port=0',
+        ...webhookArgs,
       ];
     },
   });
-  const deadline = Date.now() + deadlineMs;
+  const deadline = Date.now() + (options.deadlineMs ?? 180_000);
   let last = 'no "serving health probes" log line yet';
   for (;;) {
     const exit = process_.exit();
     if (exit) {
       await process_.stop();
-      throw new Error(`${name} exited while starting (${JSON.stringify(exit)}):\n${process_.logTail(40)}`);
+      const tail = process_.logTail(40);
+      const message = `${name} exited while starting (${JSON.stringify(exit)}):\n${tail}`;
+      throw tail.includes('EADDRINUSE') ? new PortTakenError(message) : new Error(message);
     }
     const port = healthProbePort(process_.logPath);
     if (port !== undefined) {
       try {
         const status = await readyzStatus(port);
-        if (status === 200) return process_;
-        last = `/readyz answered ${status}`;
+        if (status === 200) {
+          if (options.webhookCertDir === undefined) return { process: process_, webhooks: undefined };
+          // /readyz includes the webhook server's check, so its line is written by now.
+          const served = logRecord(process_.logPath, ServingWebhooksLine);
+          if (served) return { process: process_, webhooks: { port: served.port, paths: served.paths } };
+          last = '/readyz answered 200 but no "serving webhooks" log line yet';
+        } else {
+          last = `/readyz answered ${status}`;
+        }
       } catch (error) {
         last = error instanceof Error ? error.message : String(error);
       }

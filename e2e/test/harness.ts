@@ -9,6 +9,17 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import type { Client } from '@tally-ipam/controller-kit';
+import {
+  CLUSTER_RESOURCE,
+  MACHINE_RESOURCE,
+  SECRET_RESOURCE,
+  SIM_CLUSTER_RESOURCE,
+  SIM_GROUP,
+  SIM_MACHINE_RESOURCE,
+  SIM_V1ALPHA1_API_VERSION,
+} from '@tally-ipam/sim-infra';
+import { createClusterKubeconfigSecret } from '@tally-ipam/testenv';
 import type { TestEnv } from '@tally-ipam/testenv/vitest';
 import { inject } from 'vitest';
 import { z } from 'zod';
@@ -227,4 +238,76 @@ function kubeconfigWithServer(env: TestEnv, server: string): string {
 export function apiServerEndpoint(env: TestEnv): { host: string; port: number } {
   const url = new URL(env.server);
   return { host: url.hostname, port: Number(url.port || 443) };
+}
+
+/** The bootstrap data Secret every Machine of these tests names (Sim does not read it; Cluster API needs it set). */
+export const BOOTSTRAP_SECRET = 'bootstrap';
+const MACHINE_KUBERNETES_VERSION = 'v1.34.1';
+
+/** A Machine spec (standalone or a MachinePool's template) on the given Sim infrastructure object. */
+export function machineSpec(clusterName: string, infrastructureKind: string, infrastructureName: string) {
+  return {
+    clusterName,
+    version: MACHINE_KUBERNETES_VERSION,
+    bootstrap: { dataSecretName: BOOTSTRAP_SECRET },
+    infrastructureRef: { apiGroup: SIM_GROUP, kind: infrastructureKind, name: infrastructureName },
+  };
+}
+
+/**
+ * A v1beta2 `Cluster` on a `SimCluster` with `simClusterSpec`, written as a user writes them (Cluster API links
+ * them), plus the `<cluster>-kubeconfig` Secret pointing back at this cluster (`workloadKubeconfig`).
+ */
+export async function createClusterOnSim(
+  client: Client,
+  env: TestEnv,
+  key: { namespace: string; name: string },
+  simClusterSpec: object,
+): Promise<void> {
+  await client.create(SIM_CLUSTER_RESOURCE, {
+    apiVersion: SIM_V1ALPHA1_API_VERSION,
+    kind: 'SimCluster',
+    metadata: key,
+    spec: simClusterSpec,
+  });
+  const created = await client.create(CLUSTER_RESOURCE, {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Cluster',
+    metadata: key,
+    spec: { infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimCluster', name: key.name } },
+  });
+  await createClusterKubeconfigSecret(env.kubeConfig, {
+    namespace: key.namespace,
+    clusterName: key.name,
+    clusterUid: created.metadata.uid ?? '',
+    kubeconfigYaml: await workloadKubeconfig(env),
+  });
+}
+
+/** A `Machine` of `clusterName` on a `SimMachine` with `simMachineSpec`, and the bootstrap Secret it names. */
+export async function createMachineOnSim(
+  client: Client,
+  key: { namespace: string; name: string },
+  clusterName: string,
+  simMachineSpec: object,
+): Promise<void> {
+  await client.create(SECRET_RESOURCE, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: BOOTSTRAP_SECRET, namespace: key.namespace },
+    type: 'cluster.x-k8s.io/secret',
+    data: { value: Buffer.from('#cloud-config\n').toString('base64') },
+  });
+  await client.create(SIM_MACHINE_RESOURCE, {
+    apiVersion: SIM_V1ALPHA1_API_VERSION,
+    kind: 'SimMachine',
+    metadata: key,
+    spec: simMachineSpec,
+  });
+  await client.create(MACHINE_RESOURCE, {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Machine',
+    metadata: key,
+    spec: machineSpec(clusterName, 'SimMachine', key.name),
+  });
 }

@@ -23,21 +23,16 @@ import {
   CLUSTER_RESOURCE,
   MACHINE_RESOURCE,
   NODE_RESOURCE,
-  SECRET_RESOURCE,
   SIM_CLUSTER_RESOURCE,
-  SIM_GROUP,
   SIM_MACHINE_POOL_RESOURCE,
   SIM_MACHINE_RESOURCE,
   SIM_V1ALPHA1_API_VERSION,
 } from '@tally-ipam/sim-infra';
-import { createClusterKubeconfigSecret } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { eventually, logsHint, runningApps, workloadKubeconfig } from './harness.js';
+import { createClusterOnSim, createMachineOnSim, eventually, logsHint, machineSpec, runningApps } from './harness.js';
 
 const POOL_RESOURCE = POOL_RESOURCES[TALLY_IP_POOL_KIND];
-const BOOTSTRAP_SECRET = 'bootstrap';
-const KUBERNETES_VERSION = 'v1.34.1';
 
 /** The three pools and the ranges the assertions check addresses against. */
 const POOLS = {
@@ -99,14 +94,6 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     const machineName = `worker-${suffix}`;
     const poolName = `workers-${suffix}`;
     const key = (name: string): { namespace: string; name: string } => ({ namespace, name });
-    // The Machine spec of the standalone Machine and of the MachinePool's template: same version and bootstrap data.
-    const machineSpec = (infrastructureKind: string, infrastructureName: string) => ({
-      clusterName,
-      version: KUBERNETES_VERSION,
-      bootstrap: { dataSecretName: BOOTSTRAP_SECRET },
-      infrastructureRef: { apiGroup: SIM_GROUP, kind: infrastructureKind, name: infrastructureName },
-    });
-
     const poolRefs = {} as Record<PoolName, { apiGroup: string; kind: string; name: string }>;
     for (const [name, spec] of Object.entries(POOLS) as [PoolName, (typeof POOLS)[PoolName]][]) {
       await client.create(POOL_RESOURCE, {
@@ -142,23 +129,9 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       ).items;
 
     // --- A Cluster on a SimCluster whose control-plane endpoint comes from the vips pool.
-    await client.create(SIM_CLUSTER_RESOURCE, {
-      apiVersion: SIM_V1ALPHA1_API_VERSION,
-      kind: 'SimCluster',
-      metadata: { name: clusterName, namespace },
-      spec: { controlPlaneEndpointPoolRef: poolRefs.vips, failureDomains: [{ name: 'fd-a', controlPlane: true }] },
-    });
-    const created = await client.create(CLUSTER_RESOURCE, {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'Cluster',
-      metadata: { name: clusterName, namespace },
-      spec: { infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimCluster', name: clusterName } },
-    });
-    await createClusterKubeconfigSecret(env.kubeConfig, {
-      namespace,
-      clusterName,
-      clusterUid: created.metadata.uid ?? '',
-      kubeconfigYaml: await workloadKubeconfig(env),
+    await createClusterOnSim(client, env, key(clusterName), {
+      controlPlaneEndpointPoolRef: poolRefs.vips,
+      failureDomains: [{ name: 'fd-a', controlPlane: true }],
     });
     const provisioned = await eventually(
       'the Cluster to become Provisioned',
@@ -178,24 +151,8 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     await poolCountsUsed('vips', 1);
 
     // --- A Machine on a SimMachine with an address from the machines pool.
-    await client.create(SECRET_RESOURCE, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: BOOTSTRAP_SECRET, namespace },
-      type: 'cluster.x-k8s.io/secret',
-      data: { value: Buffer.from('#cloud-config\n').toString('base64') },
-    });
-    await client.create(SIM_MACHINE_RESOURCE, {
-      apiVersion: SIM_V1ALPHA1_API_VERSION,
-      kind: 'SimMachine',
-      metadata: { name: machineName, namespace },
-      spec: { network: { devices: [{ name: 'eth0', addressesFromPools: [poolRefs.machines] }] } },
-    });
-    await client.create(MACHINE_RESOURCE, {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'Machine',
-      metadata: { name: machineName, namespace },
-      spec: machineSpec('SimMachine', machineName),
+    await createMachineOnSim(client, key(machineName), clusterName, {
+      network: { devices: [{ name: 'eth0', addressesFromPools: [poolRefs.machines] }] },
     });
     const machine = await eventually(
       'the Machine to be Running with a nodeRef',
@@ -230,7 +187,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       spec: {
         clusterName,
         replicas: 3,
-        template: { spec: machineSpec('SimMachinePool', poolName) },
+        template: { spec: machineSpec(clusterName, 'SimMachinePool', poolName) },
       },
     });
     const poolMachineSelector = `${MACHINEPOOL_NAME_LABEL}=${formatLabelValue(poolName)}`;

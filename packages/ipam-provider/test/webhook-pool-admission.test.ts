@@ -1,7 +1,13 @@
 import { AdmissionregistrationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { IPAM_GROUP, TALLY_GROUP, tallyCRDDirectory } from '@tally-ipam/api-types';
 import { asKubeApiError, Cache, WebhookServer } from '@tally-ipam/controller-kit';
-import { createServingCertDir, installCapiCRDs, installCRDs, type ServingCertDir } from '@tally-ipam/testenv';
+import {
+  createServingCertDir,
+  installCapiCRDs,
+  installCRDs,
+  type ServingCertDir,
+  warningTexts,
+} from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +19,7 @@ import {
   registerPoolWebhooks,
   SKIP_VALIDATE_DELETE_ANNOTATION,
 } from '../src/webhooks/index.js';
-import { eventually, refusal, warningTexts } from './webhook-support.js';
+import { eventually, refusal } from './webhook-support.js';
 
 /** Only pools carrying this label (value: the test namespace) reach this test's webhook server. */
 const RUN_LABEL = 'tally.test/pool-webhook-run';

@@ -35,11 +35,3 @@ export async function refusal(action: Promise<unknown>): Promise<KubeApiError> {
   if (!apiError) throw new Error(`expected the API server to refuse the request, got ${String(outcome)}`);
   return apiError;
 }
-
-/** The texts of a `Warning` response header (`299 - "text"`, several joined by ", "). */
-export function warningTexts(header: string | undefined): string[] {
-  if (!header) return [];
-  return [...header.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((match) =>
-    (match[1] ?? '').replace(/\\(.)/g, '$1'),
-  );
-}

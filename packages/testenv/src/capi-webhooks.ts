@@ -5,6 +5,19 @@ import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { capiModuleDir } from './capi.js';
 import { kubeRequest } from './kube-request.js';
+import {
+  deleteWebhookConfiguration,
+  expectSuccess,
+  loopbackClientConfig,
+  loopbackWebhookConfiguration,
+  parseWebhookConfigurations,
+  registerLoopbackWebhooks,
+  type ShippedWebhook,
+  type ShippedWebhookConfiguration,
+  type WebhookEndpoint,
+} from './webhook-configurations.js';
+
+export type { WebhookEndpoint } from './webhook-configurations.js';
 
 /** The field manager of the webhook configurations and CRD conversion patches made for the Cluster API manager. */
 export const CAPI_WEBHOOK_FIELD_MANAGER = 'tally-testenv-capi-manager';
@@ -17,25 +30,6 @@ export const CAPI_WEBHOOK_CONFIGURATION_NAMES = {
   mutating: 'capi-mutating-webhook-configuration',
   validating: 'capi-validating-webhook-configuration',
 } as const;
-
-const webhookSchema = z
-  .object({
-    name: z.string().min(1),
-    clientConfig: z
-      .object({ service: z.object({ path: z.string().startsWith('/') }).loose() })
-      .loose()
-      .transform((c) => c.service.path),
-  })
-  .loose();
-
-const webhookConfigurationSchema = z
-  .object({
-    apiVersion: z.literal('admissionregistration.k8s.io/v1'),
-    kind: z.enum(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']),
-    metadata: z.object({ name: z.string() }).loose(),
-    webhooks: z.array(webhookSchema).min(1),
-  })
-  .loose();
 
 const conversionPatchSchema = z.object({
   metadata: z.object({ name: z.string().min(1) }).loose(),
@@ -53,20 +47,10 @@ const conversionPatchSchema = z.object({
 });
 
 /** One admission webhook of Cluster API's `config/webhook/manifests.yaml`. */
-export interface CapiWebhook {
-  readonly name: string;
-  /** The path the manager serves it at, e.g. `/validate-ipam-cluster-x-k8s-io-v1beta2-ipaddressclaim`. */
-  readonly path: string;
-}
+export type CapiWebhook = ShippedWebhook;
 
-export interface CapiWebhookConfiguration {
-  readonly kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
-  /** The deployed name (`capi-…`). */
-  readonly name: string;
-  readonly webhooks: readonly CapiWebhook[];
-  /** The configuration as upstream generated it (clientConfig pointing at the in-cluster Service). */
-  readonly manifest: Readonly<Record<string, unknown>>;
-}
+/** A webhook configuration of Cluster API, under its deployed name (`capi-…`). */
+export type CapiWebhookConfiguration = ShippedWebhookConfiguration;
 
 /** A CRD whose conversion Cluster API serves (from `config/crd/patches/webhook_in_*.yaml`). */
 export interface CapiConversion {
@@ -79,27 +63,13 @@ export interface CapiConversion {
 /** The webhook configurations of the pinned Cluster API module (`config/webhook/manifests.yaml`). */
 export async function readCapiWebhookConfigurations(): Promise<CapiWebhookConfiguration[]> {
   const file = join(await capiModuleDir(), 'config', 'webhook', 'manifests.yaml');
-  const configurations: CapiWebhookConfiguration[] = [];
-  for (const [index, document] of parseAllDocuments(await readFile(file, 'utf8')).entries()) {
-    const value: unknown = document.toJS();
-    if (value === null || value === undefined) continue;
-    const parsed = webhookConfigurationSchema.safeParse(value);
-    if (!parsed.success) {
-      throw new Error(
-        `${file} (document ${index + 1}) is not a webhook configuration: ${z.prettifyError(parsed.error)}`,
-      );
-    }
-    const kind = parsed.data.kind;
-    configurations.push({
-      kind,
-      name:
-        kind === 'MutatingWebhookConfiguration'
-          ? CAPI_WEBHOOK_CONFIGURATION_NAMES.mutating
-          : CAPI_WEBHOOK_CONFIGURATION_NAMES.validating,
-      webhooks: parsed.data.webhooks.map((w) => ({ name: w.name, path: w.clientConfig })),
-      manifest: value as Record<string, unknown>,
-    });
-  }
+  const configurations = parseWebhookConfigurations(await readFile(file, 'utf8'), file).map((configuration) => ({
+    ...configuration,
+    name:
+      configuration.kind === 'MutatingWebhookConfiguration'
+        ? CAPI_WEBHOOK_CONFIGURATION_NAMES.mutating
+        : CAPI_WEBHOOK_CONFIGURATION_NAMES.validating,
+  }));
   if (configurations.length !== 2) {
     throw new Error(
       `expected one mutating and one validating webhook configuration in ${file}, found ${configurations.length}`,
@@ -129,51 +99,12 @@ export async function readCapiConversions(): Promise<CapiConversion[]> {
   return conversions;
 }
 
-/** Where the API server reaches the manager: its webhook port on loopback, trusted through `caBundle`. */
-export interface WebhookEndpoint {
-  readonly port: number;
-  readonly caPem: string;
-}
-
-function clientConfig(endpoint: WebhookEndpoint, path: string): { url: string; caBundle: string } {
-  return {
-    url: `https://127.0.0.1:${endpoint.port}${path}`,
-    caBundle: Buffer.from(endpoint.caPem, 'utf8').toString('base64'),
-  };
-}
-
 /** The configuration with every `clientConfig.service` replaced by a loopback `url` and the CA, under its `capi-` name. */
 export function rewriteWebhookConfiguration(
   configuration: CapiWebhookConfiguration,
   endpoint: WebhookEndpoint,
 ): Record<string, unknown> {
-  const manifest = structuredClone(configuration.manifest) as Record<string, unknown> & {
-    webhooks: Array<Record<string, unknown>>;
-  };
-  manifest.metadata = { name: configuration.name };
-  manifest.webhooks = manifest.webhooks.map((webhook, index) => {
-    const path = configuration.webhooks[index]?.path;
-    if (path === undefined) throw new Error(`webhook ${index} of ${configuration.name} has no path`);
-    return { ...webhook, clientConfig: clientConfig(endpoint, path) };
-  });
-  return manifest;
-}
-
-async function expectSuccess(
-  what: string,
-  response: Promise<{ status: number; body: string }>,
-  allowed: readonly number[] = [],
-): Promise<void> {
-  const { status, body } = await response;
-  if ((status < 200 || status >= 300) && !allowed.includes(status)) {
-    throw new Error(`${what} failed with HTTP ${status}: ${body.slice(0, 1_000)}`);
-  }
-}
-
-function webhookConfigurationPath(kind: CapiWebhookConfiguration['kind'], name: string): string {
-  const plural =
-    kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
-  return `/apis/admissionregistration.k8s.io/v1/${plural}/${encodeURIComponent(name)}`;
+  return loopbackWebhookConfiguration(configuration, endpoint);
 }
 
 /**
@@ -184,15 +115,7 @@ function webhookConfigurationPath(kind: CapiWebhookConfiguration['kind'], name: 
 export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<string[]> {
   const [configurations, conversions] = await Promise.all([readCapiWebhookConfigurations(), readCapiConversions()]);
   for (const configuration of configurations) {
-    await expectSuccess(
-      `applying ${configuration.kind} ${configuration.name}`,
-      kubeRequest(kc, {
-        method: 'PATCH',
-        path: `${webhookConfigurationPath(configuration.kind, configuration.name)}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}&force=true`,
-        body: JSON.stringify(rewriteWebhookConfiguration(configuration, endpoint)),
-        contentType: 'application/apply-patch+yaml',
-      }),
-    );
+    await registerLoopbackWebhooks(kc, configuration, endpoint, { fieldManager: CAPI_WEBHOOK_FIELD_MANAGER });
   }
   const patched: string[] = [];
   for (const conversion of conversions) {
@@ -206,7 +129,7 @@ export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndp
             strategy: 'Webhook',
             webhook: {
               conversionReviewVersions: conversion.conversionReviewVersions,
-              clientConfig: clientConfig(endpoint, conversion.path),
+              clientConfig: loopbackClientConfig(endpoint, conversion.path),
             },
           },
         },
@@ -226,22 +149,8 @@ export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndp
  * strategy `None`, so the API server stops calling a manager that is going away.
  */
 export async function unregisterCapiWebhooks(kc: KubeConfig, crdNames: readonly string[]): Promise<void> {
-  await expectSuccess(
-    `deleting MutatingWebhookConfiguration ${CAPI_WEBHOOK_CONFIGURATION_NAMES.mutating}`,
-    kubeRequest(kc, {
-      method: 'DELETE',
-      path: webhookConfigurationPath('MutatingWebhookConfiguration', CAPI_WEBHOOK_CONFIGURATION_NAMES.mutating),
-    }),
-    [404],
-  );
-  await expectSuccess(
-    `deleting ValidatingWebhookConfiguration ${CAPI_WEBHOOK_CONFIGURATION_NAMES.validating}`,
-    kubeRequest(kc, {
-      method: 'DELETE',
-      path: webhookConfigurationPath('ValidatingWebhookConfiguration', CAPI_WEBHOOK_CONFIGURATION_NAMES.validating),
-    }),
-    [404],
-  );
+  await deleteWebhookConfiguration(kc, 'MutatingWebhookConfiguration', CAPI_WEBHOOK_CONFIGURATION_NAMES.mutating);
+  await deleteWebhookConfiguration(kc, 'ValidatingWebhookConfiguration', CAPI_WEBHOOK_CONFIGURATION_NAMES.validating);
   for (const name of crdNames) {
     await expectSuccess(
       `setting CRD ${name} back to conversion strategy None`,

@@ -61,3 +61,15 @@ export {
 } from './versions.js';
 export { eventually, type WaitOptions, waitFor } from './wait.js';
 export { startWatchedProcess, type WatchedProcess, type WatchedProcessOptions } from './watched-process.js';
+export {
+  deleteWebhookConfiguration,
+  loopbackWebhookConfiguration,
+  parseWebhookConfigurations,
+  type RegisterWebhooksOptions,
+  registerLoopbackWebhooks,
+  type ShippedWebhook,
+  type ShippedWebhookConfiguration,
+  type WebhookConfigurationKind,
+  type WebhookEndpoint,
+  warningTexts,
+} from './webhook-configurations.js';
