@@ -281,7 +281,7 @@ export class ClaimReconciler implements Reconciler {
         break;
       }
       // Someone else holds it (another replica, an overlapping pool): it stays marked used here; next candidate.
-      state.forgetAssumed(choice.unit.lockName);
+      deps.states.settleAssumed(state, choice.unit);
       const holderRef = poolRefOfLock(acquired.holder);
       if (!sameRef(holderRef, ref)) state.markForeign(choice.unit);
       deps.metrics.allocations.inc({ kind: ref.kind, result: 'conflict' });
@@ -370,7 +370,7 @@ export class ClaimReconciler implements Reconciler {
       });
       if (acquired.acquired) deps.assumed.locks.assume(acquired.lock);
       else {
-        state.forgetAssumed(unit.lockName);
+        deps.states.settleAssumed(state, unit);
         const by = acquired.holder.spec.claimRef;
         const message =
           `duplicate address: ${existing.spec.address} of IPAddress ${existing.metadata.namespace}/${existing.metadata.name} ` +
@@ -521,7 +521,7 @@ export class ClaimReconciler implements Reconciler {
       await releaseLock(lock, false, deps.client, new Date(deps.now()), context.signal);
     }
     deps.assumed.locks.forget(unit.lockName);
-    state.forgetAssumed(unit.lockName);
+    deps.states.settleAssumed(state, unit);
     return undefined;
   }
 

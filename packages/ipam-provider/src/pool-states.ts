@@ -15,6 +15,11 @@ export class PoolState {
   readonly key: string;
   /** Addresses chosen by a reconcile whose lock may not be in the cache yet: lock name → claim uid. */
   private readonly assumed = new Map<string, string>();
+  /**
+   * Assumed addresses whose lock or IPAddress was deleted while they were assumed: the deletion could not free them
+   * then (the reconcile was still deciding), so settling the assumption must (see `PoolStates.settleAssumed`).
+   */
+  private readonly goneWhileAssumed = new Set<string>();
   /** Addresses this pool's spec allows but another pool holds a lock on (overlapping ranges). */
   private readonly foreign = new Set<string>();
   /** Static reservations: held for their claim, never handed to another, never freed by a release. */
@@ -59,9 +64,18 @@ export class PoolState {
     return this.assumed.has(lockName);
   }
 
-  /** The lock is now visible in the cache (or the attempt failed): the lock itself speaks for the address. */
-  forgetAssumed(lockName: string): void {
+  /**
+   * The lock is now visible in the cache (or the attempt failed): the lock itself speaks for the address. True when a
+   * lock or IPAddress of this address was deleted while it was assumed (the caller must then decide whether to free it).
+   */
+  forgetAssumed(lockName: string): boolean {
     this.assumed.delete(lockName);
+    return this.goneWhileAssumed.delete(lockName);
+  }
+
+  /** A lock or IPAddress of an assumed address was deleted: remembered for when the assumption is settled. */
+  noteGoneWhileAssumed(lockName: string): void {
+    if (this.assumed.has(lockName)) this.goneWhileAssumed.add(lockName);
   }
 
   /** Another pool holds the lock of an address this pool could hand out. */
@@ -200,6 +214,19 @@ export class PoolStates {
     return { status: 'ready', state };
   }
 
+  /**
+   * Ends a reconcile's assumption of `unit` without it having taken the address (its lock create lost, or it gave the
+   * lock back). Normally the lock's own events keep the address right; but a deletion seen while the address was
+   * assumed was skipped, and nothing else would free the address: free it now unless a lock or IPAddress still holds
+   * it, and wake the claims waiting for space. Freeing too eagerly costs at most a 409 (the lock decides), holding on
+   * would lose the address until the pool's state is rebuilt.
+   */
+  settleAssumed(state: PoolState, unit: AllocationUnit): void {
+    if (!state.forgetAssumed(unit.lockName) || this.stillHeld(state, unit)) return;
+    state.release(unit, this.options.clock());
+    this.notifyFreed(state.key);
+  }
+
   private notifyFreed(key: string): void {
     const waiting = this.waiting.get(key);
     if (!waiting || waiting.size === 0) return;
@@ -219,7 +246,12 @@ export class PoolStates {
     const state = ref ? this.states.get(poolKey(ref)) : undefined;
     if (!state) return;
     const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
-    if (!unit || state.isAssumed(unit.lockName) || this.stillHeld(state, unit)) return;
+    if (!unit) return;
+    if (state.isAssumed(unit.lockName)) {
+      state.noteGoneWhileAssumed(unit.lockName);
+      return;
+    }
+    if (this.stillHeld(state, unit)) return;
     const lock = this.options.locks.store.get(unit.lockName);
     state.release(unit, (lock && releasedAtMs(lock)) ?? this.options.clock());
     this.notifyFreed(state.key);
@@ -269,7 +301,11 @@ export class PoolStates {
       const unit = state.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
       if (!unit || unit.lockName !== lock.metadata.name) continue;
       if (state.key === ownKey) {
-        if (state.isAssumed(unit.lockName) || this.stillHeld(state, unit)) continue;
+        if (state.isAssumed(unit.lockName)) {
+          state.noteGoneWhileAssumed(unit.lockName);
+          continue;
+        }
+        if (this.stillHeld(state, unit)) continue;
         state.release(unit, releasedAtMs(lock) ?? now);
         this.notifyFreed(state.key);
       } else if (state.releaseForeign(unit, now)) {
