@@ -37,6 +37,7 @@ import {
   EVENT_DUPLICATE_ADDRESS,
   EVENT_POOL_EXHAUSTED,
   MAX_LOCK_ATTEMPTS,
+  POOL_EXHAUSTED_RECHECK_MS,
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
 import { LOCK_CLAIM_UID_INDEX } from './indexes.js';
@@ -206,10 +207,12 @@ export class ClaimReconciler implements Reconciler {
   private async allocate(
     claim: StoredClaim,
     ref: PoolRef,
-    state: PoolState,
+    initialState: PoolState,
     context: ReconcileContext,
   ): Promise<Result> {
     const { deps } = this;
+    let state = initialState;
+    let rebuilt = false;
     const claimKey = `${claim.metadata.namespace}/${claim.metadata.name}`;
     // The cache may lag behind another replica's IPAddress for this claim. A claim that shows an addressRef had one,
     // so it is looked up live before anything new is chosen; a claim that never had one goes straight to the lock and
@@ -253,9 +256,19 @@ export class ClaimReconciler implements Reconciler {
         // Before telling the claim there is no address for it, make sure another replica did not give it one.
         const live = await this.liveAddress(claim, context);
         if (live) return this.adoptExisting(claim, ref, state, live, context);
+        // The in-memory state may have drifted (events missed across a relist): check it against the stores once.
+        const fresh = rebuilt ? undefined : deps.states.rebuildFromCaches(ref, state);
+        rebuilt = true;
+        if (fresh) {
+          state = fresh;
+          continue;
+        }
         deps.states.addWaiting(ref, claimKey);
         const result = await this.finish(claim, choice.outcome, context);
-        return choice.retryAfterMs !== undefined ? { requeueAfterMs: choice.retryAfterMs } : result;
+        if (choice.retryAfterMs !== undefined) return { requeueAfterMs: choice.retryAfterMs };
+        return result.requeue || result.requeueAfterMs !== undefined
+          ? result
+          : { requeueAfterMs: POOL_EXHAUSTED_RECHECK_MS * (1 + Math.random() / 5) };
       }
       state.assume(choice.unit, holder.uid);
       let acquired: AcquireResult;

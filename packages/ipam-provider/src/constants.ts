@@ -41,3 +41,12 @@ export const POOL_STATUS_COALESCE_MS = 2_000;
 export const MAX_LOCK_ATTEMPTS = 16;
 /** A held lock whose claim is gone and whose address no IPAddress carries is deleted after this age. */
 export const ORPHAN_LOCK_SAFETY_AGE_MS = 60_000;
+
+/**
+ * A pool's in-memory state is rebuilt from the informers' stores at most this often, and only when it says the pool has
+ * nothing left for a claim: events of a lock created and deleted while a watch was down never arrive, the stores
+ * (relisted) are exact.
+ */
+export const POOL_STATE_REBUILD_INTERVAL_MS = 10_000;
+/** A claim waiting on a full pool is also looked at again this often: the safety net behind the wake-up on release. */
+export const POOL_EXHAUSTED_RECHECK_MS = 60_000;

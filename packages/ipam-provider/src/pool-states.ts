@@ -1,5 +1,6 @@
 import type { SharedInformer } from '@tally-ipam/controller-kit';
 import type { Logger } from 'pino';
+import { POOL_STATE_REBUILD_INTERVAL_MS } from './constants.js';
 import { POOL_ADDRESS_INDEX, POOL_INDEX, poolAddressKey } from './indexes.js';
 import { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock } from './pool-ref.js';
@@ -13,8 +14,8 @@ import type { StoredAddress, StoredLock, StoredPool } from './resources.js';
  */
 export class PoolState {
   readonly key: string;
-  /** Addresses chosen by a reconcile whose lock may not be in the cache yet: lock name → claim uid. */
-  private readonly assumed = new Map<string, string>();
+  /** Addresses chosen by a reconcile whose lock may not be in the cache yet, by lock name. */
+  private readonly assumed = new Map<string, { readonly unit: AllocationUnit; readonly claimUID: string }>();
   /**
    * Assumed addresses whose lock or IPAddress was deleted while they were assumed: the deletion could not free them
    * then (the reconcile was still deciding), so settling the assumption must (see `PoolStates.settleAssumed`).
@@ -57,7 +58,16 @@ export class PoolState {
   /** Records that a reconcile took `unit` for a claim (the allocator already marked it used). */
   assume(unit: AllocationUnit, claimUID: string): void {
     this.allocation.markAllocated(unit);
-    this.assumed.set(unit.lockName, claimUID);
+    this.assumed.set(unit.lockName, { unit, claimUID });
+  }
+
+  /** Takes over the assumptions (and deletions seen during them) of the state this one replaces. */
+  adoptAssumptions(previous: PoolState): void {
+    for (const { unit, claimUID } of previous.assumed.values()) {
+      if (!this.allocation.covers(unit)) continue;
+      this.assume(unit, claimUID);
+      if (previous.goneWhileAssumed.has(unit.lockName)) this.goneWhileAssumed.add(unit.lockName);
+    }
   }
 
   isAssumed(lockName: string): boolean {
@@ -125,6 +135,7 @@ function releasedAtMs(lock: StoredLock): number | undefined {
 export class PoolStates {
   private readonly states = new Map<string, PoolState>();
   private readonly waiting = new Map<string, Set<string>>();
+  private readonly rebuiltAt = new Map<string, number>();
 
   constructor(private readonly options: PoolStatesOptions) {
     options.addresses.addEventHandler({
@@ -155,6 +166,38 @@ export class PoolStates {
     if (built.status === 'ready') this.states.set(key, built.state);
     else this.states.delete(key);
     return built;
+  }
+
+  /**
+   * Rebuilds a pool's state from the informers' stores and returns it — when `current` says the pool has nothing left
+   * for a claim — at most once per `POOL_STATE_REBUILD_INTERVAL_MS` per pool (undefined otherwise). The state follows
+   * lock and IPAddress events, and a lock created and deleted while a watch was down (a kube-apiserver restart) sends
+   * none, so an address can stay used in memory with nothing holding it; the stores, relisted, are exact. In-flight
+   * assumptions carry over. When the rebuild frees addresses, the claims waiting on the pool are woken.
+   */
+  rebuildFromCaches(ref: PoolRef, current: PoolState): PoolState | undefined {
+    const key = poolKey(ref);
+    const latest = this.states.get(key);
+    if (latest !== undefined && latest !== current) return latest;
+    const now = this.options.clock();
+    const last = this.rebuiltAt.get(key);
+    if (last !== undefined && now - last < POOL_STATE_REBUILD_INTERVAL_MS) return undefined;
+    const pool = this.options.pools(ref);
+    if (!pool) return undefined;
+    this.rebuiltAt.set(key, now);
+    const built = this.build(ref, pool);
+    if (built.status !== 'ready') return undefined;
+    built.state.adoptAssumptions(current);
+    this.states.set(key, built.state);
+    const freed = built.state.counts().free - current.counts().free;
+    if (freed > 0n) {
+      this.options.logger.info(
+        { pool: key, freed: String(freed) },
+        'pool state rebuilt from the caches freed addresses nothing holds (events missed across a relist)',
+      );
+      this.notifyFreed(key);
+    }
+    return built.state;
   }
 
   /** States built so far (for metrics and the read-only view). */
