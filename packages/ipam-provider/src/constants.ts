@@ -50,3 +50,10 @@ export const ORPHAN_LOCK_SAFETY_AGE_MS = 60_000;
 export const POOL_STATE_REBUILD_INTERVAL_MS = 10_000;
 /** A claim waiting on a full pool is also looked at again this often: the safety net behind the wake-up on release. */
 export const POOL_EXHAUSTED_RECHECK_MS = 60_000;
+/**
+ * Longest per-claim retry backoff (client-go's default is 1 000 s). Two replicas or an overlapping pool make lock
+ * conflicts routine, each one doubles the claim's backoff, and a claim is what a Machine waits on: capped so a claim
+ * that lost many races is retried within half a minute, while the controller's overall token bucket still protects
+ * the API server.
+ */
+export const CLAIM_MAX_RETRY_DELAY_MS = 30_000;

@@ -2,6 +2,7 @@ import { isClusterScopedPoolKind, isPrefixPoolKind, TALLY_POOL_KINDS, type Tally
 import {
   Client,
   Controller,
+  defaultControllerRateLimiter,
   type KubeObject,
   type Manager,
   NAMESPACE_INDEX,
@@ -13,6 +14,7 @@ import {
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
 import { ClaimReconciler } from './claim-reconciler.js';
+import { CLAIM_MAX_RETRY_DELAY_MS } from './constants.js';
 
 import {
   addressPoolAddressIndex,
@@ -197,6 +199,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     registry: manager.registry,
     logger,
     maxConcurrentReconciles: options.concurrency ?? DEFAULT_CONCURRENCY,
+    rateLimiter: defaultControllerRateLimiter({ maxDelayMs: CLAIM_MAX_RETRY_DELAY_MS }),
   });
 
   const states = new PoolStates({
