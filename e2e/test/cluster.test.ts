@@ -76,7 +76,7 @@ describe('the real Cluster API manager reconciles a Cluster on Sim', () => {
     const endpoint = apiServerEndpoint(env);
     const readCluster = async (): Promise<ClusterV1Beta2> =>
       ClusterV1Beta2.parse(await objects.get(CLUSTER_V1BETA2, name));
-    const describeCluster = async (): Promise<string> => JSON.stringify(await objects.find(CLUSTER_V1BETA2, name));
+    const describeCluster = (): Promise<unknown> => objects.find(CLUSTER_V1BETA2, name);
 
     // Sim copies the endpoint and failure domains from its spec and reports provisioned on its own.
     await objects.create(SIM_CLUSTER, {

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ApiException,
   CustomObjectsApi,
@@ -19,7 +18,7 @@ import {
   SIM_MACHINE_RESOURCE,
   SIM_V1ALPHA1_API_VERSION,
 } from '@tally-ipam/sim-infra';
-import { createClusterKubeconfigSecret } from '@tally-ipam/testenv';
+import { createClusterKubeconfigSecret, type WaitOptions, waitFor } from '@tally-ipam/testenv';
 import type { TestEnv } from '@tally-ipam/testenv/vitest';
 import { inject } from 'vitest';
 import { z } from 'zod';
@@ -116,34 +115,17 @@ export function logsHint(env: TestEnv): string {
 }
 
 /**
- * Polls `probe` until it returns a value (not undefined) and returns it. For eventual effects of real controllers;
- * the deadline only bounds a hang, no assertion is about time. The error names what was awaited, the last value seen
- * and where the logs are.
+ * testenv's `waitFor` with this suite's defaults: 180 s, as real controllers (Cluster API's among them) act on each
+ * other's objects, and a try every 250 ms, as a probe may list several kinds. For eventual effects of real controllers;
+ * the deadline only bounds a hang, no assertion is about time. The error names what was awaited, the last error,
+ * the `describe()` state and the `hint` (where the logs are).
  */
 export async function eventually<T>(
   what: string,
   probe: () => Promise<T | undefined>,
-  options: { timeoutMs?: number; hint?: string; describe?: () => Promise<string> } = {},
+  options: WaitOptions = {},
 ): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 180_000);
-  let lastProblem = 'condition not met yet';
-  for (let delay = 100; ; delay = Math.min(delay * 2, 1_000)) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-      lastProblem = 'condition not met yet';
-    } catch (error) {
-      lastProblem = error instanceof Error ? error.message : String(error);
-    }
-    if (Date.now() > deadline) {
-      const state = options.describe ? await options.describe().catch((e: unknown) => `(could not read: ${e})`) : '';
-      throw new Error(
-        `timed out waiting for ${what} (last: ${lastProblem})${state ? `\nlast state: ${state}` : ''}` +
-          (options.hint ? `\nsee ${options.hint}` : ''),
-      );
-    }
-    await sleep(delay);
-  }
+  return waitFor(what, probe, { timeoutMs: 180_000, intervalMs: 250, ...options });
 }
 
 /** The HTTP status and message of a call that is expected to be rejected. */

@@ -91,7 +91,7 @@ describe('the Tally IPAM controller next to the real Cluster API manager', () =>
         const claim = Claim.parse(await objects.get(CLAIM_V1BETA2, 'machine-0'));
         return claim.status?.addressRef?.name ? claim : undefined;
       },
-      { hint: hint, describe: async () => JSON.stringify(await objects.find(CLAIM_V1BETA2, 'machine-0')) },
+      { hint: hint, describe: () => objects.find(CLAIM_V1BETA2, 'machine-0') },
     );
     expect(bound.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     const addressName = bound.status?.addressRef?.name ?? '';

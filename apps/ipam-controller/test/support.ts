@@ -1,5 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { ResourceKind } from '@tally-ipam/controller-kit';
+import { eventually as testenvEventually, type WaitOptions } from '@tally-ipam/testenv';
 
 export const TALLY_API_VERSION = 'ipam.cluster.x-k8s.io/v1alpha1';
 export const IPAM_API_VERSION = 'ipam.cluster.x-k8s.io/v1beta2';
@@ -35,24 +35,12 @@ export const CLUSTERS: ResourceKind = {
   namespaced: true,
 };
 
-/** Retries `attempt` until it stops throwing; after `timeoutMs` fails with the last error. */
-export async function eventually<T>(
-  what: string,
-  attempt: () => Promise<T>,
-  { timeoutMs = 60_000, intervalMs = 200 }: { timeoutMs?: number; intervalMs?: number } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (Date.now() > deadline) {
-        const detail = error instanceof Error ? error.message : String(error);
-        throw new Error(`${what}: still failing after ${timeoutMs} ms: ${detail}`, { cause: error });
-      }
-    }
-    await delay(intervalMs);
-  }
+/**
+ * testenv's `eventually` with this suite's defaults, 60 s and a try every 200 ms: its tests wait on the built
+ * controller running as a separate process (or container) to start, elect itself and act.
+ */
+export async function eventually<T>(what: string, attempt: () => Promise<T>, options: WaitOptions = {}): Promise<T> {
+  return testenvEventually(what, attempt, { timeoutMs: 60_000, intervalMs: 200, ...options });
 }
 
 export function field(object: unknown, ...path: string[]): unknown {

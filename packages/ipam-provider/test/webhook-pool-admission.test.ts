@@ -3,6 +3,7 @@ import { IPAM_GROUP, TALLY_GROUP, tallyCRDDirectory } from '@tally-ipam/api-type
 import { asKubeApiError, Cache, WebhookServer } from '@tally-ipam/controller-kit';
 import {
   createServingCertDir,
+  eventually,
   installCapiCRDs,
   installCRDs,
   type ServingCertDir,
@@ -19,7 +20,7 @@ import {
   registerPoolWebhooks,
   SKIP_VALIDATE_DELETE_ANNOTATION,
 } from '../src/webhooks/index.js';
-import { eventually, refusal } from './webhook-support.js';
+import { refusal } from './webhook-support.js';
 
 /** Only pools carrying this label (value: the test namespace) reach this test's webhook server. */
 const RUN_LABEL = 'tally.test/pool-webhook-run';

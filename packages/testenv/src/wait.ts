@@ -5,8 +5,13 @@ export interface WaitOptions {
   readonly timeoutMs?: number;
   /** Pause between attempts (default 100 ms). */
   readonly intervalMs?: number;
-  /** Called once on timeout; its JSON goes into the message, to show the last state seen. */
+  /**
+   * Called once on timeout (it may be async, e.g. read the object from the API server); its JSON goes into the message,
+   * to show the last state seen. A failure to read it is reported in its place.
+   */
   readonly describe?: () => unknown;
+  /** Where to look when the wait times out (a log file, a component's logs); appended to the message as "see …". */
+  readonly hint?: string;
 }
 
 type Awaitable<T> = T | Promise<T>;
@@ -14,10 +19,22 @@ type Awaitable<T> = T | Promise<T>;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_INTERVAL_MS = 100;
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function describedState(describe: () => unknown): Promise<string> {
+  try {
+    return JSON.stringify(await describe()) ?? 'undefined';
+  } catch (error) {
+    return `(could not read it: ${messageOf(error)})`;
+  }
+}
+
 /**
  * Polls `attempt` until it returns a value other than `undefined` or `false`, and resolves with it. A throw counts as
- * "not yet"; on timeout the error says what was awaited, for how long, and the last error or state seen (the last
- * error is also its `cause`). Tests wait on conditions this way, never on fixed sleeps.
+ * "not yet"; on timeout the error says what was awaited, for how long, the last error seen (also its `cause`), the
+ * `describe()` state and the `hint`. Tests wait on conditions this way, never on fixed sleeps.
  */
 export async function waitFor<T>(
   what: string,
@@ -36,15 +53,12 @@ export async function waitFor<T>(
       lastError = error;
     }
     if (Date.now() > deadline) {
-      const detail =
-        lastError !== undefined
-          ? lastError instanceof Error
-            ? lastError.message
-            : String(lastError)
-          : options.describe
-            ? `last state: ${JSON.stringify(options.describe())}`
-            : 'condition not met';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${detail}`, { cause: lastError });
+      const details: string[] = [];
+      if (lastError !== undefined) details.push(messageOf(lastError));
+      if (options.describe) details.push(`last state: ${await describedState(options.describe)}`);
+      const detail = details.length > 0 ? details.join('; ') : 'condition not met';
+      const hint = options.hint ? `\nsee ${options.hint}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${detail}${hint}`, { cause: lastError });
     }
     await delay(options.intervalMs ?? DEFAULT_INTERVAL_MS);
   }

@@ -41,6 +41,38 @@ describe('waitFor', () => {
       'timed out after 20 ms waiting for three replicas: last state: {"replicas":2}',
     );
   });
+
+  it('reports the last error, the state an async describe reads and where to look, all together', async () => {
+    const error = await waitFor(
+      'the claim to be bound',
+      async () => {
+        throw new Error('status.addressRef: Required');
+      },
+      {
+        timeoutMs: 20,
+        intervalMs: 1,
+        describe: async () => ({ status: {} }),
+        hint: "the controller's log: /tmp/controller.log",
+      },
+    ).catch((caught: unknown) => caught);
+    expect((error as Error).message).toBe(
+      'timed out after 20 ms waiting for the claim to be bound: status.addressRef: Required; last state: {"status":{}}' +
+        "\nsee the controller's log: /tmp/controller.log",
+    );
+  });
+
+  it('says so in place of the state when describe fails, and still fails with the timeout', async () => {
+    const error = await waitFor('the pool', () => undefined, {
+      timeoutMs: 20,
+      intervalMs: 1,
+      describe: async () => {
+        throw new Error('connection refused');
+      },
+    }).catch((caught: unknown) => caught);
+    expect((error as Error).message).toBe(
+      'timed out after 20 ms waiting for the pool: last state: (could not read it: connection refused)',
+    );
+  });
 });
 
 describe('eventually', () => {
@@ -57,5 +89,18 @@ describe('eventually', () => {
     );
     expect(value).toBeUndefined();
     expect(calls).toBe(3);
+  });
+
+  it('fails with the last error and the hint', async () => {
+    const error = await eventually(
+      'the webhook',
+      () => {
+        throw new Error('connection refused');
+      },
+      { timeoutMs: 20, intervalMs: 1, hint: 'the webhook server log' },
+    ).catch((caught: unknown) => caught);
+    expect((error as Error).message).toBe(
+      'timed out after 20 ms waiting for the webhook: connection refused\nsee the webhook server log',
+    );
   });
 });
