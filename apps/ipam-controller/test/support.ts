@@ -1,39 +1,14 @@
 import type { ResourceKind } from '@tally-ipam/controller-kit';
+import { LOCK_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
 import { eventually as testenvEventually, type WaitOptions } from '@tally-ipam/testenv';
+import { looseResource } from '../src/demo/demo-objects.js';
 
 export const TALLY_API_VERSION = 'ipam.cluster.x-k8s.io/v1alpha1';
 export const IPAM_API_VERSION = 'ipam.cluster.x-k8s.io/v1beta2';
 
-export const POOLS: ResourceKind = {
-  apiVersion: TALLY_API_VERSION,
-  kind: 'TallyIPPool',
-  plural: 'tallyippools',
-  namespaced: true,
-};
-export const CLAIMS: ResourceKind = {
-  apiVersion: IPAM_API_VERSION,
-  kind: 'IPAddressClaim',
-  plural: 'ipaddressclaims',
-  namespaced: true,
-};
-export const ADDRESSES: ResourceKind = {
-  apiVersion: IPAM_API_VERSION,
-  kind: 'IPAddress',
-  plural: 'ipaddresses',
-  namespaced: true,
-};
-export const LOCKS: ResourceKind = {
-  apiVersion: TALLY_API_VERSION,
-  kind: 'TallyAddressLock',
-  plural: 'tallyaddresslocks',
-  namespaced: false,
-};
-export const CLUSTERS: ResourceKind = {
-  apiVersion: 'cluster.x-k8s.io/v1beta2',
-  kind: 'Cluster',
-  plural: 'clusters',
-  namespaced: true,
-};
+export { ADDRESSES, CLAIMS, CLUSTERS } from '../src/demo/demo-objects.js';
+export const POOLS: ResourceKind = looseResource(POOL_RESOURCES.TallyIPPool);
+export const LOCKS: ResourceKind = looseResource(LOCK_RESOURCE);
 
 /**
  * testenv's `eventually` with this suite's defaults, 60 s and a try every 200 ms: its tests wait on the built

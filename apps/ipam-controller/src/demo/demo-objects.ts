@@ -1,5 +1,8 @@
 import {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
   CLUSTER_NAME_LABEL,
+  CLUSTER_RESOURCE,
   IPAM_V1BETA2_API_VERSION,
   TALLY_GROUP,
   TALLY_V1ALPHA1_API_VERSION,
@@ -17,24 +20,17 @@ export const NAMESPACES: ResourceKind = {
   plural: 'namespaces',
   namespaced: false,
 };
-export const CLUSTERS: ResourceKind = {
-  apiVersion: 'cluster.x-k8s.io/v1beta2',
-  kind: 'Cluster',
-  plural: 'clusters',
-  namespaced: true,
-};
-export const CLAIMS: ResourceKind = {
-  apiVersion: IPAM_V1BETA2_API_VERSION,
-  kind: 'IPAddressClaim',
-  plural: 'ipaddressclaims',
-  namespaced: true,
-};
-export const ADDRESSES: ResourceKind = {
-  apiVersion: IPAM_V1BETA2_API_VERSION,
-  kind: 'IPAddress',
-  plural: 'ipaddresses',
-  namespaced: true,
-};
+/**
+ * A descriptor's identity without its schema: the demo (and the app's tests) write and read these objects as plain
+ * objects, so the client must not parse them with the provider's stored-object schemas.
+ */
+export function looseResource({ apiVersion, kind, plural, namespaced }: ResourceKind): ResourceKind {
+  return { apiVersion, kind, plural, namespaced };
+}
+
+export const CLUSTERS: ResourceKind = looseResource(CLUSTER_RESOURCE);
+export const CLAIMS: ResourceKind = looseResource(CLAIM_RESOURCE);
+export const ADDRESSES: ResourceKind = looseResource(ADDRESS_RESOURCE);
 
 /** What the demo writes: a plain object, created as written. */
 export interface DemoObject {
