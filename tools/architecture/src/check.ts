@@ -4,7 +4,7 @@
  */
 import { posix } from 'node:path';
 import type { KnownException, PackageRule, Role } from './rules.js';
-import { LAYERS } from './rules.js';
+import { defaultToolRule, LAYERS } from './rules.js';
 import type { DependencyKind, ImportSite, Workspace, WorkspacePackage } from './workspace.js';
 import { packageNameOf } from './workspace.js';
 
@@ -43,6 +43,17 @@ function roleOf(rules: Rules, name: string): Role | undefined {
   return rules.packages[name]?.role;
 }
 
+/** The rules with an entry for every package under `tools/` that has none (see `defaultToolRule`). */
+export function effectiveRules(workspace: Workspace, rules: Rules): Rules {
+  const packages: Record<string, PackageRule> = { ...rules.packages };
+  for (const pkg of workspace.packages) {
+    if (packages[pkg.name] === undefined && pkg.dir.startsWith('tools/')) {
+      packages[pkg.name] = defaultToolRule(pkg.description);
+    }
+  }
+  return { ...rules, packages };
+}
+
 /** Every workspace package has a rule and every rule names a workspace package. */
 export function checkCoverage(workspace: Workspace, rules: Rules): Violation[] {
   const names = new Set(workspace.packages.map((pkg) => pkg.name));
@@ -75,7 +86,7 @@ export function checkRulesFitLayers(rules: Rules): Violation[] {
     return fromRole !== undefined && toRole !== undefined && LAYERS[fromRole][context].includes(toRole);
   };
   for (const [name, rule] of Object.entries(rules.packages)) {
-    for (const to of [...rule.shipped, ...(rule.scoped ?? []).map((edge) => edge.to)]) {
+    for (const to of [...(rule.shipped ?? []), ...(rule.scoped ?? []).map((edge) => edge.to)]) {
       if (!fits(name, to, 'shipped')) {
         violations.push({
           rule: 'rules-fit-layers',
@@ -110,7 +121,12 @@ function startsWithAny(path: string, prefixes: readonly string[]): boolean {
 function allowedImport(rules: Rules, pkg: WorkspacePackage, site: ImportSite, target: string): boolean {
   const rule = rules.packages[pkg.name];
   if (rule === undefined) return false;
-  if (rule.shipped.includes(target)) return true;
+  const targetRole = roleOf(rules, target);
+  if (rule.shipped === undefined) {
+    if (targetRole !== undefined && LAYERS[rule.role].shipped.includes(targetRole)) return true;
+  } else if (rule.shipped.includes(target)) {
+    return true;
+  }
   if ((rule.scoped ?? []).some((edge) => edge.to === target && startsWithAny(site.fileInPackage, edge.onlyFrom))) {
     return true;
   }
@@ -124,14 +140,13 @@ function allowedImport(rules: Rules, pkg: WorkspacePackage, site: ImportSite, ta
   if (exception) return true;
   if (site.context === 'src') return false;
   if (rule.development !== undefined) return rule.development.includes(target);
-  const targetRole = roleOf(rules, target);
   return targetRole !== undefined && LAYERS[rule.role].development.includes(targetRole);
 }
 
 function describeAllowed(rules: Rules, name: string, context: ImportSite['context']): string {
   const rule = rules.packages[name];
   if (rule === undefined) return 'nothing (no rule)';
-  const shipped = [...rule.shipped];
+  const shipped = rule.shipped ?? LAYERS[rule.role].shipped.map((role) => `any ${role}`);
   if (context === 'src') return shipped.join(', ') || 'no workspace package';
   const development = rule.development ?? LAYERS[rule.role].development.map((role) => `any ${role}`);
   return [...shipped, ...development].join(', ') || 'no workspace package';
@@ -200,29 +215,41 @@ function ownerOf(workspace: Workspace, path: string): WorkspacePackage | undefin
 }
 
 /**
- * Nothing leaves its package by path: a relative import never does (import the package through its exports), and
- * a file named by path (`new URL('../../apps/x/dist/main.js', import.meta.url)`) only as a known exception. Tools
- * may name the workspace root: reading the whole workspace is their job.
+ * Nothing reaches into another package by path. A relative import never does (import the package through its
+ * exports); it may reach the workspace root's own files only as a tool (or a vitest.config.ts, for vitest.shared.ts).
+ * A file named by path (`new URL('../x', import.meta.url)`) is never outside its package in shipped code (a tool's
+ * src/ excepted: it is installed by nobody), and never
+ * inside a library or testenv in any code (their files are reached through their exports); tests, e2e and tools
+ * may name an app's files (apps export nothing: their built entry and config/ are what a test runs) and the root's.
  */
 export function checkNoReach(workspace: Workspace, rules: Rules): Violation[] {
   const violations: Violation[] = [];
+  const outsideRepository = (path: string): boolean => path === '..' || path.startsWith('../') || path.startsWith('/');
   for (const pkg of workspace.packages) {
+    const role = roleOf(rules, pkg.name);
     for (const site of pkg.imports) {
       if (!site.specifier.startsWith('.') && !site.specifier.startsWith('/')) continue;
       const resolved = resolveInWorkspace(site);
-      if (ownerOf(workspace, resolved) === pkg) continue;
-      // The one shared file at the root every package's vitest.config.ts uses.
-      if (resolved === 'vitest.shared.ts' && !site.fileInPackage.includes('/')) continue;
       const owner = ownerOf(workspace, resolved);
+      if (owner === pkg) continue;
+      if (owner === undefined && !outsideRepository(resolved)) {
+        if (role === 'tool') continue;
+        if (resolved === 'vitest.shared.ts' && !site.fileInPackage.includes('/')) continue;
+      }
       violations.push({
         rule: 'no-reach-into-packages',
-        message: `${where(site)} imports ${site.specifier}, which leaves ${pkg.dir}/${owner ? ` into ${owner.dir}/: import ${owner.name} through its exports instead` : ''}`,
+        message: `${where(site)} imports ${site.specifier}, which leaves ${pkg.dir}/${owner ? ` into ${owner.dir}/: import ${owner.name} through its exports instead` : outsideRepository(resolved) ? ' and the repository' : ' for a file of the workspace root (only tools read those)'}`,
       });
     }
     for (const site of pkg.fileReferences) {
       const resolved = resolveInWorkspace(site);
-      if (ownerOf(workspace, resolved) === pkg) continue;
-      if (resolved === '.' && rules.packages[pkg.name]?.role === 'tool') continue;
+      const owner = ownerOf(workspace, resolved);
+      if (owner === pkg) continue;
+      const ownerRole = owner === undefined ? undefined : roleOf(rules, owner.name);
+      const intoExporter = ownerRole === 'library' || ownerRole === 'test-support';
+      // A tool's src/ is private workspace tooling, not code anyone installs: it may read the workspace like a test.
+      const development = site.context !== 'src' || role === 'tool';
+      if (development && !intoExporter && !outsideRepository(resolved)) continue;
       const excepted = rules.exceptions.some(
         (entry) =>
           entry.kind === 'file reference' &&
@@ -233,7 +260,7 @@ export function checkNoReach(workspace: Workspace, rules: Rules): Violation[] {
       if (excepted) continue;
       violations.push({
         rule: 'no-reach-into-packages',
-        message: `${where(site)} names the path ${site.specifier} (${resolved}), outside ${pkg.dir}/: resolve another package's files through the package (its exports, or require.resolve of its package.json), not by path`,
+        message: `${where(site)} names the path ${site.specifier} (${resolved}), outside ${pkg.dir}/${site.context === 'src' ? ' from shipped code, which must not depend on the repository layout' : ''}: reach another package's files through the package (its exports, or require.resolve of its package.json), not by path`,
       });
     }
   }
@@ -317,7 +344,8 @@ export function checkExceptionsInUse(workspace: Workspace, rules: Rules): Violat
 }
 
 /** All the checks, in the order a reader fixes them. */
-export function checkWorkspace(workspace: Workspace, rules: Rules): Violation[] {
+export function checkWorkspace(workspace: Workspace, declaredRules: Rules): Violation[] {
+  const rules = effectiveRules(workspace, declaredRules);
   return [
     ...checkCoverage(workspace, rules),
     ...checkRulesFitLayers(rules),

@@ -54,7 +54,13 @@ export function renderGraph(rules: Rules): string {
     lines.push('  end');
   }
   for (const [name, rule] of Object.entries(rules.packages)) {
-    for (const to of rule.shipped) lines.push(`  ${nodeId(name)} --> ${nodeId(to)}`);
+    if (rule.shipped !== undefined) {
+      for (const to of rule.shipped) lines.push(`  ${nodeId(name)} --> ${nodeId(to)}`);
+    } else {
+      for (const role of LAYERS[rule.role].shipped) {
+        lines.push(`  ${nodeId(name)} -->|"any"| ${role.replace(/-/g, '_')}_layer`);
+      }
+    }
     for (const edge of rule.scoped ?? []) {
       lines.push(`  ${nodeId(name)} -->|"${edge.onlyFrom.join(', ')} only"| ${nodeId(edge.to)}`);
     }
@@ -77,7 +83,9 @@ export function renderGraph(rules: Rules): string {
 export function renderRuleTable(rules: Rules): string {
   const rows = Object.entries(rules.packages).map(([name, rule]) => {
     const shipped = [
-      list(rule.shipped, rule.scoped?.length ? '' : 'no workspace package'),
+      rule.shipped === undefined
+        ? `any ${LAYERS[rule.role].shipped.join(', any ') || 'nothing'} package`
+        : list(rule.shipped, rule.scoped?.length ? '' : 'no workspace package'),
       ...(rule.scoped ?? []).map((edge) => `${code(short(edge.to))} from ${edge.onlyFrom.map(code).join(', ')} only`),
     ]
       .filter((part) => part !== '')

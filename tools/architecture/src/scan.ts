@@ -117,6 +117,7 @@ function readPackage(root: string, dir: string): WorkspacePackage {
     name: manifest.name,
     dir,
     private: manifest.private === true,
+    description: manifest.description,
     declared: {
       dependencies: new Set(Object.keys(manifest.dependencies ?? {})),
       peerDependencies: new Set(Object.keys(manifest.peerDependencies ?? {})),

@@ -31,6 +31,7 @@ export interface WorkspacePackage {
   /** Directory relative to the workspace root, with forward slashes (`packages/allocator`). */
   dir: string;
   private: boolean;
+  description: string | undefined;
   declared: Readonly<Record<DependencyKind, ReadonlySet<string>>>;
   hasTestScript: boolean;
   /** The subpaths of its `exports` map (`.`, `./vitest`); undefined when it has none. */
@@ -53,6 +54,7 @@ const DependencyMap = z.record(z.string(), z.string()).optional();
 export const PackageJson = z.object({
   name: z.string().min(1),
   private: z.boolean().optional(),
+  description: z.string().optional(),
   scripts: z.record(z.string(), z.string()).optional(),
   dependencies: DependencyMap,
   peerDependencies: DependencyMap,

@@ -34,6 +34,7 @@ function fakeWorkspace(packages: FakePackage[]): Workspace {
       name: pkg.name,
       dir: pkg.dir,
       private: false,
+      description: undefined,
       declared: {
         dependencies: new Set(pkg.dependencies ?? []),
         peerDependencies: new Set<string>(),
@@ -190,14 +191,57 @@ describe('checkWorkspace', () => {
     expect(violations.map((violation) => violation.rule)).toEqual(['no-reach-into-packages']);
   });
 
-  test("a file path into another package's dist/", () => {
+  test("a file path into a library's dist/, even from a test", () => {
     const violations = plant((packages) => {
-      find(packages, '@x/tool').fileReferences?.push(['test/run.test.ts', '../../../apps/app/dist/main.js']);
+      find(packages, '@x/tool').fileReferences?.push(['test/run.test.ts', '../../../packages/kit/dist/client.js']);
     });
     expect(violations.map((violation) => violation.message)).toEqual([
       expect.stringContaining(
-        'names the path ../../../apps/app/dist/main.js (apps/app/dist/main.js), outside tools/tool/',
+        'names the path ../../../packages/kit/dist/client.js (packages/kit/dist/client.js), outside tools/tool/',
       ),
+    ]);
+  });
+
+  test("a file path out of its package from shipped code, even into an app's folder", () => {
+    const violations = plant((packages) => {
+      find(packages, '@x/app').fileReferences?.push(['src/main.ts', '../../other/config/']);
+    });
+    expect(violations.map((violation) => violation.message)).toEqual([
+      expect.stringContaining('outside apps/app/ from shipped code'),
+    ]);
+  });
+
+  test("tests and tools may name an app's files (apps are run, not imported) and the workspace root", () => {
+    const violations = plant((packages) => {
+      find(packages, '@x/tool').fileReferences?.push(
+        ['test/run.test.ts', '../../../apps/app/dist/main.js'],
+        ['test/run.test.ts', '../../../'],
+      );
+      find(packages, '@x/tool').imports?.push(['test/summary.test.ts', '../../../scripts/summary.mjs']);
+    });
+    expect(violations).toEqual([]);
+  });
+
+  test('a relative import of a root file by anything but a tool, and any path out of the repository', () => {
+    const violations = plant((packages) => {
+      find(packages, '@x/kit').imports?.push(['test/summary.test.ts', '../../../scripts/summary.mjs']);
+      find(packages, '@x/tool').fileReferences?.push(['test/run.test.ts', '../../../../elsewhere/']);
+    });
+    expect(violations.map((violation) => violation.message)).toEqual([
+      expect.stringContaining('for a file of the workspace root (only tools read those)'),
+      expect.stringContaining('(../elsewhere), outside tools/tool/'),
+    ]);
+  });
+
+  test('a new package under tools/ without a rule is a tool; elsewhere it needs one', () => {
+    const violations = plant((packages) => {
+      packages.push(
+        { name: '@x/new-tool', dir: 'tools/new-tool', dependencies: ['@x/kit'], imports: [['src/x.ts', '@x/kit']] },
+        { name: '@x/new-lib', dir: 'packages/new-lib' },
+      );
+    });
+    expect(violations.map((violation) => violation.message)).toEqual([
+      expect.stringContaining('@x/new-lib has no rule'),
     ]);
   });
 
@@ -212,7 +256,7 @@ describe('checkWorkspace', () => {
 
   test('a package without a rule, and a rule without a package', () => {
     const violations = plant((packages) => {
-      find(packages, '@x/tool').name = '@x/renamed-tool';
+      find(packages, '@x/allocator').name = '@x/renamed-allocator';
     });
     expect(violations.filter((violation) => violation.rule === 'rules-cover-workspace')).toHaveLength(2);
   });

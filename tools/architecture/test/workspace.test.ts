@@ -8,6 +8,7 @@ import {
   checkNoCycles,
   checkNoReach,
   checkRulesFitLayers,
+  effectiveRules,
   type Rules,
   type Violation,
 } from '../src/check.js';
@@ -16,11 +17,13 @@ import { KNOWN_EXCEPTIONS, PACKAGE_RULES } from '../src/rules.js';
 import { readWorkspace } from '../src/scan.js';
 import type { Workspace } from '../src/workspace.js';
 
-const rules: Rules = { packages: PACKAGE_RULES, exceptions: KNOWN_EXCEPTIONS };
 let workspace: Workspace;
+/** rules.ts, plus the default rule of any tool without an entry of its own. */
+let rules: Rules;
 
 beforeAll(() => {
   workspace = readWorkspace(WORKSPACE_ROOT);
+  rules = effectiveRules(workspace, { packages: PACKAGE_RULES, exceptions: KNOWN_EXCEPTIONS });
 });
 
 function messages(violations: Violation[], rule: Violation['rule']): string[] {
