@@ -7,10 +7,9 @@ import { join } from 'node:path';
 import { generatedSections, withGeneratedSections } from '../src/doc.js';
 import { ARCHITECTURE_DOC, WORKSPACE_ROOT } from '../src/paths.js';
 import { KNOWN_EXCEPTIONS, PACKAGE_RULES } from '../src/rules.js';
-import { readWorkspace } from '../src/scan.js';
+import { packageDirs } from '../src/workspace.js';
 
-const workspace = readWorkspace(WORKSPACE_ROOT);
-const dirs = new Map(workspace.packages.map((pkg) => [pkg.name, pkg.dir]));
+const dirs = packageDirs(WORKSPACE_ROOT);
 const path = join(WORKSPACE_ROOT, ARCHITECTURE_DOC);
 const before = readFileSync(path, 'utf8');
 const after = withGeneratedSections(

@@ -62,7 +62,7 @@ export const PackageJson = z.object({
   exports: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
 });
 
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.turbo', 'coverage']);
+const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.git', '.turbo', 'coverage']);
 const SOURCE_FILE = /\.(?:ts|mts|cts|tsx)$/;
 const DECLARATION_FILE = /\.d\.(?:ts|mts|cts)$/;
 
@@ -117,15 +117,33 @@ export function fileContext(fileInPackage: string, packageDir: string): FileCont
   return 'test';
 }
 
-export function sourceFiles(dir: string): string[] {
+/** Files below `dir` whose name `accept`s, skipping installed and built folders (node_modules, dist, …), sorted. */
+export function filesUnder(dir: string, accept: (name: string) => boolean): string[] {
   const files: string[] = [];
   for (const name of readdirSync(dir).sort()) {
     if (SKIPPED_DIRS.has(name)) continue;
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) files.push(...sourceFiles(path));
-    else if (SOURCE_FILE.test(name) && !DECLARATION_FILE.test(name)) files.push(path);
+    if (statSync(path).isDirectory()) files.push(...filesUnder(path, accept));
+    else if (accept(name)) files.push(path);
   }
   return files;
+}
+
+/** The TypeScript sources below `dir` (declaration files excluded). */
+export function sourceFiles(dir: string): string[] {
+  return filesUnder(dir, (name) => SOURCE_FILE.test(name) && !DECLARATION_FILE.test(name));
+}
+
+/** Package name → folder, for every package of the workspace. */
+export function packageDirs(root: string): Map<string, string> {
+  const dirs = new Map<string, string>();
+  for (const dir of workspaceDirs(root)) {
+    const path = join(root, dir, 'package.json');
+    const manifest = PackageJson.safeParse(readJson(path));
+    if (!manifest.success) throw new Error(`${path}: ${manifest.error.message}`);
+    dirs.set(manifest.data.name, dir);
+  }
+  return dirs;
 }
 
 const NODE_BUILTINS = new Set(builtinModules);

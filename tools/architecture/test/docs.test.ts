@@ -1,46 +1,26 @@
 // docs/ holds the map of the repository: its generated sections match rules.ts, its links lead to files that
 // exist, and nothing in the repository points at files outside it.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { generatedSections, withGeneratedSections } from '../src/doc.js';
 import { ARCHITECTURE_DOC, WORKSPACE_ROOT } from '../src/paths.js';
 import { KNOWN_EXCEPTIONS, PACKAGE_RULES } from '../src/rules.js';
-import { workspaceDirs } from '../src/workspace.js';
+import { filesUnder, packageDirs } from '../src/workspace.js';
 
-const SKIPPED = new Set(['node_modules', 'dist', '.git', '.turbo', 'coverage']);
 const TEXT_FILE = /\.(?:md|ts|mts|mjs|js|json|ya?ml|sh)$|^Dockerfile$/;
 /** The places of the workspace this repository was written in; the repository must stand alone. */
 const OUTSIDE = /\/work\/(?:shared|wt|main)\b|\.\.\/shared\//;
 
-function files(dir: string, accept: (name: string) => boolean): string[] {
-  const found: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    if (SKIPPED.has(name)) continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) found.push(...files(path, accept));
-    else if (accept(name)) found.push(path);
-  }
-  return found;
-}
-
-function packageDirs(): Map<string, string> {
-  const dirs = new Map<string, string>();
-  for (const dir of workspaceDirs(WORKSPACE_ROOT)) {
-    const manifest: unknown = JSON.parse(readFileSync(join(WORKSPACE_ROOT, dir, 'package.json'), 'utf8'));
-    const name = (manifest as { name?: unknown }).name;
-    if (typeof name !== 'string') throw new Error(`${dir}/package.json has no "name"`);
-    dirs.set(name, dir);
-  }
-  return dirs;
-}
-
 describe('docs/ARCHITECTURE.md', () => {
   test('its generated sections say what src/rules.ts says (fix: pnpm --filter @tally-ipam/architecture gen-docs)', () => {
     const document = readFileSync(join(WORKSPACE_ROOT, ARCHITECTURE_DOC), 'utf8');
-    const sections = generatedSections({ packages: PACKAGE_RULES, exceptions: KNOWN_EXCEPTIONS }, packageDirs());
+    const sections = generatedSections(
+      { packages: PACKAGE_RULES, exceptions: KNOWN_EXCEPTIONS },
+      packageDirs(WORKSPACE_ROOT),
+    );
     expect(withGeneratedSections(document, sections)).toBe(document);
   });
 
@@ -54,7 +34,7 @@ describe('docs/ARCHITECTURE.md', () => {
 describe('docs/', () => {
   test('every relative link leads to a file or folder of the repository', () => {
     const broken: string[] = [];
-    const docs = files(join(WORKSPACE_ROOT, 'docs'), (name) => name.endsWith('.md'));
+    const docs = filesUnder(join(WORKSPACE_ROOT, 'docs'), (name) => name.endsWith('.md'));
     expect(docs.length).toBeGreaterThanOrEqual(3);
     for (const doc of docs) {
       const text = readFileSync(doc, 'utf8');
@@ -128,7 +108,9 @@ function citedTests(contracts: string): CitedTest[] {
 describe('docs/contracts.md', () => {
   test('every test it cites exists under that name', () => {
     const contracts = readFileSync(join(WORKSPACE_ROOT, 'docs/contracts.md'), 'utf8');
-    const dirsByShortName = new Map([...packageDirs()].map(([name, dir]) => [name.replace('@tally-ipam/', ''), dir]));
+    const dirsByShortName = new Map(
+      [...packageDirs(WORKSPACE_ROOT)].map(([name, dir]) => [name.replace('@tally-ipam/', ''), dir]),
+    );
     const cited = citedTests(contracts);
     expect(cited.length).toBeGreaterThan(60);
     const missing: string[] = [];
