@@ -106,6 +106,25 @@ function citedTests(contracts: string): CitedTest[] {
 }
 
 describe('docs/contracts.md', () => {
+  test('its summary counts its rows by status', () => {
+    const contracts = readFileSync(join(WORKSPACE_ROOT, 'docs/contracts.md'), 'utf8');
+    const statuses = contracts
+      .split('\n')
+      .filter((line) => /^\| [ICMPX]\d+ \|/.test(line))
+      .map((line) => /^(done|partly|not implemented|not checkable)/.exec(line.split(' | ').at(-1) ?? '')?.[1] ?? line);
+    const count = (status: string): number => statuses.filter((entry) => entry === status).length;
+    const summary = /Summary: \*\*(\d+) rules\*\*: (\d+) done, (\d+) partly, (\d+) not implemented and (\d+) that/.exec(
+      contracts.replace(/\n/g, ' '),
+    );
+    expect(summary?.slice(1).map(Number)).toEqual([
+      statuses.length,
+      count('done'),
+      count('partly'),
+      count('not implemented'),
+      count('not checkable'),
+    ]);
+  });
+
   test('every test it cites exists under that name', () => {
     const contracts = readFileSync(join(WORKSPACE_ROOT, 'docs/contracts.md'), 'utf8');
     const dirsByShortName = new Map(
