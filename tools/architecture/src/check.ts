@@ -165,12 +165,14 @@ export function checkImports(workspace: Workspace, rules: Rules): Violation[] {
       const name = packageNameOf(site.specifier);
       if (name === undefined || name === pkg.name) continue;
       const target = byName.get(name);
-      const kinds = site.context === 'src' ? SHIPPED_KINDS : ALL_KINDS;
+      // What runs where the package is installed (a library's or an app's src/) needs runtime dependencies; a tool's
+      // src/ is installed by nobody, so it is held to the development rule.
+      const runtime = site.context === 'src' && rules.packages[pkg.name]?.role !== 'tool';
+      const kinds = runtime ? SHIPPED_KINDS : ALL_KINDS;
       const declared =
-        isDeclared(pkg, name, kinds) ||
-        (target === undefined && site.context !== 'src' && workspace.rootDevDependencies.has(name));
+        isDeclared(pkg, name, kinds) || (target === undefined && !runtime && workspace.rootDevDependencies.has(name));
       if (!declared) {
-        const needed = site.context === 'src' ? 'dependencies (or peerDependencies)' : 'its package.json';
+        const needed = runtime ? 'dependencies (or peerDependencies)' : 'its package.json';
         const actually = ALL_KINDS.find((kind) => pkg.declared[kind].has(name));
         violations.push({
           rule: 'declared-dependencies',

@@ -147,6 +147,22 @@ describe('checkWorkspace', () => {
     expect(violations.map((violation) => violation.rule)).toEqual(['declared-dependencies']);
   });
 
+  test("a tool's src/ may use what it declares in devDependencies (nobody installs a tool); an app's may not", () => {
+    const violations = plant((packages) => {
+      const tool = find(packages, '@x/tool');
+      tool.devDependencies = ['yaml'];
+      tool.imports?.push(['src/read.ts', 'yaml']);
+      const app = find(packages, '@x/app');
+      app.devDependencies?.push('yaml');
+      app.imports?.push(['src/read.ts', 'yaml']);
+    });
+    expect(violations.map((violation) => violation.message)).toEqual([
+      expect.stringContaining(
+        'apps/app/src/read.ts:1 (src) imports yaml, but apps/app/package.json declares yaml only in devDependencies',
+      ),
+    ]);
+  });
+
   test('a library shipping an import of testenv', () => {
     const violations = plant((packages) => {
       const kit = find(packages, '@x/kit');
