@@ -143,6 +143,10 @@ switch (job) {
       } else {
         console.log('\nkind lane: NOT RUN — no Docker engine answers (docker info failed)');
       }
+    } else {
+      console.log(
+        `\nkind lane: not in this tree (no ${KIND_LANE_DIR}/ with ${KIND_LANE_TEST_SCRIPT} in ${KIND_LANE_PACKAGE})`,
+      );
     }
 
     const { passed, failed, files, projects } = summarizeTestResults(root, extraProjects);
