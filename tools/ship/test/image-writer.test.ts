@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import tarStream from 'tar-stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IMAGE_ENTRYPOINT, IMAGE_USER, unpackImage } from '../src/image.js';
-import { ociArchitecture, splitImageRef, writeImage } from '../src/image-writer.js';
+import { type ImageSpec, ociArchitecture, splitImageRef, type WrittenImage, writeImage } from '../src/image-writer.js';
 
 const work = mkdtempSync(join(tmpdir(), 'ship-image-writer-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -64,44 +64,38 @@ function makeRootfs(dir: string, variant: number): string {
   return rootfs;
 }
 
+/** Writes the demo image of the root filesystem in `<work>/<dir>` (made by makeRootfs unless given). */
+function writeDemo(
+  dir: string,
+  options: { variant?: number; rootfs?: string; imageRef?: string } & Partial<ImageSpec> = {},
+): Promise<WrittenImage> {
+  const { variant = 0, rootfs, imageRef = 'example.test/demo:dev', ...rest } = options;
+  return writeImage({
+    rootfs: rootfs ?? makeRootfs(join(work, dir), variant),
+    outDir: join(work, dir, 'out'),
+    imageName: 'demo',
+    imageRef,
+    ...rest,
+  });
+}
+
 describe('image writer', () => {
   it('gives the same digests for the same files whatever their mtimes and the umask, and others for other files', async () => {
-    const first = await writeImage({
-      rootfs: makeRootfs(join(work, 'a'), 0),
-      outDir: join(work, 'a', 'out'),
-      imageName: 'demo',
-      imageRef: 'example.test/demo:dev',
-    });
-    const second = await writeImage({
-      rootfs: makeRootfs(join(work, 'b'), 1),
-      outDir: join(work, 'b', 'out'),
-      imageName: 'demo',
-      imageRef: 'example.test/demo:dev',
-    });
+    const first = await writeDemo('a');
+    const second = await writeDemo('b', { variant: 1 });
     expect(second.configDigest).toBe(first.configDigest);
     expect(second.manifestDigest).toBe(first.manifestDigest);
     expect(readFileSync(second.archive).equals(readFileSync(first.archive))).toBe(true);
 
     const changedRootfs = makeRootfs(join(work, 'c'), 0);
     writeFileSync(join(changedRootfs, 'app/main.mjs'), 'console.log(2)');
-    const changed = await writeImage({
-      rootfs: changedRootfs,
-      outDir: join(work, 'c', 'out'),
-      imageName: 'demo',
-      imageRef: 'example.test/demo:dev',
-    });
+    const changed = await writeDemo('c', { rootfs: changedRootfs });
     expect(changed.layerDigest).not.toBe(first.layerDigest);
     expect(changed.manifestDigest).not.toBe(first.manifestDigest);
   });
 
   it('writes a layer with sorted entries, owner 0:0, one mtime and normalised modes', async () => {
-    const image = await writeImage({
-      rootfs: makeRootfs(join(work, 'd'), 1),
-      outDir: join(work, 'd', 'out'),
-      imageName: 'demo',
-      imageRef: 'example.test/demo:dev',
-      epochSeconds: 1_700_000_000,
-    });
+    const image = await writeDemo('d', { variant: 1, epochSeconds: 1_700_000_000 });
     const layer = readFileSync(join(image.ociLayout, 'blobs', 'sha256', image.layerDigest.slice(7)));
     const members = await readTar(layer);
     expect(members.map((m) => [m.name, m.type, m.mode.toString(8)])).toEqual([
@@ -118,10 +112,7 @@ describe('image writer', () => {
   });
 
   it('writes an OCI layout and a docker-archive whose digests and references agree', async () => {
-    const image = await writeImage({
-      rootfs: makeRootfs(join(work, 'e'), 0),
-      outDir: join(work, 'e', 'out'),
-      imageName: 'demo',
+    const image = await writeDemo('e', {
       imageRef: 'example.test/tally/demo:v1',
       labels: { 'org.opencontainers.image.title': 'demo' },
     });
