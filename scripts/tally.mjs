@@ -1,26 +1,73 @@
 #!/usr/bin/env node
-// The README's entry points, runnable on a machine that has only Node and npm: it obtains the pinned pnpm,
+// The README's entry points, runnable on a machine that has only Node, npm and Go: it obtains the pinned pnpm,
 // installs with the frozen lockfile, builds, and then runs the requested job.
-//   node scripts/tally.mjs test   — every package's tests, then one summary line "N passed, N failed"
+//   node scripts/tally.mjs test   — lint, typecheck, prepare (control plane, Cluster API manager, images), every test
+//                                   project, the kind lane when a Docker engine answers; ends with "N passed, N failed"
 //   node scripts/tally.mjs start  — the IPAM controller (with no KUBECONFIG: an embedded control plane and a demo)
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { removeTestResults, summarizeTestResults } from './test-summary.mjs';
+import { REPORT, removeTestResults, summarizeTestResults } from './test-summary.mjs';
+
+// The kind lane (e2e on a kind cluster, engineer H2's branch kind-lane): run after every other test project, alone,
+// only when `docker info` answers. Until the lane's directory and its test script exist, it is skipped silently.
+const KIND_LANE_DIR = 'e2e/kind';
+const KIND_LANE_PACKAGE_DIR = 'e2e';
+const KIND_LANE_PACKAGE = '@tally-ipam/e2e';
+const KIND_LANE_PREPARE_SCRIPT = 'prepare:kind';
+const KIND_LANE_TEST_SCRIPT = 'test:kind';
+/** Where the summary looks for the lane's vitest report. */
+const KIND_LANE_REPORT = 'e2e/kind/test-results.json';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pinnedPnpm = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
+// At most two turbo tasks at a time (each vitest run uses cores − 1 workers, so 2 cores run 2 test files at once, and
+// type checks and Biome stay at two processes): a 2-core machine stays responsive.
+const concurrency = String(Math.max(1, Math.min(2, availableParallelism())));
+const started = Date.now();
+/** [{ name, seconds, ok }] of every stage run, for the closing table. */
+const stages = [];
+/** Checks that failed outside the test reports (lint, typecheck, prepare): one failed each in the summary line. */
+const failedChecks = [];
 
-function run(cmd, args, { allowFailure = false } = {}) {
-  const started = Date.now();
-  console.error(`\n▶ ${cmd} ${args.join(' ')}`);
+function elapsed(since) {
+  return ((Date.now() - since) / 1000).toFixed(1);
+}
+
+function runStage(name, cmd, args) {
+  const stageStarted = Date.now();
+  console.error(`\n▶ [${elapsed(started)}s] ${name}: ${cmd} ${args.join(' ')}`);
   const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: process.env });
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  if (res.error) throw new Error(`could not run ${cmd}: ${res.error.message}`);
-  console.error(`◀ ${cmd} ${args[0] ?? ''} finished in ${seconds}s (exit ${res.status})`);
-  if (res.status !== 0 && !allowFailure) process.exit(res.status ?? 1);
-  return res.status ?? 1;
+  const seconds = elapsed(stageStarted);
+  const ok = !res.error && res.status === 0;
+  const detail = res.error ? `could not run ${cmd}: ${res.error.message}` : `exit ${res.status ?? res.signal}`;
+  console.error(`◀ [${elapsed(started)}s] ${name} ${ok ? 'done' : 'FAILED'} in ${seconds}s (${detail})`);
+  stages.push({ name, seconds, ok });
+  return ok;
+}
+
+/** A stage whose failure counts as one failed check and lets the run go on (its output is shown above). */
+function check(name, cmd, args) {
+  const ok = runStage(name, cmd, args);
+  if (!ok) failedChecks.push(name);
+  return ok;
+}
+
+/** A stage without which nothing else can run: its failure ends the run with "0 passed, 1 failed". */
+function required(name, cmd, args) {
+  if (runStage(name, cmd, args)) return;
+  printStages();
+  console.log(`\n${name} failed (output above): nothing else can run`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
+function printStages() {
+  console.log(`\nstages (${elapsed(started)}s in all):`);
+  for (const stage of stages)
+    console.log(`  ${stage.ok ? 'ok    ' : 'FAILED'} ${stage.name.padEnd(34)} ${stage.seconds}s`);
 }
 
 function pnpmCommand() {
@@ -32,31 +79,96 @@ function pnpmCommand() {
   return ['npx', ['--yes', `pnpm@${pinnedPnpm}`]];
 }
 
+function packageScripts(dir) {
+  const manifest = join(root, dir, 'package.json');
+  return existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')).scripts ?? {}) : {};
+}
+
+function kindLanePresent() {
+  return existsSync(join(root, KIND_LANE_DIR)) && KIND_LANE_TEST_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR);
+}
+
+function dockerAnswers() {
+  const probe = spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 30_000 });
+  return !probe.error && probe.status === 0;
+}
+
+/**
+ * Runs the kind lane alone. Its report belongs at KIND_LANE_REPORT; if the lane's vitest wrote it where the e2e
+ * project's own report lives instead, it is moved there and the e2e report put back, so neither hides the other.
+ */
+function runKindLane(pnpm) {
+  const sharedReport = join(root, KIND_LANE_PACKAGE_DIR, REPORT);
+  const e2eReport = existsSync(sharedReport) ? readFileSync(sharedReport) : undefined;
+  if (KIND_LANE_PREPARE_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR)) {
+    if (!check('kind lane: prepare', ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_PREPARE_SCRIPT))) return;
+  }
+  runStage('kind lane: tests', ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT));
+  const laneReport = join(root, KIND_LANE_REPORT);
+  const sharedNow = existsSync(sharedReport) ? readFileSync(sharedReport) : undefined;
+  if (!existsSync(laneReport) && sharedNow && !(e2eReport && sharedNow.equals(e2eReport))) {
+    renameSync(sharedReport, laneReport);
+    if (e2eReport) writeFileSync(sharedReport, e2eReport);
+  }
+}
+
 const job = process.argv[2];
-const [pnpm, pnpmPrefix] = pnpmCommand();
-const p = (...args) => [pnpm, [...pnpmPrefix, ...args]];
+const [pnpmBin, pnpmPrefix] = pnpmCommand();
+const pnpm = (...args) => [pnpmBin, [...pnpmPrefix, ...args]];
+const turbo = (...args) => pnpm('exec', 'turbo', 'run', ...args, `--concurrency=${concurrency}`);
 
 switch (job) {
   case 'test': {
-    run(...p('install', '--frozen-lockfile'));
-    run(...p('run', 'build'));
-    removeTestResults(root);
+    required('install (frozen lockfile)', ...pnpm('install', '--frozen-lockfile'));
+    required('build', ...turbo('build'));
+    check('lint (Biome)', ...turbo('lint', '--continue'));
+    check('typecheck', ...turbo('typecheck', '--continue'));
+    // Everything a test would otherwise build inside its timeout, built (or found in the cache) here, with progress.
+    check('prepare: control plane and Cluster API manager (Go builds, cached)', 'node', [
+      'packages/testenv/dist/cli.js',
+      'prepare',
+      '--capi',
+    ]);
+    check('prepare: controller images', ...pnpm('-r', '--workspace-concurrency=1', 'run', 'image'));
+
+    const lane = kindLanePresent();
+    removeTestResults(root, lane ? [join(root, KIND_LANE_REPORT)] : []);
     // --force: "run all tests" means run them, not replay turbo's cached logs of an earlier run.
-    const status = run(...p('exec', 'turbo', 'run', 'test', '--continue', '--concurrency=2', '--force'), {
-      allowFailure: true,
-    });
-    const { passed, failed, files, missing } = summarizeTestResults(root);
-    for (const dir of missing)
-      console.log(`${dir}: no test-results.json (its test run did not finish): counted as 1 failed`);
-    console.log(`\ntest results from ${files} test projects`);
-    console.log(`${passed} passed, ${failed} failed`);
-    process.exit(status !== 0 || failed > 0 ? 1 : 0);
+    runStage('tests', ...turbo('test', '--continue', '--force'));
+    const extraProjects = [];
+    if (lane) {
+      if (dockerAnswers()) {
+        runKindLane(pnpm);
+        extraProjects.push({ name: KIND_LANE_DIR, report: join(root, KIND_LANE_REPORT) });
+      } else {
+        console.log('\nkind lane: NOT RUN — no Docker engine answers (docker info failed)');
+      }
+    } else {
+      console.log(
+        `\nkind lane: not in this tree (no ${KIND_LANE_DIR}/ with ${KIND_LANE_TEST_SCRIPT} in ${KIND_LANE_PACKAGE})`,
+      );
+    }
+
+    const { passed, failed, files, projects } = summarizeTestResults(root, extraProjects);
+    printStages();
+    console.log(`\ntest results from ${files} of ${projects.length} test projects:`);
+    for (const project of projects) {
+      console.log(`  ${project.name}: ${project.passed} passed, ${project.failed} failed`);
+      for (const problem of project.problems) console.log(`    ${problem}`);
+    }
+    for (const name of failedChecks) console.log(`${name}: failed (output above): counted as 1 failed`);
+    const totalFailed = failed + failedChecks.length;
+    console.log(`${passed} passed, ${totalFailed} failed`);
+    process.exit(totalFailed > 0 ? 1 : 0);
     break;
   }
   case 'start': {
-    run(...p('install', '--frozen-lockfile'));
-    run(...p('run', 'build'));
-    run(...p('--filter', '@tally-ipam/ipam-controller', 'start', ...process.argv.slice(3)));
+    required('install (frozen lockfile)', ...pnpm('install', '--frozen-lockfile'));
+    required('build', ...turbo('build'));
+    const [cmd, args] = pnpm('--filter', '@tally-ipam/ipam-controller', 'start', ...process.argv.slice(3));
+    console.error(`\n▶ ${cmd} ${args.join(' ')}`);
+    const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: process.env });
+    process.exit(res.status ?? 1);
     break;
   }
   default:

@@ -1,18 +1,24 @@
-// Sums vitest's JSON reports (test-results.json, one per test project) into passed/failed counts.
-// A test project is every workspace package with a `test` script; one that wrote no report (it crashed before
-// vitest could write it) counts as one failure, so a broken project can never vanish from the summary.
+// Sums vitest's JSON reports (test-results.json, one per test project) into one "N passed, N failed" line.
+// Nothing that failed may vanish from the count:
+//   - a test that failed counts as failed;
+//   - in a test file that failed (a beforeAll or afterAll threw, the file did not load), every test that did not pass
+//     counts as failed — vitest reports them as skipped — and a failed file with no such test counts as one;
+//   - a project whose report says it did not succeed but shows no failure (global setup threw, an unhandled error)
+//     counts as one;
+//   - a project that wrote no report (its run did not finish) or an unreadable one counts as one.
+// A test project is every workspace package with a `test` script.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const workspaceDirs = ['packages', 'apps', 'tools'];
-const REPORT = 'test-results.json';
+export const REPORT = 'test-results.json';
 
 export function testProjects(root) {
   const candidates = [join(root, 'e2e')];
   for (const dir of workspaceDirs) {
     const base = join(root, dir);
     if (!existsSync(base)) continue;
-    for (const name of readdirSync(base)) candidates.push(join(base, name));
+    for (const name of readdirSync(base).sort()) candidates.push(join(base, name));
   }
   return candidates.filter((dir) => {
     const manifest = join(dir, 'package.json');
@@ -21,37 +27,95 @@ export function testProjects(root) {
 }
 
 /** Removes every project's report, so the summary after a run can only count what that run wrote. */
-export function removeTestResults(root) {
+export function removeTestResults(root, extraReports = []) {
   for (const dir of testProjects(root)) rmSync(join(dir, REPORT), { force: true });
+  for (const file of extraReports) rmSync(file, { force: true });
 }
 
-export function summarizeTestResults(root) {
+function firstLine(text) {
+  const line = String(text ?? '')
+    .split('\n')
+    .find((l) => l.trim());
+  if (!line) return '';
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+/**
+ * Counts one vitest JSON report. Returns { passed, failed, problems }, where problems are one-line reasons for the
+ * failures that are not failed tests (files that failed to load or set up, a run that did not succeed).
+ */
+export function countReport(report) {
+  let passed = 0;
+  let failed = 0;
+  const problems = [];
+  const files = Array.isArray(report?.testResults) ? report.testResults : [];
+  for (const file of files) {
+    const results = Array.isArray(file.assertionResults) ? file.assertionResults : [];
+    const filePassed = results.filter((r) => r.status === 'passed').length;
+    const fileFailedTests = results.filter((r) => r.status === 'failed').length;
+    passed += filePassed;
+    failed += fileFailedTests;
+    if (file.status !== 'failed') continue;
+    const notRun = results.length - filePassed - fileFailedTests;
+    const extra = notRun > 0 ? notRun : fileFailedTests === 0 ? 1 : 0;
+    if (extra > 0) {
+      failed += extra;
+      const what = notRun > 0 ? `its ${notRun} test(s) that did not run` : 'the file';
+      problems.push(
+        `${file.name ?? 'a test file'} failed (${firstLine(file.message) || 'no message'}): ${what} counted as failed`,
+      );
+    }
+  }
+  if (report?.success !== true && failed === 0) {
+    failed += 1;
+    problems.push(
+      files.length === 0
+        ? 'the run failed before any test file ran (global setup, configuration or collection): counted as 1 failed'
+        : 'the run did not succeed although no test failed (an unhandled error?): counted as 1 failed',
+    );
+  }
+  return { passed, failed, problems };
+}
+
+/**
+ * Sums the reports of every test project under `root` (and of `extraProjects`: [{ name, report }] with a report path,
+ * e.g. the kind lane). Returns { passed, failed, files, projects }, projects being
+ * [{ name, passed, failed, problems }].
+ */
+export function summarizeTestResults(root, extraProjects = []) {
+  const projects = [
+    ...testProjects(root).map((dir) => ({ name: relative(root, dir), report: join(dir, REPORT) })),
+    ...extraProjects,
+  ];
   let passed = 0;
   let failed = 0;
   let files = 0;
-  const missing = [];
-  for (const dir of testProjects(root)) {
-    const file = join(dir, REPORT);
-    if (!existsSync(file)) {
-      missing.push(relative(root, dir));
-      failed += 1;
-      continue;
+  const counted = [];
+  for (const project of projects) {
+    let result;
+    if (!existsSync(project.report)) {
+      result = {
+        passed: 0,
+        failed: 1,
+        problems: [`no ${REPORT} (its test run did not finish): counted as 1 failed`],
+      };
+    } else {
+      try {
+        result = countReport(JSON.parse(readFileSync(project.report, 'utf8')));
+        files += 1;
+      } catch (error) {
+        result = { passed: 0, failed: 1, problems: [`unreadable ${REPORT} (${error.message}): counted as 1 failed`] };
+      }
     }
-    const report = JSON.parse(readFileSync(file, 'utf8'));
-    files += 1;
-    passed += report.numPassedTests ?? 0;
-    // A suite that failed to load (syntax error, global setup failure) has no failed *tests*; count it as one.
-    const failedSuites = (report.testResults ?? []).filter(
-      (r) => r.status === 'failed' && r.assertionResults?.length === 0,
-    ).length;
-    failed +=
-      (report.numFailedTests ?? 0) + failedSuites + (report.numTotalTests === 0 && report.success === false ? 1 : 0);
+    passed += result.passed;
+    failed += result.failed;
+    counted.push({ name: project.name, ...result });
   }
-  return { passed, failed, files, missing };
+  return { passed, failed, files, projects: counted };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { passed, failed, missing } = summarizeTestResults(process.argv[2] ?? process.cwd());
-  for (const dir of missing) console.log(`${dir}: no ${REPORT} (its test run did not finish)`);
+  const { passed, failed, projects } = summarizeTestResults(process.argv[2] ?? process.cwd());
+  for (const project of projects) for (const problem of project.problems) console.log(`${project.name}: ${problem}`);
   console.log(`${passed} passed, ${failed} failed`);
 }

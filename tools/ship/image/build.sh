@@ -3,14 +3,17 @@
 #   1. bundle <app-dir>/dist/main.js (run `pnpm build` first) and its dependencies into one ESM file (bundle.sh);
 #   2. assemble a root filesystem: the node binary, the shared libraries ldd names, the CA bundle, /etc/passwd and
 #      /etc/group with the non-root user 65532, an empty /tmp, and the bundle as /app/main.mjs;
-#   3. make an OCI image of it with umoci (entrypoint node /app/main.mjs, user 65532:65532);
-#   4. export it with skopeo as a docker-archive tarball that `docker load` and `kind load image-archive` accept.
+#   3. write it, in Node (dist/image-writer.js of this package: no umoci, skopeo, root or Docker daemon), as one
+#      deterministic layer (sorted entries, fixed mtime, owner 0:0, normalised modes), an OCI image layout and a
+#      docker-archive that `docker load` and `kind load image-archive` accept (entrypoint node /app/main.mjs, user
+#      65532:65532). Same inputs, same digests.
 #
 # Usage: tools/ship/image/build.sh <app-dir> <image-name>     (each app's `pnpm image` runs it)
 # Environment:
 #   IMAGE_REF   reference stored in the archive   (default ghcr.io/tally-ipam/<image-name>:dev)
 #   OUT_DIR     where the results go              (default <app-dir>/dist/image)
 #   NODE_BIN    the node binary to ship           (default: the node on PATH; must be Node 20)
+#   SOURCE_DATE_EPOCH  mtime of every entry and the config's `created` (default 0)
 # Results: $OUT_DIR/<image-name>.tar (docker-archive), $OUT_DIR/oci (OCI layout), $OUT_DIR/inputs.sha256.
 # The image is rebuilt only when its inputs (bundle, node binary, libraries, this script, the reference) change.
 set -euo pipefail
@@ -31,9 +34,11 @@ fail() {
   exit 1
 }
 
-for tool in umoci skopeo ldd sha256sum; do
-  command -v "$tool" >/dev/null || fail "$tool is not installed (Debian: apt-get install -y umoci skopeo)"
+WRITER="$SHIP_DIR/dist/image-writer.js"
+for tool in ldd sha256sum; do
+  command -v "$tool" >/dev/null || fail "$tool is not installed"
 done
+[ -f "$WRITER" ] || fail "$WRITER is missing: run pnpm build first"
 node_major=$("$NODE_BIN" -p 'process.versions.node.split(".")[0]')
 [ "$node_major" = 20 ] || fail "$NODE_BIN is Node $node_major; the image ships Node 20"
 
@@ -43,10 +48,10 @@ trap 'rm -rf "$work"' EXIT
 rootfs="$work/rootfs"
 mkdir -p "$rootfs"/{app,etc/ssl/certs,tmp,proc,dev,sys,usr/bin}
 
-step "1/5 bundling $APP_DIR/dist/main.js with esbuild"
+step "1/4 bundling $APP_DIR/dist/main.js with esbuild"
 bash "$SHIP_DIR/image/bundle.sh" "$APP_DIR" "$rootfs/app/main.mjs"
 
-step "2/5 root filesystem: node $("$NODE_BIN" --version), its libraries, CA certificates, user 65532"
+step "2/4 root filesystem: node $("$NODE_BIN" --version), its libraries, CA certificates, user 65532"
 cp "$NODE_BIN" "$rootfs/usr/bin/node"
 libraries=$(ldd "$NODE_BIN" | awk '/=> \//{print $3} /^[ \t]*\/.*ld-linux/{print $1}')
 [ -n "$libraries" ] || fail "ldd found no libraries for $NODE_BIN"
@@ -59,9 +64,10 @@ chmod 0755 "$rootfs/app" && chmod 0644 "$rootfs/app/main.mjs"
 
 inputs=$(
   {
-    sha256sum "$rootfs/app/main.mjs" "$rootfs/usr/bin/node" "${BASH_SOURCE[0]}" "$SHIP_DIR/image/bundle.sh" | awk '{print $1}'
+    sha256sum "$rootfs/app/main.mjs" "$rootfs/usr/bin/node" "${BASH_SOURCE[0]}" "$SHIP_DIR/image/bundle.sh" "$WRITER" |
+      awk '{print $1}'
     for library in $libraries; do sha256sum "$library" | awk '{print $1}'; done
-    echo "$IMAGE_REF"
+    echo "$IMAGE_REF ${SOURCE_DATE_EPOCH:-0}"
   } | sha256sum | awk '{print $1}'
 )
 if [ -f "$ARCHIVE" ] && [ "$(cat "$OUT_DIR/inputs.sha256" 2>/dev/null)" = "$inputs" ]; then
@@ -70,29 +76,13 @@ if [ -f "$ARCHIVE" ] && [ "$(cat "$OUT_DIR/inputs.sha256" 2>/dev/null)" = "$inpu
 fi
 rm -f "$OUT_DIR/inputs.sha256"
 
-step "3/5 OCI image with umoci"
-rm -rf "$OUT_DIR/oci"
-umoci init --layout "$OUT_DIR/oci"
-umoci new --image "$OUT_DIR/oci:latest"
-unpack_flags=()
-[ "$(id -u)" = 0 ] || unpack_flags=(--rootless)
-umoci unpack "${unpack_flags[@]}" --image "$OUT_DIR/oci:latest" "$work/bundle" >/dev/null
-cp -a "$rootfs/." "$work/bundle/rootfs/"
-umoci repack --image "$OUT_DIR/oci:latest" "$work/bundle"
-umoci config --image "$OUT_DIR/oci:latest" \
-  --os linux --architecture amd64 \
-  --config.entrypoint /usr/bin/node --config.entrypoint /app/main.mjs \
-  --config.user 65532:65532 --config.workingdir /app \
-  --config.env NODE_ENV=production --config.env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
-  --config.label org.opencontainers.image.title=tally-$IMAGE_NAME \
-  --config.label org.opencontainers.image.source=https://github.com/tally-ipam/tally
-umoci gc --layout "$OUT_DIR/oci"
-
-step "4/5 docker-archive with skopeo ($IMAGE_REF)"
+step "3/4 OCI layout and docker-archive ($IMAGE_REF)"
 rm -f "$ARCHIVE"
-skopeo --insecure-policy copy --quiet "oci:$OUT_DIR/oci:latest" "docker-archive:$ARCHIVE:$IMAGE_REF"
+written=$(node "$WRITER" --rootfs "$rootfs" --out-dir "$OUT_DIR" --name "$IMAGE_NAME" --ref "$IMAGE_REF" \
+  --label "org.opencontainers.image.title=tally-$IMAGE_NAME" \
+  --label "org.opencontainers.image.source=https://github.com/tally-ipam/tally")
 echo "$inputs" >"$OUT_DIR/inputs.sha256"
 
-step "5/5 done: $ARCHIVE $(du -h "$ARCHIVE" | cut -f1)" \
-  "(bundle $(du -h "$rootfs/app/main.mjs" | cut -f1), node $(du -h "$rootfs/usr/bin/node" | cut -f1))"
+step "4/4 done: $ARCHIVE $(du -h "$ARCHIVE" | cut -f1)" \
+  "(bundle $(du -h "$rootfs/app/main.mjs" | cut -f1), node $(du -h "$rootfs/usr/bin/node" | cut -f1)): $written"
 echo "load it with: docker load -i $ARCHIVE   or   kind load image-archive $ARCHIVE" >&2

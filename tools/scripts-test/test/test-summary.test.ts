@@ -1,0 +1,122 @@
+// The summary line of `npm test` (scripts/test-summary.mjs) on real vitest JSON reports: vitest runs on tiny fixture
+// projects laid out like the workspace, each failing in its own way, and no failure may vanish from the count.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ProjectCount, summarizeTestResults } from '../../../scripts/test-summary.mjs';
+
+const run = promisify(execFile);
+const vitestCli = join(dirname(createRequire(import.meta.url).resolve('vitest/package.json')), 'vitest.mjs');
+
+/** Fixture projects: files (test files use vitest's globals, so they import nothing). */
+const FIXTURES: Record<string, Record<string, string>> = {
+  passing: {
+    'a.test.mjs': "it('one', () => {});\nit('two', () => { expect(1 + 1).toBe(2); });\n",
+  },
+  'failing-test': {
+    'a.test.mjs': "it('passes', () => {});\nit('fails', () => { expect(1).toBe(2); });\n",
+  },
+  'syntax-error': {
+    'a.test.mjs': "it('never loads', () => { const = 1; });\n",
+    'b.test.mjs': "it('passes', () => {});\n",
+  },
+  'before-all-throws': {
+    'a.test.mjs':
+      "beforeAll(() => { throw new Error('no control plane'); });\nit('one', () => {});\nit('two', () => {});\n",
+    'b.test.mjs': "it('passes', () => {});\n",
+  },
+  'after-all-throws': {
+    'a.test.mjs': "afterAll(() => { throw new Error('cleanup failed'); });\nit('passes', () => {});\n",
+  },
+  'global-setup-throws': {
+    'a.test.mjs': "it('never runs', () => {});\n",
+    'vitest.config.mjs': "export default { test: { globalSetup: ['./setup.mjs'] } };\n",
+    'setup.mjs': "export default function setup() { throw new Error('Go is not installed'); }\n",
+  },
+};
+
+const root = mkdtempSync(join(tmpdir(), 'tally-summary-'));
+let byName: Map<string, ProjectCount>;
+let total: { passed: number; failed: number; files: number };
+
+function writeProject(name: string, files: Record<string, string>): string {
+  const dir = join(root, 'packages', name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, scripts: { test: 'vitest run' } }));
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
+  return dir;
+}
+
+beforeAll(async () => {
+  for (const [name, files] of Object.entries(FIXTURES)) {
+    const dir = writeProject(name, files);
+    // Exit codes are not what is tested: only the report vitest leaves behind.
+    await run(
+      process.execPath,
+      [vitestCli, 'run', '--root', dir, '--globals', '--reporter=json', '--outputFile=test-results.json'],
+      { cwd: dir, env: { ...process.env, CI: '1' } },
+    ).catch(() => undefined);
+  }
+  // A project whose run never finished (killed, crashed before vitest wrote a report).
+  writeProject('no-report', { 'a.test.mjs': "it('would pass', () => {});\n" });
+  // A workspace package without tests is not a test project.
+  mkdirSync(join(root, 'packages', 'no-tests'), { recursive: true });
+  writeFileSync(join(root, 'packages', 'no-tests', 'package.json'), JSON.stringify({ name: 'no-tests' }));
+
+  const summary = summarizeTestResults(root);
+  byName = new Map(summary.projects.map((project) => [project.name, project]));
+  total = { passed: summary.passed, failed: summary.failed, files: summary.files };
+});
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function counts(name: string): { passed: number; failed: number } {
+  const project = byName.get(join('packages', name));
+  if (!project) throw new Error(`no project packages/${name} in the summary`);
+  return { passed: project.passed, failed: project.failed };
+}
+
+describe('npm test summary', () => {
+  it('counts passing and failing tests as vitest reports them', () => {
+    expect(counts('passing')).toEqual({ passed: 2, failed: 0 });
+    expect(counts('failing-test')).toEqual({ passed: 1, failed: 1 });
+  });
+
+  it('counts a test file that did not load as one failed, next to the files that ran', () => {
+    expect(counts('syntax-error')).toEqual({ passed: 1, failed: 1 });
+  });
+
+  it('counts the tests of a file whose beforeAll threw as failed, not skipped', () => {
+    expect(counts('before-all-throws')).toEqual({ passed: 1, failed: 2 });
+  });
+
+  it('counts a file whose afterAll threw as failed even though its tests passed', () => {
+    expect(counts('after-all-throws').failed).toBe(1);
+  });
+
+  it('counts a project whose global setup threw as one failed', () => {
+    expect(counts('global-setup-throws')).toEqual({ passed: 0, failed: 1 });
+  });
+
+  it('counts a project that wrote no report as one failed, and ignores packages without tests', () => {
+    expect(counts('no-report')).toEqual({ passed: 0, failed: 1 });
+    expect(byName.has(join('packages', 'no-tests'))).toBe(false);
+    expect(byName.get(join('packages', 'no-report'))?.problems.join('\n')).toMatch(/did not finish/);
+  });
+
+  it('never says 0 failed when any project failed to set up, load or finish', () => {
+    for (const project of byName.values()) {
+      if (project.name !== join('packages', 'passing')) {
+        expect({ project: project.name, failedAtLeastOne: project.failed >= 1 }).toEqual({
+          project: project.name,
+          failedAtLeastOne: true,
+        });
+      }
+    }
+    expect(total).toEqual({ passed: 6, failed: 7, files: 6 });
+  });
+});
