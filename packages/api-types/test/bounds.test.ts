@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clipText, ELLIPSIS, parseTallyIPPool, parseTallyPrefixPool } from '../src/index.js';
+import { clipText, clipUtf8, ELLIPSIS, parseTallyIPPool, parseTallyPrefixPool } from '../src/index.js';
 
 const ipPool = (spec: Record<string, unknown>) => ({
   apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
@@ -62,6 +62,24 @@ describe('clipText', () => {
           expect(clipped.endsWith(ELLIPSIS)).toBe(true);
           expect(text.startsWith(clipped.slice(0, -ELLIPSIS.length))).toBe(true);
           expect(Buffer.from(clipped, 'utf8').toString('utf8')).toBe(clipped);
+        }
+      }),
+    );
+  });
+});
+
+describe('clipUtf8', () => {
+  it('fits the byte limit, keeps as much as fits, and marks the cut', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.integer({ min: 4, max: 300 }), (text, max) => {
+        const clipped = clipUtf8(text, max);
+        const bytes = Buffer.byteLength(clipped, 'utf8');
+        expect(bytes).toBeLessThanOrEqual(max);
+        if (Buffer.byteLength(text, 'utf8') <= max) expect(clipped).toBe(text);
+        else {
+          expect(clipped.endsWith(ELLIPSIS)).toBe(true);
+          // As much as fits is kept: at most one more character (4 bytes) would have fit next to the ellipsis.
+          expect(bytes).toBeGreaterThan(max - 4 - Buffer.byteLength(ELLIPSIS, 'utf8'));
         }
       }),
     );

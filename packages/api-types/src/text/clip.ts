@@ -32,3 +32,25 @@ export function echo(value: string): string {
 export function isIntegerInRange(value: unknown, min: number, max: number): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
 }
+
+/**
+ * `text` cut to at most `maxBytes` bytes of UTF-8, the cut marked with an ellipsis (counted in the bytes): for limits
+ * the API counts in bytes, such as an Event's note (1 KiB).
+ */
+export function clipUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  // A character is at most 3 bytes per UTF-16 code unit: start there and shrink until the text fits.
+  let max = Math.min(text.length, Math.max(1, Math.floor(maxBytes / 3)));
+  let clipped = clipText(text, max);
+  for (let step = Math.max(1, Math.ceil(max / 8)); max < text.length; ) {
+    const longer = clipText(text, Math.min(text.length - 1, max + step));
+    if (Buffer.byteLength(longer, 'utf8') > maxBytes) {
+      if (step === 1) break;
+      step = Math.ceil(step / 2);
+      continue;
+    }
+    clipped = longer;
+    max += step;
+  }
+  return clipped;
+}
