@@ -10,3 +10,4 @@ export * from './meta/v1/index.js';
 export * from './parse.js';
 export * from './resources.js';
 export * from './tally/v1alpha1/index.js';
+export * from './text/index.js';

@@ -3,6 +3,12 @@ import { Cluster, Machine, MachinePool } from './cluster/v1beta2/types.js';
 import { IPAddress, IPAddressClaim } from './ipam/v1beta2/types.js';
 import { GlobalTallyIPPool, TallyIPPool } from './tally/v1alpha1/ip-pool.js';
 import { GlobalTallyPrefixPool, TallyPrefixPool } from './tally/v1alpha1/prefix-pool.js';
+import { clipText } from './text/clip.js';
+
+/** How many field problems one parse error lists before it says how many more there are. */
+const MAX_LISTED_ISSUES = 10;
+/** The longest value or reason one listed problem shows. */
+const MAX_ISSUE_TEXT = 200;
 
 /** One problem with an object: where (`spec.addresses[2]`), what was there, and why it is wrong. */
 export interface FieldIssue {
@@ -20,8 +26,16 @@ export class ObjectParseError extends Error {
   readonly issues: readonly FieldIssue[];
 
   constructor(kind: string, objectName: string, issues: readonly FieldIssue[]) {
-    const details = issues.map((issue) => `${issue.path}: ${issue.message} (value: ${describeValue(issue.value)})`);
-    super(`invalid ${kind} ${objectName}: ${details.join('; ')}`);
+    // Bounded whatever the input: a list of a million bad entries gives a million issues.
+    const details = issues
+      .slice(0, MAX_LISTED_ISSUES)
+      .map(
+        (issue) =>
+          `${clipText(issue.path, MAX_ISSUE_TEXT)}: ${clipText(issue.message, MAX_ISSUE_TEXT)} ` +
+          `(value: ${describeValue(issue.value)})`,
+      );
+    if (issues.length > MAX_LISTED_ISSUES) details.push(`and ${issues.length - MAX_LISTED_ISSUES} more`);
+    super(`invalid ${kind} ${clipText(objectName, MAX_ISSUE_TEXT)}: ${details.join('; ')}`);
     this.name = 'ObjectParseError';
     this.kind = kind;
     this.objectName = objectName;
@@ -33,8 +47,14 @@ export type ParseResult<T> = { success: true; data: T } | { success: false; erro
 
 function describeValue(value: unknown): string {
   if (value === undefined) return '<missing>';
-  const text = JSON.stringify(value);
-  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    // Nesting deeper than the stack (JSON.stringify recurses) or a value JSON cannot show.
+    text = Array.isArray(value) ? '<array>' : `<${typeof value}>`;
+  }
+  return clipText(text, MAX_ISSUE_TEXT);
 }
 
 /** `['spec', 'addresses', 2]` → `spec.addresses[2]`. */

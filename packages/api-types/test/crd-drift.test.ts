@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { diffCRDs, generatedCRDFiles, tallyCRDDirectory, tallyCRDsYaml, writeCRDs } from '../src/index.js';
+import {
+  diffCRDs,
+  generatedCRDFiles,
+  tallyCRDDirectory,
+  tallyCRDsYaml,
+  validationMessageProblems,
+  writeCRDs,
+} from '../src/index.js';
 
 describe('committed CRDs match the zod schemas (run `pnpm --filter @tally-ipam/api-types gen-crds` to update)', () => {
   const generated = generatedCRDFiles();
@@ -20,6 +27,27 @@ describe('committed CRDs match the zod schemas (run `pnpm --filter @tally-ipam/a
     expect(documents.map((document) => (parse(document) as { metadata: { name: string } }).metadata.name)).toEqual(
       generated.map((file) => file.crd.metadata.name),
     );
+  });
+});
+
+describe('CEL validation messages', () => {
+  it('every rule of every committed CRD has a static message in English, never the CEL source', async () => {
+    const committed = await Promise.all(
+      generatedCRDFiles().map(async (file) => parse(await readFile(join(tallyCRDDirectory(), file.fileName), 'utf8'))),
+    );
+    expect(committed.flatMap((crd) => validationMessageProblems(crd))).toEqual([]);
+  });
+
+  it('finds a rule without a message and a message that is CEL', () => {
+    const [file] = generatedCRDFiles();
+    if (!file) throw new Error('expected a generated CRD');
+    const crd = structuredClone(file.crd);
+    const schema = crd.spec.versions[0]?.schema.openAPIV3Schema as Record<string, unknown>;
+    schema['x-kubernetes-validations'] = [{ rule: 'self.a == 1' }, { rule: 'true', message: 'self.a == 1' }];
+    expect(validationMessageProblems(crd).map((problem) => problem.problem)).toEqual([
+      'no message',
+      'message reads as CEL: self.a == 1',
+    ]);
   });
 });
 

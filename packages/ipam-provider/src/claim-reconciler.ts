@@ -1,5 +1,8 @@
 import { AllocationError } from '@tally-ipam/allocator';
 import {
+  clipText,
+  clipUtf8,
+  echo,
   IPADDRESSCLAIM_ADDRESS_ALLOCATED_REASON,
   IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
   IPADDRESSCLAIM_POOL_EXHAUSTED_REASON,
@@ -8,6 +11,7 @@ import {
   TALLY_GROUP,
 } from '@tally-ipam/api-types';
 import {
+  AlreadyOwnedError,
   addFinalizer,
   type Cache,
   type Client,
@@ -23,12 +27,15 @@ import {
   type Result,
   removeFinalizer,
   type SharedInformer,
+  setControllerReference,
+  setOwnerReference,
 } from '@tally-ipam/controller-kit';
 import type { AllocationEvents } from './allocation-events.js';
 import type { AssumedObjects } from './assumed-objects.js';
 import { type ClaimOutcome, notReady, writeClaimStatus } from './claim-status.js';
 import {
   ADDRESS_FINALIZER,
+  CLAIM_ADDRESS_RESERVED_REASON,
   CLAIM_FINALIZER,
   EVENT_ADDRESS_ALLOCATED,
   EVENT_ADDRESS_RECREATED,
@@ -130,9 +137,15 @@ export class ClaimReconciler implements Reconciler {
 
     // The finalizer first, in this same reconcile: an address must never exist for a claim that can vanish unseen.
     if (!hasFinalizer(claim, CLAIM_FINALIZER)) {
-      claim = deps.assumed.claims.assume(
-        await addFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal }),
-      );
+      try {
+        claim = deps.assumed.claims.assume(
+          await addFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal }),
+        );
+      } catch (error) {
+        // Deleted before it had our finalizer: nothing was allocated for it, nothing to do (not an error to act on).
+        if (isNotFound(error)) return {};
+        throw error;
+      }
     }
 
     if (!pool) {
@@ -364,7 +377,22 @@ export class ClaimReconciler implements Reconciler {
         claim,
         notReady(
           IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
-          `IPAddress ${existing.metadata.name} carries "${existing.spec.address}", which is not an IP address: delete the IPAddress to allocate anew`,
+          `IPAddress ${existing.metadata.name} carries "${echo(existing.spec.address)}", which is not an IP address: delete the IPAddress to allocate anew`,
+        ),
+        context,
+      );
+    }
+    // An IPAddress Tally did not write (no finalizer of ours): adopted only if the pool could have handed it out to
+    // this claim, since the contract makes it immutable and the claim would carry it for life.
+    const foreign = !hasFinalizer(existing, ADDRESS_FINALIZER);
+    const mismatch = foreign ? this.adoptionMismatch(claim, state, existing, unit) : undefined;
+    if (mismatch !== undefined) {
+      return this.finish(
+        claim,
+        notReady(
+          IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
+          `IPAddress ${existing.metadata.namespace}/${existing.metadata.name} already exists but cannot be adopted: ` +
+            `${mismatch}; Tally leaves it untouched: delete it (or correct it) to allocate`,
         ),
         context,
       );
@@ -389,13 +417,86 @@ export class ClaimReconciler implements Reconciler {
           `duplicate address: ${existing.spec.address} of IPAddress ${existing.metadata.namespace}/${existing.metadata.name} ` +
           `is also held by IPAddressClaim ${by.namespace}/${by.name} (lock ${acquired.holder.metadata.name}); ` +
           'delete one of the two claims so that each address has one owner';
-        void deps.recorder.warning(claim, EVENT_DUPLICATE_ADDRESS, 'Allocate', message);
+        void deps.recorder.warning(claim, EVENT_DUPLICATE_ADDRESS, 'Allocate', eventNote(message));
         return this.finish(claim, notReady(IPADDRESSCLAIM_ALLOCATION_FAILED_REASON, message), context);
       }
     }
     await this.releaseSurplusLocks(claim, unit.lockName, context);
+    const completed = await this.completeAddress(claim, ref, existing, context);
+    if (!completed) return { requeue: true };
     deps.states.removeWaiting(ref, `${claim.metadata.namespace}/${claim.metadata.name}`);
-    return this.finish(claim, allocated(existing, ref), context);
+    return this.finish(claim, allocated(completed, ref), context);
+  }
+
+  /** Why an IPAddress Tally did not write cannot be this claim's (undefined: it can be adopted). */
+  private adoptionMismatch(
+    claim: StoredClaim,
+    state: PoolState,
+    existing: StoredAddress,
+    unit: AllocationUnit,
+  ): string | undefined {
+    const controller = existing.metadata.ownerReferences?.find((owner) => owner.controller === true);
+    if (controller && controller.uid !== claim.metadata.uid) {
+      return `it is controlled by ${controller.kind} ${echo(controller.name)}, not by this claim`;
+    }
+    const reservedFor = reservationHolder(state, unit.address);
+    if (reservedFor !== undefined && reservedFor !== claim.metadata.name) {
+      return `${unit.address} is reserved for claim ${reservedFor} (spec.reservations)`;
+    }
+    if (!state.allocation.covers(unit)) {
+      return `${echo(existing.spec.address)}/${existing.spec.prefix} is not an address the pool hands out`;
+    }
+    if (existing.spec.prefix !== unit.prefix) {
+      return `its spec.prefix ${existing.spec.prefix} differs from the pool's ${unit.prefix}`;
+    }
+    if ((existing.spec.gateway ?? undefined) !== state.allocation.gateway) {
+      return `its spec.gateway ${echo(existing.spec.gateway ?? '<none>')} differs from the pool's ${state.allocation.gateway ?? '<none>'}`;
+    }
+    return undefined;
+  }
+
+  /**
+   * The contract's IPAddress carries Tally's finalizer, the claim as its controller and the pool as a second owner.
+   * An adopted IPAddress (written by someone else, or stripped of a reference) gains what it lacks; its spec is never
+   * touched. A merge patch with the resourceVersion: a concurrent change makes it fail and the reconcile retries.
+   */
+  private async completeAddress(
+    claim: StoredClaim,
+    ref: PoolRef,
+    existing: StoredAddress,
+    context: ReconcileContext,
+  ): Promise<StoredAddress | undefined> {
+    const { deps } = this;
+    const pool = deps.pool(ref);
+    if (!pool) return undefined;
+    let wanted: StoredAddress;
+    try {
+      wanted = setOwnerReference(setControllerReference(existing, claim), pool, { blockOwnerDeletion: true });
+    } catch (error) {
+      if (!(error instanceof AlreadyOwnedError)) throw error;
+      // Checked before for foreign IPAddresses; one of ours taken over by another controller is left alone.
+      context.logger.info({ owner: error.message }, 'IPAddress of the claim is controlled by another object');
+      return existing;
+    }
+    const finalizers = existing.metadata.finalizers ?? [];
+    const complete =
+      finalizers.includes(ADDRESS_FINALIZER) &&
+      JSON.stringify(wanted.metadata.ownerReferences) === JSON.stringify(existing.metadata.ownerReferences);
+    if (complete) return existing;
+    const patched = await deps.client.mergePatch(
+      ADDRESS_RESOURCE,
+      existing.metadata,
+      {
+        metadata: {
+          resourceVersion: existing.metadata.resourceVersion,
+          finalizers: finalizers.includes(ADDRESS_FINALIZER) ? finalizers : [...finalizers, ADDRESS_FINALIZER],
+          ownerReferences: wanted.metadata.ownerReferences,
+        },
+      },
+      { signal: context.signal },
+    );
+    context.logger.info('adopted IPAddress completed with the finalizer and the owner references to claim and pool');
+    return deps.assumed.addresses.assume(patched);
   }
 
   /**
@@ -432,11 +533,24 @@ export class ClaimReconciler implements Reconciler {
     const reservation = state.allocation.reservations.get(claim.metadata.name);
     try {
       if (requested !== undefined) {
+        const canonical = state.allocation.isPrefixPool ? undefined : state.allocation.unitOf(requested, 0)?.address;
+        const reservedFor = canonical === undefined ? undefined : reservationHolder(state, canonical);
+        if (reservedFor !== undefined && reservedFor !== claim.metadata.name) {
+          this.deps.metrics.allocations.inc({ kind: ref.kind, result: 'failed' });
+          return {
+            ok: false,
+            outcome: notReady(
+              CLAIM_ADDRESS_RESERVED_REASON,
+              `requested address ${canonical} (annotation ${REQUESTED_ADDRESS_ANNOTATION}) is reserved for claim ` +
+                `${reservedFor} in the spec.reservations of ${describePool(ref)}; change or remove the annotation`,
+            ),
+          };
+        }
         const unit = state.allocation.allocateSpecific(requested);
         return {
           ok: true,
           unit,
-          specific: `requested address ${requested} (annotation ${REQUESTED_ADDRESS_ANNOTATION})`,
+          specific: `requested address ${echo(requested)} (annotation ${REQUESTED_ADDRESS_ANNOTATION})`,
         };
       }
       if (reservation !== undefined) {
@@ -451,14 +565,14 @@ export class ClaimReconciler implements Reconciler {
         error.availableAtMs === undefined ? undefined : Math.max(error.availableAtMs - this.deps.now(), 1) + 50;
       if (requested !== undefined) {
         this.deps.metrics.allocations.inc({ kind: ref.kind, result: 'failed' });
-        void this.deps.recorder.warning(claim, EVENT_ALLOCATION_FAILED, 'Allocate', error.message);
+        void this.deps.recorder.warning(claim, EVENT_ALLOCATION_FAILED, 'Allocate', eventNote(error.message));
         return {
           ok: false,
           retryAfterMs,
           outcome: notReady(
             IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
-            `requested address ${requested} (annotation ${REQUESTED_ADDRESS_ANNOTATION}) cannot be allocated from ` +
-              `${describePool(ref)}: ${error.message}; change or remove the annotation`,
+            `requested address ${echo(requested)} (annotation ${REQUESTED_ADDRESS_ANNOTATION}) cannot be allocated ` +
+              `from ${describePool(ref)}: ${clipText(error.message, 1_000)}; change or remove the annotation`,
           ),
         };
       }
@@ -466,7 +580,7 @@ export class ClaimReconciler implements Reconciler {
       const message =
         `${describePool(ref)} is exhausted: ${error.message}; the claim is allocated as soon as an address is ` +
         'released, or add addresses to the pool';
-      void this.deps.recorder.warning(claim, EVENT_POOL_EXHAUSTED, 'Allocate', message);
+      void this.deps.recorder.warning(claim, EVENT_POOL_EXHAUSTED, 'Allocate', eventNote(message));
       return { ok: false, retryAfterMs, outcome: notReady(IPADDRESSCLAIM_POOL_EXHAUSTED_REASON, message) };
     }
   }
@@ -629,6 +743,17 @@ export class ClaimReconciler implements Reconciler {
     if (written !== claim) this.deps.assumed.claims.assume(written);
     return {};
   }
+}
+
+/** An Event's note is cut by the API server at 1 KiB without a mark; cut here, with one. */
+function eventNote(text: string): string {
+  return clipUtf8(text, 1024);
+}
+
+/** The claim a pool's `spec.reservations` holds this canonical address for, if any. */
+function reservationHolder(state: PoolState, address: string): string | undefined {
+  for (const [claimName, reserved] of state.allocation.reservations) if (reserved === address) return claimName;
+  return undefined;
 }
 
 function sameRef(a: PoolRef | undefined, b: PoolRef): boolean {

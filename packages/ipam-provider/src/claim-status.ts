@@ -1,18 +1,24 @@
 import {
+  clipText,
   type IPADDRESSCLAIM_ADDRESS_ALLOCATED_REASON,
   type IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
   type IPADDRESSCLAIM_POOL_EXHAUSTED_REASON,
   type IPADDRESSCLAIM_POOL_NOT_READY_REASON,
   IPADDRESSCLAIM_READY_CONDITION,
 } from '@tally-ipam/api-types';
-import { type Client, type Condition, getCondition, setCondition } from '@tally-ipam/controller-kit';
+import { type Client, type Condition, getCondition, isNotFound, setCondition } from '@tally-ipam/controller-kit';
+import type { CLAIM_ADDRESS_RESERVED_REASON } from './constants.js';
 import { CLAIM_RESOURCE, type StoredClaim } from './resources.js';
 
 export type ClaimReadyReason =
   | typeof IPADDRESSCLAIM_ADDRESS_ALLOCATED_REASON
   | typeof IPADDRESSCLAIM_ALLOCATION_FAILED_REASON
   | typeof IPADDRESSCLAIM_POOL_EXHAUSTED_REASON
-  | typeof IPADDRESSCLAIM_POOL_NOT_READY_REASON;
+  | typeof IPADDRESSCLAIM_POOL_NOT_READY_REASON
+  | typeof CLAIM_ADDRESS_RESERVED_REASON;
+
+/** metav1.Condition's `message` limit (characters): a longer one fails the whole status write, on every retry. */
+export const MAX_CONDITION_MESSAGE_LENGTH = 32_768;
 
 /** What a reconcile concluded about a claim: the `Ready` condition and, once allocated, the IPAddress name. */
 export interface ClaimOutcome {
@@ -44,7 +50,7 @@ export async function writeClaimStatus(
     type: IPADDRESSCLAIM_READY_CONDITION,
     status: outcome.ready ? ('True' as const) : ('False' as const),
     reason: outcome.reason,
-    message: outcome.message,
+    message: clipText(outcome.message, MAX_CONDITION_MESSAGE_LENGTH),
     observedGeneration: claim.metadata.generation ?? 0,
   };
   const current = getCondition(conditions, IPADDRESSCLAIM_READY_CONDITION);
@@ -60,5 +66,11 @@ export async function writeClaimStatus(
   if (unchanged) return claim;
   const status: Record<string, unknown> = { conditions: setCondition(conditions, input, now) };
   if (wantedAddress !== undefined) status.addressRef = { name: wantedAddress };
-  return client.patchStatus(CLAIM_RESOURCE, claim, status, { signal });
+  try {
+    return await client.patchStatus(CLAIM_RESOURCE, claim, status, { signal });
+  } catch (error) {
+    // The claim was deleted meanwhile (without our finalizer, or it finished): nothing to report to, nothing to fix.
+    if (isNotFound(error)) return claim;
+    throw error;
+  }
 }

@@ -24,6 +24,12 @@ export const LOCK_POOL_NAMESPACE_LABEL = 'tally.ipam.cluster.x-k8s.io/pool-names
 /** Field manager of every write (and the Events' reporting controller prefix). */
 export const DEFAULT_FIELD_MANAGER = 'tally-ipam';
 
+/**
+ * Claim `Ready=False` reason: the requested address is a static reservation of another claim. Tally's own, next to
+ * the contract's reasons (AllocationFailed would hide that nothing is wrong with the pool).
+ */
+export const CLAIM_ADDRESS_RESERVED_REASON = 'AddressReserved';
+
 /** Event reasons on claims and pools (UpperCamelCase, as the Events API expects). */
 export const EVENT_ADDRESS_ALLOCATED = 'AddressAllocated';
 export const EVENT_ADDRESS_RELEASED = 'AddressReleased';

@@ -4,8 +4,10 @@
  */
 
 export { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
+export { type ClaimOutcome, MAX_CONDITION_MESSAGE_LENGTH, notReady, writeClaimStatus } from './claim-status.js';
 export {
   ADDRESS_FINALIZER,
+  CLAIM_ADDRESS_RESERVED_REASON,
   CLAIM_FINALIZER,
   CLAIM_MAX_RETRY_DELAY_MS,
   DEFAULT_FIELD_MANAGER,
@@ -56,6 +58,10 @@ export {
   cachePoolAllocationsView,
   describeAllocations,
   describePool as describePoolObject,
+  fullLengthWarnings,
+  MAX_ADMISSION_MESSAGE_LENGTH,
+  MAX_ADMISSION_WARNING_LENGTH,
+  MAX_ADMISSION_WARNINGS,
   overlapWarnings,
   POOL_IN_USE_MESSAGE,
   POOL_KINDS,
@@ -67,6 +73,7 @@ export {
   type PoolKindInfo,
   type PoolWebhookConfigurationOptions,
   poolAddressSpace,
+  poolAdmissionHandler,
   poolIdentity,
   poolWebhookConfiguration,
   poolWebhookName,

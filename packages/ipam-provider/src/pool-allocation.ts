@@ -14,6 +14,7 @@ import {
   tryBuildPrefixPool,
 } from '@tally-ipam/allocator';
 import {
+  echo,
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
   isPrefixPoolKind,
@@ -28,6 +29,7 @@ import {
   type TallyPrefixPoolSpec,
 } from '@tally-ipam/api-types';
 import { addressLockName, prefixLockName } from './lock-name.js';
+import { reservationIssues } from './reservations.js';
 
 /**
  * One pool's spec turned into allocation state, the same for address pools and prefix pools: a unit is an address
@@ -260,16 +262,10 @@ export function buildPoolAllocation(kind: TallyPoolKind, pool: unknown, clock: (
     allocateReservedIPAddresses: spec.allocateReservedIPAddresses,
   });
   if (!build.ok) return { ok: false, message: issuesMessage(build.issues) };
-  const problems: string[] = [];
-  (spec.reservations ?? []).forEach((reservation, index) => {
-    const verdict = checkAllocatable(build.pool, parseIP(reservation.address));
-    if (!verdict.allocatable) {
-      problems.push(
-        `spec.reservations[${index}]: address ${reservation.address} for claim ${reservation.claimName} ${verdict.detail}`,
-      );
-    }
-  });
-  if (problems.length > 0) return { ok: false, message: problems.join('; ') };
+  const problems = reservationIssues(build.pool, spec.reservations ?? []);
+  if (problems.length > 0) {
+    return { ok: false, message: problems.map((issue) => `${issue.field}: ${issue.message}`).join('; ') };
+  }
   const allocator = new AddressAllocator(build.pool, {
     strategy: spec.allocationStrategy,
     reuseGracePeriodMs: (spec.addressReuseGracePeriodSeconds ?? 0) * 1000,
@@ -279,5 +275,7 @@ export function buildPoolAllocation(kind: TallyPoolKind, pool: unknown, clock: (
 }
 
 function issuesMessage(issues: readonly { field: string; value: unknown; message: string }[]): string {
-  return issues.map((issue) => `${issue.field}: ${issue.message} (value: ${JSON.stringify(issue.value)})`).join('; ');
+  return issues
+    .map((issue) => `${issue.field}: ${issue.message} (value: ${echo(JSON.stringify(issue.value) ?? '')})`)
+    .join('; ');
 }

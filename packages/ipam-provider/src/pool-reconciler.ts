@@ -1,5 +1,7 @@
 import { toStatusCount } from '@tally-ipam/allocator';
 import {
+  clipText,
+  clipUtf8,
   POOL_DELETING_REASON,
   POOL_EXHAUSTED_REASON,
   POOL_INVALID_SPEC_REASON,
@@ -16,6 +18,7 @@ import {
   type EventRecorder,
   getCondition,
   hasFinalizer,
+  isNotFound,
   type ReconcileContext,
   type Reconciler,
   type Request,
@@ -26,6 +29,7 @@ import {
 } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
 import type { AllocationEvents } from './allocation-events.js';
+import { MAX_CONDITION_MESSAGE_LENGTH } from './claim-status.js';
 import { EVENT_ADDRESSES_ALLOCATED, POOL_FINALIZER, POOL_STATUS_COALESCE_MS } from './constants.js';
 import { POOL_INDEX } from './indexes.js';
 import type { ProviderMetrics } from './metrics.js';
@@ -97,7 +101,13 @@ export class PoolReconciler implements Reconciler {
     const resource = POOL_RESOURCES[this.kind];
     if (pool.metadata.deletionTimestamp !== undefined) return this.reconcileDelete(pool, ref, context);
     if (!hasFinalizer(pool, POOL_FINALIZER)) {
-      pool = await addFinalizer(deps.client, resource, pool, POOL_FINALIZER, { signal: context.signal });
+      try {
+        pool = await addFinalizer(deps.client, resource, pool, POOL_FINALIZER, { signal: context.signal });
+      } catch (error) {
+        // Deleted before it had our finalizer: nothing to protect (not an error anyone must act on).
+        if (isNotFound(error)) return {};
+        throw error;
+      }
       deps.assumePool(pool);
     }
 
@@ -258,18 +268,23 @@ export class PoolReconciler implements Reconciler {
       return writtenAt + POOL_STATUS_COALESCE_MS - now;
     }
     if (!sameCondition && condition.status === 'False' && condition.reason !== previous?.reason) {
-      void this.deps.recorder.warning(pool, condition.reason, 'Reconcile', condition.message ?? '');
+      void this.deps.recorder.warning(pool, condition.reason, 'Reconcile', clipUtf8(condition.message ?? '', 1024));
     }
+    const bounded = { ...condition, message: clipText(condition.message ?? '', MAX_CONDITION_MESSAGE_LENGTH) };
     const status: Record<string, unknown> = {
-      conditions: setCondition(conditions, condition, new Date(this.deps.now())),
+      conditions: setCondition(conditions, bounded, new Date(this.deps.now())),
       observedGeneration: generation,
     };
     if (counts) status[this.countsField] = counts;
     this.statusWrittenAt.set(key, now);
-    const written = await this.deps.client.patchStatus(POOL_RESOURCES[this.kind], pool, status, {
-      signal: context.signal,
-    });
-    this.deps.assumePool(written);
+    try {
+      const written = await this.deps.client.patchStatus(POOL_RESOURCES[this.kind], pool, status, {
+        signal: context.signal,
+      });
+      this.deps.assumePool(written);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
     return undefined;
   }
 

@@ -307,27 +307,55 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     manager.add(controller);
   }
 
-  manager.add(
-    new Controller({
-      name: 'tally-addresslock',
-      for: LOCK_RESOURCE,
-      reconciler: new LockReconciler({
-        client,
-        cache,
-        locks,
-        addresses,
-        claims,
-        states,
-        now,
-        namespace,
-        orphanSafetyAgeMs: options.orphanLockSafetyAgeMs,
-      }),
+  const lockKey = (lock: StoredLock): ObjectKey => ({ name: lock.metadata.name });
+  const locksOfClaim = (claim: StoredClaim): ObjectKey[] =>
+    locks.store.byIndex(LOCK_CLAIM_UID_INDEX, claim.metadata.uid ?? '').map(lockKey);
+  const locksOfAddress = (address: StoredAddress): ObjectKey[] => {
+    const ref = poolRefOfAddress(address);
+    if (!ref) return [];
+    return locks.store
+      .byIndex(POOL_INDEX, poolKey(ref))
+      .filter((lock) => lock.spec.address === address.spec.address)
+      .map(lockKey);
+  };
+  const locksOfPool = (pool: KubeObject): ObjectKey[] => {
+    const ref = poolRefOfPool(pool as StoredPool);
+    return ref ? locks.store.byIndex(POOL_INDEX, poolKey(ref)).map(lockKey) : [];
+  };
+  const lockController = new Controller({
+    name: 'tally-addresslock',
+    for: LOCK_RESOURCE,
+    reconciler: new LockReconciler({
+      client,
       cache,
-      registry: manager.registry,
-      logger,
-      maxConcurrentReconciles: 2,
+      locks,
+      addresses,
+      claims,
+      states,
+      now,
+      namespace,
+      orphanSafetyAgeMs: options.orphanLockSafetyAgeMs,
     }),
-  );
+    cache,
+    registry: manager.registry,
+    logger,
+    maxConcurrentReconciles: 2,
+  })
+    // A lock has no owner reference, so nothing else looks at it when what it stands for goes away: the locks of a
+    // deleted claim (clusterctl move removes the claim's finalizer and deletes it on the source), of a deleted
+    // IPAddress and of a deleted pool (released locks of a LeastRecentlyReleased pool) are looked at again at once.
+    .watches(CLAIM_RESOURCE, (claim: StoredClaim) => locksOfClaim(claim), {
+      namespace,
+      predicates: [deletedPredicate()],
+    })
+    .watches(ADDRESS_RESOURCE, (address: StoredAddress) => locksOfAddress(address), {
+      namespace,
+      predicates: [deletedPredicate()],
+    });
+  for (const kind of TALLY_POOL_KINDS) {
+    lockController.watches(POOL_RESOURCES[kind], locksOfPool, { ...poolScope(kind), predicates: [deletedPredicate()] });
+  }
+  manager.add(lockController);
 
   const viewInformers: SharedInformer<KubeObject>[] = [
     addresses as unknown as SharedInformer<KubeObject>,

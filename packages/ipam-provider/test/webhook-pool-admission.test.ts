@@ -1,4 +1,10 @@
-import { AdmissionregistrationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { IPAM_GROUP, TALLY_GROUP, tallyCRDDirectory } from '@tally-ipam/api-types';
 import { asKubeApiError, Cache, WebhookServer } from '@tally-ipam/controller-kit';
 import {
@@ -388,5 +394,81 @@ describe('pool admission webhooks called by the real API server', () => {
     await cacheSees('GlobalTallyIPPool', 'shared', 1);
     const shared = await refusal(deletePool('GlobalTallyIPPool', 'shared'));
     expect(shared.serverMessage).toContain('has 1 allocated: [192.168.50.9]');
+  });
+
+  it('never refuses a metadata-only update or the controller finalizer write, even with an out-of-range IPAddress', async () => {
+    // The IPAddress exists before the pool (restored from a backup, written by hand): outside the pool's addresses.
+    await createAddress('early-0', { kind: 'TallyIPPool', name: 'early' }, '10.4.1.50', 24);
+    await createPool('TallyIPPool', 'early', { addresses: ['10.4.0.10-10.4.0.20'], prefix: 16 });
+    await cacheSees('TallyIPPool', 'early', 1);
+
+    const target = poolTarget('TallyIPPool', 'early');
+    const finalizer = await objects.patchNamespacedCustomObjectWithHttpInfo(
+      {
+        ...target,
+        namespace: namespace.name,
+        body: { metadata: { finalizers: ['ipam.cluster.x-k8s.io/tally-protect-pool'] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(finalizer.httpStatusCode).toBe(200);
+    const paused = await objects.patchNamespacedCustomObjectWithHttpInfo(
+      {
+        ...target,
+        namespace: namespace.name,
+        body: { metadata: { labels: { extra: 'yes' }, annotations: { 'cluster.x-k8s.io/paused': '' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(paused.httpStatusCode).toBe(200);
+    // A spec change that keeps what the old spec held is allowed too: the stray address was never the pool's.
+    const grown = await updatePool('TallyIPPool', 'early', { addresses: ['10.4.0.10-10.4.0.30'], prefix: 16 });
+    expect(grown.httpStatusCode).toBe(200);
+    await objects.patchNamespacedCustomObject(
+      { ...target, namespace: namespace.name, body: { metadata: { finalizers: null } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  });
+
+  it('refuses a reservation the pool cannot hand out, naming the entry', async () => {
+    const error = await refusal(
+      createPool('TallyIPPool', 'reserving', {
+        addresses: ['10.3.0.10-10.3.0.20'],
+        prefix: 24,
+        gateway: '10.3.0.1',
+        reservations: [
+          { claimName: 'inside', address: '10.3.0.11' },
+          { claimName: 'outside', address: '10.3.0.99' },
+        ],
+      }),
+    );
+    expect(error.statusCode).toBe(422);
+    expect(error.serverMessage).toContain(
+      'spec.reservations[1]: Invalid value: "10.3.0.99": address 10.3.0.99 for claim outside is not in the pool\'s addresses',
+    );
+    expect(error.serverMessage).not.toContain('spec.reservations[0]');
+  });
+
+  it('warns about a prefix pool handing out host addresses (/128, /32) and a gateway inside its prefixes', async () => {
+    const answer = await createPool(
+      'TallyPrefixPool',
+      'hosts',
+      { prefixes: ['fd00:3::/120'], allocationPrefixLength: 128, gateway: 'fd00:3::1' },
+      { dryRun: true },
+    );
+    expect(answer.httpStatusCode).toBe(201);
+    expect(warningTexts(answer.headers.warning)).toEqual([
+      'spec.allocationPrefixLength=128 behaves like host-address allocation; consider TallyIPPool (or GlobalTallyIPPool) for single-address semantics',
+      'spec.gateway is within spec.prefixes and is not reserved; with /128 allocationPrefixLength it may also be allocated to claims',
+    ]);
+    const ipv4 = await createPool(
+      'TallyPrefixPool',
+      'hosts4',
+      { prefixes: ['10.2.0.0/28'], allocationPrefixLength: 32 },
+      { dryRun: true },
+    );
+    expect(warningTexts(ipv4.headers.warning)).toEqual([
+      'spec.allocationPrefixLength=32 behaves like host-address allocation; consider TallyIPPool for single-address semantics',
+    ]);
   });
 });

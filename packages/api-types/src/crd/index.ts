@@ -25,4 +25,8 @@ export {
   toStructuralSchema,
   type ValidationRule,
 } from './structural-schema.js';
+export {
+  type ValidationMessageProblem,
+  validationMessageProblems,
+} from './validation-messages.js';
 export { crdToYaml } from './yaml.js';

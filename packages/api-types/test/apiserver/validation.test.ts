@@ -34,3 +34,26 @@ describe('the real API server refuses malformed pools, naming the field and the 
     if (pool.value !== undefined) expect(answer.message).toContain(pool.value);
   });
 });
+
+describe('a CEL rule whose message expression cannot be shown', () => {
+  it('falls back to the static message naming the field, never the CEL source', async () => {
+    // The message expression echoes the entry; a line break in it makes the API server drop the expression's text.
+    const answer = await createObject(
+      testEnv().kubeConfig,
+      {
+        apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
+        kind: 'TallyIPPool',
+        metadata: { name: 'line-break' },
+        spec: { addresses: ['10.0.0.1\n'], prefix: 24 },
+      },
+      namespace.name,
+    );
+    expect(answer.accepted).toBe(false);
+    if (answer.accepted) return;
+    expect(answer.message).toContain(
+      'spec.addresses[0]: Invalid value: "string": the entry is not an IP address, a CIDR, or a first-last range',
+    );
+    expect(answer.message).not.toContain('failed rule');
+    expect(answer.message).not.toContain('self');
+  });
+});

@@ -1,5 +1,12 @@
 // Admission webhooks of the pool kinds: the cross-object rules CEL in the CRDs cannot check.
+
 export { describeAllocations, type PoolAddressSpace, poolAddressSpace } from './pool-address-space.js';
+export {
+  MAX_ADMISSION_MESSAGE_LENGTH,
+  MAX_ADMISSION_WARNING_LENGTH,
+  MAX_ADMISSION_WARNINGS,
+  poolAdmissionHandler,
+} from './pool-admission.js';
 export {
   cachePoolAllocationsView,
   type PoolAllocation,
@@ -9,6 +16,7 @@ export {
 } from './pool-allocations-view.js';
 export { describePool, POOL_KINDS, type PoolKindInfo, type TallyPool } from './pool-kinds.js';
 export {
+  fullLengthWarnings,
   overlapWarnings,
   POOL_IN_USE_MESSAGE,
   poolIdentity,

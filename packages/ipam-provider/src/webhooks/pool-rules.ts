@@ -1,6 +1,14 @@
-import type { PoolSpecIssue } from '@tally-ipam/allocator';
-import { isClusterScopedPoolKind } from '@tally-ipam/api-types';
+import { type PoolSpecIssue, tryBuildAddressPool } from '@tally-ipam/allocator';
+import {
+  echo,
+  inspectCIDR,
+  inspectIP,
+  isClusterScopedPoolKind,
+  isPrefixPoolKind,
+  type TallyPoolKind,
+} from '@tally-ipam/api-types';
 import { type AdmissionDecision, allowed, denied } from '@tally-ipam/controller-kit';
+import { reservationIssues } from '../reservations.js';
 import { describeAllocations, formatInterval, isPrefixPool, poolAddressSpace } from './pool-address-space.js';
 import type { PoolAllocation, PoolAllocationsView, PoolIdentity } from './pool-allocations-view.js';
 import { describePool, type TallyPool } from './pool-kinds.js';
@@ -29,7 +37,7 @@ function samePool(a: PoolIdentity, b: PoolIdentity): boolean {
 
 function invalidSpec(pool: TallyPool, issues: readonly PoolSpecIssue[]): AdmissionDecision {
   const details = issues.map(
-    (issue) => `${issue.field}: Invalid value: ${JSON.stringify(issue.value)}: ${issue.message}`,
+    (issue) => `${issue.field}: Invalid value: ${echo(JSON.stringify(issue.value) ?? '')}: ${issue.message}`,
   );
   return denied(`${pool.kind}.ipam.cluster.x-k8s.io "${pool.metadata.name ?? ''}" is invalid: ${details.join(', ')}`, {
     code: 422,
@@ -65,29 +73,80 @@ export async function overlapWarnings(pool: TallyPool, view: PoolAllocationsView
   return warnings.sort();
 }
 
+/**
+ * The reference provider's warnings for a prefix pool that hands out whole host addresses: an allocation length of
+ * the family's full length (/128, and /32 for IPv4 prefix pools, which the reference does not have), and then a
+ * gateway inside the prefixes, which a prefix pool does not hold back.
+ */
+export function fullLengthWarnings(pool: TallyPool): string[] {
+  if (!isPrefixPool(pool)) return [];
+  const first = pool.spec.prefixes[0];
+  const family = first === undefined ? undefined : inspectCIDR(first);
+  if (family === undefined || !family.ok) return [];
+  const bits = family.value.family === 4 ? 32 : 128;
+  if (pool.spec.allocationPrefixLength !== bits) return [];
+  const single = family.value.family === 4 ? 'TallyIPPool' : 'TallyIPPool (or GlobalTallyIPPool)';
+  const warnings = [
+    `spec.allocationPrefixLength=${bits} behaves like host-address allocation; consider ${single} for single-address semantics`,
+  ];
+  const gateway = pool.spec.gateway === undefined ? undefined : inspectIP(pool.spec.gateway);
+  if (gateway?.ok) {
+    const inside = pool.spec.prefixes.some((text) => {
+      const prefix = inspectCIDR(text);
+      return prefix.ok && gateway.value.value >= prefix.value.first && gateway.value.value <= prefix.value.last;
+    });
+    if (inside) {
+      warnings.push(
+        `spec.gateway is within spec.prefixes and is not reserved; with /${bits} allocationPrefixLength it may also be allocated to claims`,
+      );
+    }
+  }
+  return warnings;
+}
+
+/** Every reservation the pool can never honour, naming the entry; an IP pool only. */
+function reservationsRefused(pool: TallyPool): AdmissionDecision | undefined {
+  if (isPrefixPool(pool)) return undefined;
+  const built = tryBuildAddressPool(pool.spec);
+  if (!built.ok) return undefined;
+  const issues = reservationIssues(built.pool, pool.spec.reservations ?? []);
+  return issues.length > 0 ? invalidSpec(pool, issues) : undefined;
+}
+
 export async function validatePoolCreate(pool: TallyPool, view: PoolAllocationsView): Promise<AdmissionDecision> {
   const built = poolAddressSpace(pool);
   if (!built.ok) return invalidSpec(pool, built.issues);
-  return allowed(await overlapWarnings(pool, view));
+  const refused = reservationsRefused(pool);
+  if (refused) return refused;
+  return allowed([...fullLengthWarnings(pool), ...(await overlapWarnings(pool, view))]);
 }
 
 /**
  * An update must keep every address the pool has handed out allocatable (shrinking `addresses`, excluding a used
  * address, moving the gateway onto one, or turning `allocateReservedIPAddresses` off under a used network address
- * would strand it). Checked against the IPAddress objects, since the spec alone cannot tell.
+ * would strand it). Checked against the IPAddress objects, since the spec alone cannot tell. Only addresses the old
+ * spec held count: an IPAddress that was already out of range (written by hand, or before a schema change) is the
+ * pool status's `outOfRange`, not a reason to refuse every later edit; and with an old spec that no longer parses
+ * there is nothing to compare against, so the pool can be fixed.
  */
 export async function validatePoolUpdate(
   pool: TallyPool,
-  oldPool: TallyPool,
+  oldPool: TallyPool | undefined,
+  identity: PoolIdentity,
   view: PoolAllocationsView,
 ): Promise<AdmissionDecision> {
   const built = poolAddressSpace(pool);
   if (!built.ok) return invalidSpec(pool, built.issues);
-  const allocated = await view.addressesOf(poolIdentity(oldPool));
+  const refused = reservationsRefused(pool);
+  if (refused) return refused;
+  const oldBuilt = oldPool === undefined ? undefined : poolAddressSpace(oldPool);
+  const oldSpace = oldBuilt?.ok ? oldBuilt.space : undefined;
+  const allocated = oldSpace === undefined ? [] : await view.addressesOf(identity);
   const stranded = allocated
+    .filter((allocation) => oldSpace?.rejects(allocation) === undefined)
     .map((allocation) => ({ allocation, why: built.space.rejects(allocation) }))
     .filter((entry): entry is { allocation: PoolAllocation; why: string } => entry.why !== undefined);
-  const warnings = await overlapWarnings(pool, view);
+  const warnings = [...fullLengthWarnings(pool), ...(await overlapWarnings(pool, view))];
   const first = stranded[0];
   if (first === undefined) return allowed(warnings);
   return denied(
@@ -102,13 +161,18 @@ export async function validatePoolUpdate(
 }
 
 /** A pool with allocated addresses cannot be deleted, unless it carries the skip annotation (`clusterctl move`). */
-export async function validatePoolDelete(pool: TallyPool, view: PoolAllocationsView): Promise<AdmissionDecision> {
-  if (pool.metadata.annotations?.[SKIP_VALIDATE_DELETE_ANNOTATION] !== undefined) return allowed();
-  const allocated = await view.addressesOf(poolIdentity(pool));
+export async function validatePoolDelete(
+  pool: PoolIdentity,
+  annotations: Readonly<Record<string, string>>,
+  view: PoolAllocationsView,
+): Promise<AdmissionDecision> {
+  if (annotations[SKIP_VALIDATE_DELETE_ANNOTATION] !== undefined) return allowed();
+  const allocated = await view.addressesOf(pool);
   if (allocated.length === 0) return allowed();
+  const described = pool.namespace ? `${pool.kind} ${pool.namespace}/${pool.name}` : `${pool.kind} ${pool.name}`;
   return denied(
-    `${POOL_IN_USE_MESSAGE} ${describePool(pool)} has ${allocated.length} allocated: ` +
-      `[${describeAllocations(allocated, isPrefixPool(pool))}]`,
+    `${POOL_IN_USE_MESSAGE} ${described} has ${allocated.length} allocated: ` +
+      `[${describeAllocations(allocated, isPrefixPoolKind(pool.kind as TallyPoolKind))}]`,
     { code: 400, reason: 'BadRequest' },
   );
 }

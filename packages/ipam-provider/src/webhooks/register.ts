@@ -4,18 +4,17 @@ import {
   Cache,
   type ServiceClientMode,
   type UrlClientMode,
-  validatingHandler,
   validatingWebhookConfiguration,
   type WebhookServer,
 } from '@tally-ipam/controller-kit';
 import type { IPAMProvider } from '../provider.js';
+import { poolAdmissionHandler } from './pool-admission.js';
 import {
   cachePoolAllocationsView,
   type PoolAllocationsView,
   providerPoolAllocationsView,
 } from './pool-allocations-view.js';
-import { POOL_KINDS, type PoolKindInfo } from './pool-kinds.js';
-import { validatePoolCreate, validatePoolDelete, validatePoolUpdate } from './pool-rules.js';
+import { POOL_KINDS } from './pool-kinds.js';
 
 /** The name of the ValidatingWebhookConfiguration the provider ships. */
 export const POOL_WEBHOOK_CONFIGURATION_NAME = 'tally-ipam-validating-webhook-configuration';
@@ -28,15 +27,6 @@ export function poolWebhookPath(kind: TallyPoolKind): string {
 /** `validation.tallyippool.ipam.cluster.x-k8s.io`, the reference provider's naming. */
 export function poolWebhookName(kind: TallyPoolKind): string {
   return `validation.${kind.toLowerCase()}.${TALLY_GROUP}`;
-}
-
-function handlerFor(kind: PoolKindInfo, view: PoolAllocationsView) {
-  return validatingHandler({
-    parse: kind.schema,
-    create: (pool) => validatePoolCreate(pool, view),
-    update: (pool, oldPool) => validatePoolUpdate(pool, oldPool, view),
-    delete: (oldPool) => validatePoolDelete(oldPool, view),
-  });
 }
 
 /**
@@ -54,7 +44,7 @@ export function registerPoolWebhooks(
       : 'allocatedAddresses' in source
         ? providerPoolAllocationsView(source)
         : source;
-  for (const kind of POOL_KINDS) server.register(poolWebhookPath(kind.kind), handlerFor(kind, view));
+  for (const kind of POOL_KINDS) server.register(poolWebhookPath(kind.kind), poolAdmissionHandler(kind, view));
   return view;
 }
 

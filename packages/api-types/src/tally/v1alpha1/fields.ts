@@ -17,6 +17,9 @@ export function invalidEntryMessage(value: string): string {
 
 const ENTRY_RULE: ValidationRule = {
   rule: isValidEntry('self'),
+  // Every rule carries a static message too: the API server shows it when the expression cannot run or yields text
+  // with a line break (a value with a newline), instead of the rule's CEL source.
+  message: `the entry is not ${ENTRY_FORMS}`,
   messageExpression: `'"' + self + '" is not ${ENTRY_FORMS}'`,
   reason: 'FieldValueInvalid',
 };
@@ -27,6 +30,8 @@ export const AddressEntry = z
   .min(1)
   .max(MAX_ENTRY_LENGTH)
   .superRefine((value, ctx) => {
+    // zod runs refinements after a failed length check too: an over-long value is reported by .max() only.
+    if (value.length > MAX_ENTRY_LENGTH) return;
     const inspected = inspectAddressEntry(value);
     if (!inspected.ok) ctx.addIssue({ code: 'custom', message: `${invalidEntryMessage(value)}: ${inspected.reason}` });
   })
@@ -42,12 +47,18 @@ export const IPText = z
   .min(1)
   .max(MAX_IP_LENGTH)
   .superRefine((value, ctx) => {
+    if (value.length > MAX_IP_LENGTH) return;
     const inspected = inspectIP(value);
     if (!inspected.ok) ctx.addIssue({ code: 'custom', message: `${invalidIPMessage(value)}: ${inspected.reason}` });
   })
   .meta({
     'x-kubernetes-validations': [
-      { rule: 'isIP(self)', messageExpression: `'"' + self + '" is not an IP address'`, reason: 'FieldValueInvalid' },
+      {
+        rule: 'isIP(self)',
+        message: 'the value is not an IP address',
+        messageExpression: `'"' + self + '" is not an IP address'`,
+        reason: 'FieldValueInvalid',
+      },
     ],
   });
 
@@ -61,6 +72,7 @@ export const NetworkCIDR = z
   .min(1)
   .max(MAX_IP_LENGTH + 4)
   .superRefine((value, ctx) => {
+    if (value.length > MAX_IP_LENGTH + 4) return;
     const inspected = inspectCIDR(value);
     if (!inspected.ok) {
       ctx.addIssue({ code: 'custom', message: `${invalidPrefixMessage(value)}: ${inspected.reason}` });
@@ -72,6 +84,8 @@ export const NetworkCIDR = z
     'x-kubernetes-validations': [
       {
         rule: isNetworkAlignedCIDR('self'),
+        message:
+          'the prefix is not a network-aligned CIDR (an address with all host bits zero, a slash and a prefix length)',
         messageExpression: `'"' + self + '" is not a network-aligned CIDR (an address with all host bits zero, a slash and a prefix length)'`,
         reason: 'FieldValueInvalid',
       },

@@ -1,8 +1,9 @@
 import type * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
+import { isIntegerInRange } from '../../text/clip.js';
 import { type AddressInterval, inspectAddressEntry, inspectIP, subnetAround } from './addresses.js';
 import { entryFamily, entryInside, familyText, isParseableEntry, networkAround, smallIntText } from './cel.js';
-import { MAX_RESERVATIONS } from './constants.js';
+import { MAX_POOL_ENTRIES, MAX_RESERVATIONS } from './constants.js';
 
 /**
  * The cross-field rules of the IP pool spec, twice: as CEL for the API server (`x-kubernetes-validations` on
@@ -46,6 +47,7 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
     messageExpression:
       `'addresses mix IP families: ' + ${celOtherFamily('self.addresses', 'a')} + ` +
       `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the first entry ' + ${FIRST}`,
+    message: 'addresses mix IP families: every entry must be of the family of the first entry',
     fieldPath: '.addresses',
     reason: 'FieldValueInvalid',
   },
@@ -56,12 +58,14 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
     messageExpression:
       `'excludedAddresses ' + ${celOtherFamily('self.excludedAddresses', 'e')} + ` +
       `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the pool addresses'`,
+    message: 'excludedAddresses mix IP families: every entry must be of the family of the pool addresses',
     fieldPath: '.excludedAddresses',
     reason: 'FieldValueInvalid',
   },
   {
     rule: `!${POOL_PARSEABLE} || !${PREFIX_IN_RANGE} || ${POOL_FAMILY} == 6 || self.prefix <= 32`,
     messageExpression: `'prefix ' + ${smallIntText('self.prefix')} + ' is longer than 32, the maximum for IPv4 addresses'`,
+    message: 'prefix is longer than 32, the maximum for IPv4 addresses',
     fieldPath: '.prefix',
     reason: 'FieldValueInvalid',
   },
@@ -72,6 +76,7 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
     messageExpression:
       `'gateway ' + self.gateway + ' is IPv' + ${familyText('ip(self.gateway).family()')} + ` +
       `' but the pool addresses are IPv' + ${POOL_FAMILY_TEXT}`,
+    message: 'gateway is not of the family of the pool addresses',
     fieldPath: '.gateway',
     reason: 'FieldValueInvalid',
   },
@@ -84,6 +89,7 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
       `'addresses ' + self.addresses.filter(a, ${isParseableEntry('a')} && ${entryFamily('a')} == ${POOL_FAMILY} && ` +
       `!${entryInside('a', POOL_NETWORK)})[0] + ' lie outside the /' + ${smallIntText('self.prefix')} + ` +
       `' network of the first entry ' + ${FIRST}`,
+    message: 'addresses lie outside the prefix network of the first entry',
     fieldPath: '.addresses',
     reason: 'FieldValueInvalid',
   },
@@ -94,6 +100,7 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
     messageExpression:
       `'reservations ' + ${WRONG_FAMILY_RESERVATION}.claimName + '=' + ${WRONG_FAMILY_RESERVATION}.address + ` +
       `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the pool'`,
+    message: 'reservations are not of the family of the pool',
     fieldPath: '.reservations',
     reason: 'FieldValueInvalid',
   },
@@ -102,6 +109,7 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
       `!has(self.reservations) || self.reservations.all(r, !isIP(r.address) || ` +
       `self.reservations.filter(s, isIP(s.address) && ip(s.address) == ip(r.address)).size() == 1)`,
     messageExpression: `'reservations give one address to several claims: ' + ${SHARED_ADDRESS_RESERVATION}.address`,
+    message: 'reservations give one address to several claims',
     fieldPath: '.reservations',
     reason: 'FieldValueInvalid',
   },
@@ -113,6 +121,7 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
     messageExpression:
       `'the IP family of a pool is immutable: it was IPv' + ${familyText(entryFamily('oldSelf.addresses[0]'))} + ` +
       `'; create a new pool for IPv' + ${POOL_FAMILY_TEXT}`,
+    message: 'the IP family of a pool is immutable; create a new pool for the other family',
     fieldPath: '.addresses',
     reason: 'FieldValueForbidden',
   },
@@ -137,6 +146,14 @@ interface ReservationView {
  * fully valid ones; an entry that is readable but invalid (an inverted range) is refused by its own rule either way.
  */
 export function refineIPPoolSpec(spec: IPPoolSpecView, ctx: z.RefinementCtx): void {
+  // Over-long lists are reported by their own .max() check; the cross-field rules would cost O(n^2) on them.
+  if (
+    spec.addresses.length > MAX_POOL_ENTRIES ||
+    (spec.excludedAddresses?.length ?? 0) > MAX_POOL_ENTRIES ||
+    (spec.reservations?.length ?? 0) > MAX_RESERVATIONS
+  ) {
+    return;
+  }
   const parse = (text: string): AddressInterval | undefined => {
     const inspected = inspectAddressEntry(text);
     return inspected.ok ? inspected.value : undefined;
@@ -169,8 +186,11 @@ export function refineIPPoolSpec(spec: IPPoolSpecView, ctx: z.RefinementCtx): vo
       message: `excludedAddresses ${excludedMixed.join(', ')} not IPv${family} like the pool addresses`,
     });
   }
-  const prefixFits = family === 6 || spec.prefix <= 32;
-  if (!prefixFits) {
+  // zod runs this refinement even when `prefix` failed its own check (-2^31, 1e300, 1.5): such a value is reported
+  // there and must never reach the shifts below (a prefix of -10^9 would build a billion-bit network mask).
+  const prefixUsable = isIntegerInRange(spec.prefix, 0, 128);
+  const prefixFits = prefixUsable && (family === 6 || spec.prefix <= 32);
+  if (prefixUsable && !prefixFits) {
     ctx.addIssue({
       code: 'custom',
       path: ['prefix'],

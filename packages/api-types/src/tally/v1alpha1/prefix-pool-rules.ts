@@ -1,7 +1,9 @@
 import type * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
+import { isIntegerInRange } from '../../text/clip.js';
 import { type AddressInterval, inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
 import { entryFamily, familyText, isNetworkAlignedCIDR, isParseableEntry, smallIntText } from './cel.js';
+import { MAX_POOL_ENTRIES } from './constants.js';
 
 /**
  * The cross-field rules of the prefix pool spec, twice: as CEL for the API server and as a zod refinement over the
@@ -26,12 +28,14 @@ export const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
       `'prefixes mix IP families: ' + self.prefixes.filter(p, ${isNetworkAlignedCIDR('p')} && ` +
       `${celPrefixFamily('p')} != ${POOL_FAMILY})[0] + ' not IPv' + ${familyText(POOL_FAMILY)} + ` +
       `' like the first prefix ' + ${FIRST}`,
+    message: 'prefixes mix IP families: every prefix must be of the family of the first prefix',
     fieldPath: '.prefixes',
     reason: 'FieldValueInvalid',
   },
   {
     rule: `!${POOL_VALID} || !${LENGTH_IN_RANGE} || ${POOL_FAMILY} == 6 || self.allocationPrefixLength <= 32`,
     messageExpression: `'allocationPrefixLength ' + ${smallIntText('self.allocationPrefixLength')} + ' is longer than 32, the maximum for IPv4 prefixes'`,
+    message: 'allocationPrefixLength is longer than 32, the maximum for IPv4 prefixes',
     fieldPath: '.allocationPrefixLength',
     reason: 'FieldValueInvalid',
   },
@@ -43,6 +47,7 @@ export const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
       `'allocationPrefixLength ' + ${smallIntText('self.allocationPrefixLength')} + ' is shorter than the prefixes ' + ` +
       `self.prefixes.filter(p, ${isNetworkAlignedCIDR('p')} && cidr(p).prefixLength() > self.allocationPrefixLength)` +
       `[0] + ' it must be carved from'`,
+    message: 'allocationPrefixLength is shorter than a prefix it must be carved from',
     fieldPath: '.allocationPrefixLength',
     reason: 'FieldValueInvalid',
   },
@@ -51,6 +56,7 @@ export const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
     messageExpression:
       `'gateway ' + self.gateway + ' is IPv' + ${familyText('ip(self.gateway).family()')} + ` +
       `' but the pool prefixes are IPv' + ${familyText(POOL_FAMILY)}`,
+    message: 'gateway is not of the family of the pool prefixes',
     fieldPath: '.gateway',
     reason: 'FieldValueInvalid',
   },
@@ -61,6 +67,7 @@ export const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
     messageExpression:
       `'excludedPrefixes ' + self.excludedPrefixes.filter(e, ${isParseableEntry('e')} && ${entryFamily('e')} != ` +
       `${POOL_FAMILY})[0] + ' not IPv' + ${familyText(POOL_FAMILY)} + ' like the pool prefixes'`,
+    message: 'excludedPrefixes are not of the family of the pool prefixes',
     fieldPath: '.excludedPrefixes',
     reason: 'FieldValueInvalid',
   },
@@ -71,6 +78,7 @@ export const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
     messageExpression:
       `'the IP family of a pool is immutable: it was IPv' + ${familyText(celPrefixFamily('oldSelf.prefixes[0]'))} + ` +
       `'; create a new pool for IPv' + ${familyText(POOL_FAMILY)}`,
+    message: 'the IP family of a pool is immutable; create a new pool for the other family',
     fieldPath: '.prefixes',
     reason: 'FieldValueForbidden',
   },
@@ -86,12 +94,16 @@ export interface PrefixPoolSpecView {
 
 /** The zod twin of PREFIX_POOL_SPEC_RULES: same rules, same words. */
 export function refinePrefixPoolSpec(spec: PrefixPoolSpecView, ctx: z.RefinementCtx): void {
+  // Over-long lists are reported by their own .max() check.
+  if (spec.prefixes.length > MAX_POOL_ENTRIES || (spec.excludedPrefixes?.length ?? 0) > MAX_POOL_ENTRIES) return;
   const parsePrefix = (text: string): AddressInterval | undefined => {
     const inspected = inspectCIDR(text);
     return inspected.ok && !inspected.value.hostBitsSet ? inspected.value : undefined;
   };
   const length = spec.allocationPrefixLength;
-  const tooLong = spec.prefixes.filter((text) => (parsePrefix(text)?.prefixLength ?? 0) > length);
+  // Runs even when allocationPrefixLength failed its own check; a value out of 1..128 is reported there only.
+  const lengthUsable = isIntegerInRange(length, 1, 128);
+  const tooLong = lengthUsable ? spec.prefixes.filter((text) => (parsePrefix(text)?.prefixLength ?? 0) > length) : [];
   const firstText = spec.prefixes[0];
   const first = firstText === undefined ? undefined : parsePrefix(firstText);
   if (first !== undefined) {
@@ -107,7 +119,7 @@ export function refinePrefixPoolSpec(spec: PrefixPoolSpecView, ctx: z.Refinement
         message: `prefixes mix IP families: ${mixed.join(', ')} not IPv${family} like the first prefix ${firstText}`,
       });
     }
-    if (family === 4 && length > 32) {
+    if (lengthUsable && family === 4 && length > 32) {
       ctx.addIssue({
         code: 'custom',
         path: ['allocationPrefixLength'],

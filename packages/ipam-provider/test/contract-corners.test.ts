@@ -1,0 +1,246 @@
+import { TALLY_GROUP } from '@tally-ipam/api-types';
+import type { Client } from '@tally-ipam/controller-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ADDRESS_FINALIZER,
+  ADDRESS_RESOURCE,
+  addressLockName,
+  CLAIM_ADDRESS_RESERVED_REASON,
+  CLAIM_RESOURCE,
+  LOCK_RESOURCE,
+  MAX_CONDITION_MESSAGE_LENGTH,
+  notReady,
+  POOL_RESOURCES,
+  REQUESTED_ADDRESS_ANNOTATION,
+  SKIP_VALIDATE_DELETE_ANNOTATION,
+  writeClaimStatus,
+} from '../src/index.js';
+import {
+  createClaim,
+  createPool,
+  getOrUndefined,
+  type RunningProvider,
+  readyCondition,
+  startProvider,
+  TestNamespaces,
+  testClient,
+  waitFor,
+  waitForAddress,
+  waitForGone,
+  waitForReason,
+} from './support.js';
+
+/** The orphan safety age of this file's provider: the bound a lock outlives its claim and IPAddress by. */
+const ORPHAN_AGE_MS = 1_000;
+
+let client: Client;
+let running: RunningProvider;
+const namespaces = new TestNamespaces();
+
+beforeAll(async () => {
+  client = testClient();
+  running = await startProvider({ orphanLockSafetyAgeMs: ORPHAN_AGE_MS });
+});
+
+afterAll(async () => {
+  await running?.stop();
+  await namespaces.deleteAll();
+  client?.close();
+});
+
+/** An IPAddress written by someone else before the claim: no finalizer, no owner references. */
+async function createBareAddress(ns: string, name: string, pool: string, address: string, prefix: number) {
+  return client.create(ADDRESS_RESOURCE, {
+    apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+    kind: 'IPAddress',
+    metadata: { name, namespace: ns },
+    spec: {
+      address,
+      prefix,
+      poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: pool },
+      claimRef: { name },
+    },
+  });
+}
+
+/** What clusterctl move does to the source objects: finalizers removed with a patch, then deleted. */
+async function deleteAsClusterctlMove(
+  resource: typeof CLAIM_RESOURCE | typeof ADDRESS_RESOURCE,
+  ns: string,
+  name: string,
+) {
+  await client.mergePatch(resource, { namespace: ns, name }, { metadata: { finalizers: null } });
+  await client.delete(resource, { namespace: ns, name });
+}
+
+describe('adoption of a pre-existing IPAddress', () => {
+  it('completes it with the finalizer and both owner references, its spec untouched', async () => {
+    const ns = await namespaces.create('adopt');
+    const pool = await createPool(client, 'TallyIPPool', 'pool', ns, {
+      addresses: ['10.70.0.10-10.70.0.20'],
+      prefix: 24,
+    });
+    const bare = await createBareAddress(ns, 'node-0', 'pool', '10.70.0.15', 24);
+    const claim = await createClaim(client, ns, 'node-0', { kind: 'TallyIPPool', name: 'pool' });
+
+    const adopted = await waitForAddress(client, ns, 'node-0');
+    const completed = await waitFor('the adopted IPAddress carries the finalizer', async () => {
+      const address = await client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'node-0' });
+      return address.metadata.finalizers?.includes(ADDRESS_FINALIZER) ? address : undefined;
+    });
+    expect(adopted.metadata.uid).toBe(bare.metadata.uid);
+    expect(completed.spec).toEqual(bare.spec);
+    expect(completed.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+        kind: 'IPAddressClaim',
+        name: 'node-0',
+        uid: claim.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+      {
+        apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
+        kind: 'TallyIPPool',
+        name: 'pool',
+        uid: pool.metadata.uid,
+        controller: false,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    const lock = await client.get(LOCK_RESOURCE, { name: addressLockName('10.70.0.15') });
+    expect(lock.spec.claimRef.uid).toBe(claim.metadata.uid);
+  });
+
+  it('refuses one the pool could not have handed out, and leaves it untouched', async () => {
+    const ns = await namespaces.create('adopt-mismatch');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.71.0.10-10.71.0.20'], prefix: 24 });
+    const outside = await createBareAddress(ns, 'outside', 'pool', '10.71.0.99', 24);
+    const wrongPrefix = await createBareAddress(ns, 'wrong-prefix', 'pool', '10.71.0.11', 16);
+    await createClaim(client, ns, 'outside', { kind: 'TallyIPPool', name: 'pool' });
+    await createClaim(client, ns, 'wrong-prefix', { kind: 'TallyIPPool', name: 'pool' });
+
+    const refusedOutside = readyCondition(await waitForReason(client, ns, 'outside', 'AllocationFailed'));
+    expect(refusedOutside?.message).toContain(
+      `IPAddress ${ns}/outside already exists but cannot be adopted: 10.71.0.99/24 is not an address the pool hands out`,
+    );
+    const refusedPrefix = readyCondition(await waitForReason(client, ns, 'wrong-prefix', 'AllocationFailed'));
+    expect(refusedPrefix?.message).toContain("its spec.prefix 16 differs from the pool's 24");
+    for (const before of [outside, wrongPrefix]) {
+      const after = await client.get(ADDRESS_RESOURCE, { namespace: ns, name: before.metadata.name });
+      expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    }
+    expect(await getOrUndefined(() => client.get(LOCK_RESOURCE, { name: addressLockName('10.71.0.99') }))).toBe(
+      undefined,
+    );
+  });
+});
+
+describe('claims are told what they cannot have', () => {
+  it('a requested address reserved for another claim: AddressReserved, naming that claim', async () => {
+    const ns = await namespaces.create('reserved');
+    await createPool(client, 'TallyIPPool', 'pool', ns, {
+      addresses: ['10.72.0.10-10.72.0.20'],
+      prefix: 24,
+      reservations: [{ claimName: 'control-plane', address: '10.72.0.10' }],
+    });
+    await createClaim(
+      client,
+      ns,
+      'intruder',
+      { kind: 'TallyIPPool', name: 'pool' },
+      { annotations: { [REQUESTED_ADDRESS_ANNOTATION]: '10.72.0.10' } },
+    );
+    const claim = await waitForReason(client, ns, 'intruder', CLAIM_ADDRESS_RESERVED_REASON);
+    expect(readyCondition(claim)?.message).toBe(
+      `requested address 10.72.0.10 (annotation ${REQUESTED_ADDRESS_ANNOTATION}) is reserved for claim control-plane ` +
+        `in the spec.reservations of TallyIPPool ${ns}/pool; change or remove the annotation`,
+    );
+  });
+
+  it('a 64 KiB requested-address annotation still gets a condition, the value cut with an ellipsis', async () => {
+    const ns = await namespaces.create('huge-annotation');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.73.0.10-10.73.0.20'], prefix: 24 });
+    const huge = `10.73.0.${'1'.repeat(64 * 1024)}`;
+    await createClaim(
+      client,
+      ns,
+      'huge',
+      { kind: 'TallyIPPool', name: 'pool' },
+      { annotations: { [REQUESTED_ADDRESS_ANNOTATION]: huge } },
+    );
+    const claim = await waitForReason(client, ns, 'huge', 'AllocationFailed');
+    const message = readyCondition(claim)?.message ?? '';
+    expect(message.length).toBeLessThanOrEqual(MAX_CONDITION_MESSAGE_LENGTH);
+    expect(message.length).toBeLessThan(4_000);
+    expect(message).toContain('requested address 10.73.0.111');
+    expect(message).toContain('…');
+  });
+
+  it('a status write for a claim deleted meanwhile is no error', async () => {
+    const ns = await namespaces.create('vanished');
+    const claim = await createClaim(
+      client,
+      ns,
+      'gone',
+      { kind: 'TallyIPPool', name: 'nowhere' },
+      { labels: { 'cluster.x-k8s.io/watch-filter': 'nobody' } },
+    );
+    await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'gone' });
+    await waitForGone('claim gone', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'gone' }));
+    const written = await writeClaimStatus(
+      client,
+      claim,
+      notReady('PoolNotReady', 'the pool does not exist'),
+      new Date(),
+      AbortSignal.timeout(10_000),
+    );
+    expect(written).toBe(claim);
+  });
+});
+
+describe(`no lock outlives both its claim and its pool by more than the orphan safety age`, () => {
+  it('the source side of clusterctl move: claims and IPAddresses deleted without Tally, their locks go', async () => {
+    const ns = await namespaces.create('move-source');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.74.0.10-10.74.0.20'], prefix: 24 });
+    const names = ['m-0', 'm-1'];
+    const addresses: string[] = [];
+    for (const name of names) {
+      await createClaim(client, ns, name, { kind: 'TallyIPPool', name: 'pool' });
+      addresses.push((await waitForAddress(client, ns, name)).spec.address);
+    }
+    // clusterctl move, source side: pause, then delete every moved object with its finalizers removed.
+    await client.mergePatch(
+      POOL_RESOURCES.TallyIPPool,
+      { namespace: ns, name: 'pool' },
+      { metadata: { annotations: { [SKIP_VALIDATE_DELETE_ANNOTATION]: '' } } },
+    );
+    for (const name of names) {
+      await deleteAsClusterctlMove(CLAIM_RESOURCE, ns, name);
+      await deleteAsClusterctlMove(ADDRESS_RESOURCE, ns, name);
+    }
+    for (const address of addresses) {
+      await waitForGone(`lock of ${address}`, () => client.get(LOCK_RESOURCE, { name: addressLockName(address) }));
+    }
+  });
+
+  it('released locks of a deleted LeastRecentlyReleased pool go with the pool', async () => {
+    const ns = await namespaces.create('lrr-deleted');
+    await createPool(client, 'TallyIPPool', 'pool', ns, {
+      addresses: ['10.75.0.10-10.75.0.20'],
+      prefix: 24,
+      allocationStrategy: 'LeastRecentlyReleased',
+    });
+    await createClaim(client, ns, 'c-0', { kind: 'TallyIPPool', name: 'pool' });
+    const address = (await waitForAddress(client, ns, 'c-0')).spec.address;
+    await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'c-0' });
+    const lockName = addressLockName(address);
+    await waitFor('the lock is kept as released', async () => {
+      const lock = await client.get(LOCK_RESOURCE, { name: lockName });
+      return lock.spec.releasedAt !== undefined;
+    });
+    await client.delete(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'pool' });
+    await waitForGone('the pool', () => client.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'pool' }));
+    await waitForGone(`released lock ${lockName}`, () => client.get(LOCK_RESOURCE, { name: lockName }));
+  });
+});
