@@ -121,6 +121,7 @@ export class Manager {
         kubeConfig: options.kubeConfig,
         logger: this.logger.child({ component: 'cache' }),
         ...(options.syncPeriodMs === undefined ? {} : { resyncPeriodMs: options.syncPeriodMs }),
+        ...(options.cacheSyncTimeoutMs === undefined ? {} : { syncTimeoutMs: options.cacheSyncTimeoutMs }),
       });
     this.#runnables.push(this.cache);
     const unreachableTimeoutMs = options.apiServerUnreachableTimeoutMs ?? 120_000;
