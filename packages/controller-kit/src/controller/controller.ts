@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import type { Cache, InformerScope } from '../cache/cache.js';
 import type { HandlerRegistration } from '../cache/informer.js';
 import type { KubeObject } from '../cache/object.js';
-import { isStaleResourceVersionConflict } from '../client/errors.js';
+import { isNotFound, isStaleResourceVersionConflict } from '../client/errors.js';
 import type { ObjectOf } from '../client/object-schema.js';
 import { objectKeyString, parseObjectKey, type ResourceKind } from '../client/resource.js';
 import { CacheSyncTimeoutError, formatGoDuration } from '../manager/api-server-monitor.js';
@@ -212,6 +212,15 @@ export class Controller<R extends ResourceKind = ResourceKind> {
       if (isStaleResourceVersionConflict(error)) {
         outcome = 'conflict';
         logger.debug({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile conflict, requeueing');
+      } else if (signal.aborted) {
+        // The controller is stopping and aborted the reconcile's requests: expected, and nobody needs to act.
+        outcome = 'error';
+        logger.debug({ err: error }, 'Reconcile aborted: the controller is stopping');
+      } else if (isNotFound(error)) {
+        // An object the reconcile read or wrote went away meanwhile (typically one being deleted): the retry sees
+        // its absence in the cache. A failure, counted and retried, but nothing a person has to act on.
+        outcome = 'error';
+        logger.info({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile target gone, requeueing');
       } else {
         outcome = 'error';
         logger.error({ err: error, retries: this.queue.numRequeues(key) }, 'Reconciler error');
