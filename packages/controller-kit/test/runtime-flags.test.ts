@@ -32,10 +32,23 @@ describe('parseManagerFlags', () => {
       leaseDurationMs: 15_000,
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
-      metricsBindAddress: ':8080',
+      diagnosticsAddress: ':8443',
+      insecureDiagnostics: false,
+      diagnosticsCertDir: undefined,
+      metricsBindAddress: undefined,
       healthProbeBindAddress: ':8081',
       concurrency: 10,
       logLevel: 'info',
+      verbosity: 0,
+      loggingFormat: 'json',
+      tls: { minVersion: 'TLSv1.2', ciphers: undefined },
+      syncPeriodMs: 600_000,
+      kubeAPIQPS: 20,
+      kubeAPIBurst: 30,
+      cacheSyncTimeoutMs: 120_000,
+      apiServerUnreachableTimeoutMs: 120_000,
+      version: false,
+      deprecations: [],
     });
   });
 
@@ -74,10 +87,92 @@ describe('parseManagerFlags', () => {
       leaseDurationMs: 90_000,
       renewDeadlineMs: 20_000,
       retryPeriodMs: 1_500,
+      diagnosticsAddress: '127.0.0.1:9090',
+      insecureDiagnostics: true,
+      diagnosticsCertDir: undefined,
       metricsBindAddress: '127.0.0.1:9090',
       healthProbeBindAddress: '[::1]:0',
       concurrency: 4,
       logLevel: 'debug',
+      verbosity: 0,
+      loggingFormat: 'json',
+      tls: { minVersion: 'TLSv1.2', ciphers: undefined },
+      syncPeriodMs: 600_000,
+      kubeAPIQPS: 20,
+      kubeAPIBurst: 30,
+      cacheSyncTimeoutMs: 120_000,
+      apiServerUnreachableTimeoutMs: 120_000,
+      version: false,
+      deprecations: [expect.stringContaining('--metrics-bind-address is deprecated') as unknown as string],
+    });
+  });
+
+  it("reads Cluster API's diagnostics, TLS, logging, client and timeout flags", () => {
+    const flags = parseManagerFlags(
+      [
+        '--diagnostics-address=:9443',
+        '--diagnostics-cert-dir',
+        '/certs',
+        '--tls-min-version=VersionTLS13',
+        '--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384',
+        '-v',
+        '4',
+        '--logging-format=text',
+        '--sync-period=15m',
+        '--kube-api-qps=50.5',
+        '--kube-api-burst',
+        '100',
+        '--cache-sync-timeout=30s',
+        '--api-server-unreachable-timeout=1m30s',
+        '--version',
+      ],
+      defaults,
+    );
+    expect(flags).toMatchObject({
+      diagnosticsAddress: ':9443',
+      insecureDiagnostics: false,
+      diagnosticsCertDir: '/certs',
+      tls: { minVersion: 'TLSv1.3', ciphers: 'TLS_AES_256_GCM_SHA384:ECDHE-RSA-AES128-GCM-SHA256' },
+      verbosity: 4,
+      logLevel: 'debug',
+      loggingFormat: 'text',
+      syncPeriodMs: 900_000,
+      kubeAPIQPS: 50.5,
+      kubeAPIBurst: 100,
+      cacheSyncTimeoutMs: 30_000,
+      apiServerUnreachableTimeoutMs: 90_000,
+      version: true,
+      deprecations: [],
+    });
+  });
+
+  it('keeps the TLS 1.3 suites when a cipher list names only TLS 1.2 suites, as Go does', () => {
+    const { tls } = parseManagerFlags(['--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384'], defaults);
+    expect(tls.ciphers?.split(':')).toEqual([
+      'TLS_AES_256_GCM_SHA384',
+      'TLS_CHACHA20_POLY1305_SHA256',
+      'TLS_AES_128_GCM_SHA256',
+      'ECDHE-ECDSA-AES256-GCM-SHA384',
+    ]);
+  });
+
+  it.each([
+    [['-v=5'], 'trace', 5],
+    [['--v', '0'], 'info', 0],
+    [['-v2'], 'debug', 2],
+    [['--v=1', '--log-level=warn'], 'warn', 1],
+  ])('maps klog verbosity %j onto the log level', (argv, level, verbosity) => {
+    expect(parseManagerFlags(argv, defaults)).toMatchObject({ logLevel: level, verbosity });
+  });
+
+  it('serves insecure diagnostics on loopback unless an address is given', () => {
+    expect(parseManagerFlags(['--insecure-diagnostics'], defaults)).toMatchObject({
+      insecureDiagnostics: true,
+      diagnosticsAddress: '127.0.0.1:8443',
+    });
+    expect(parseManagerFlags(['--insecure-diagnostics', '--diagnostics-address=:8080'], defaults)).toMatchObject({
+      insecureDiagnostics: true,
+      diagnosticsAddress: ':8080',
     });
   });
 
@@ -92,6 +187,7 @@ describe('parseManagerFlags', () => {
   it('lets --metrics-bind-address=0 disable metrics and an empty namespace mean all namespaces', () => {
     const flags = parseManagerFlags(['--metrics-bind-address=0', '--namespace='], defaults);
     expect(flags.metricsBindAddress).toBe('0');
+    expect(flags.diagnosticsAddress).toBe('0');
     expect(flags.namespace).toBeUndefined();
   });
 
@@ -104,6 +200,26 @@ describe('parseManagerFlags', () => {
     [['--watch-filter=-x'], 'watch-filter', '-x', 'must be a label value'],
     [['--metrics-bind-address=8080'], 'metrics-bind-address', '8080', 'expected [host]:port'],
     [['--health-probe-bind-address=:70000'], 'health-probe-bind-address', ':70000', 'expected [host]:port'],
+    [['--diagnostics-address=8443'], 'diagnostics-address', '8443', 'expected [host]:port'],
+    [
+      ['--tls-min-version=VersionTLS10'],
+      'tls-min-version',
+      'VersionTLS10',
+      'must be one of VersionTLS12, VersionTLS13',
+    ],
+    [
+      ['--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA'],
+      'tls-cipher-suites',
+      'TLS_RSA_WITH_RC4_128_SHA',
+      'unknown or unsupported cipher suite "TLS_RSA_WITH_RC4_128_SHA"',
+    ],
+    [['-v=-1'], 'v', '-1', 'must be a verbosity level 0-99'],
+    [['--logging-format=yaml'], 'logging-format', 'yaml', 'must be one of json, text'],
+    [['--kube-api-qps=0'], 'kube-api-qps', '0', 'must be a positive number'],
+    [['--kube-api-burst=1.5'], 'kube-api-burst', '1.5', 'must be a positive integer'],
+    [['--sync-period=never'], 'sync-period', 'never', 'must be a positive duration'],
+    [['--cache-sync-timeout=0s'], 'cache-sync-timeout', '0s', 'must be a positive duration'],
+    [['--insecure-diagnostics=maybe'], 'insecure-diagnostics', 'maybe', 'must be true or false'],
   ])('rejects %j naming the flag and the value', (argv, flag, value, reason) => {
     const error = flagErrorOf(argv);
     expect(error.flag).toBe(flag);

@@ -136,7 +136,7 @@ describe('Manager', () => {
       expect(manager.metricsPort).toBeUndefined();
       const health = await get(manager.healthProbePort, '/healthz');
       expect(health.status).toBe(500);
-      expect(health.body).toContain('[+]ping ok\n[-]event-loop failed: stalled');
+      expect(health.body).toContain('[+]ping ok\n[+]api-server ok\n[-]event-loop failed: stalled');
       await waitFor('the webhook check to be the only failing one', async () => {
         const ready = await get(manager.healthProbePort, '/readyz');
         return ready.body.includes('[-]webhook failed: certificates not loaded') && ready.status === 500

@@ -42,7 +42,10 @@ export interface ControllerManagerOptions {
   readonly webhookHost?: string;
   /** Overrides `--webhook-port` when the server is enabled (0 picks a free port); `--webhook-port=0` still disables. */
   readonly webhookPort?: number;
-  /** Override the flags' bind addresses (e.g. `127.0.0.1:0` for a local run). */
+  /**
+   * Plain-HTTP metrics at this address instead of the flags' diagnostics server (e.g. `127.0.0.1:0` for a local
+   * run); the flags' `--diagnostics-address` is then not served.
+   */
   readonly metricsBindAddress?: string;
   readonly healthProbeBindAddress?: string;
   readonly gracefulShutdownTimeoutMs?: number;
@@ -61,12 +64,26 @@ export interface ControllerManager {
  */
 export function buildControllerManager(options: ControllerManagerOptions): ControllerManager {
   const { flags, logger } = options;
+  const insecureMetrics =
+    options.metricsBindAddress ?? (flags.manager.insecureDiagnostics ? flags.manager.diagnosticsAddress : undefined);
   const manager = new Manager({
     kubeConfig: options.kubeConfig,
     name: options.name,
     logger,
-    metricsBindAddress: options.metricsBindAddress ?? flags.manager.metricsBindAddress,
+    metricsBindAddress: insecureMetrics ?? '0',
+    diagnostics:
+      insecureMetrics === undefined
+        ? {
+            address: flags.manager.diagnosticsAddress,
+            tls: flags.manager.tls,
+            certDir: flags.manager.diagnosticsCertDir,
+          }
+        : undefined,
     healthProbeBindAddress: options.healthProbeBindAddress ?? flags.manager.healthProbeBindAddress,
+    syncPeriodMs: flags.manager.syncPeriodMs,
+    cacheSyncTimeoutMs: flags.manager.cacheSyncTimeoutMs,
+    apiServerUnreachableTimeoutMs: flags.manager.apiServerUnreachableTimeoutMs,
+    kubeAPIRateLimit: { qps: flags.manager.kubeAPIQPS, burst: flags.manager.kubeAPIBurst },
     ...(options.gracefulShutdownTimeoutMs === undefined
       ? {}
       : { gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs }),
@@ -89,6 +106,7 @@ export function buildControllerManager(options: ControllerManagerOptions): Contr
           certDir: flags.webhook.certDir,
           certName: flags.webhook.certName,
           keyName: flags.webhook.keyName,
+          tls: flags.manager.tls,
           registry: manager.registry,
           logger,
         });
@@ -143,6 +161,10 @@ export async function runControllerApp(options: ControllerAppOptions): Promise<n
     stdout(`${controllerFlagsUsage(options.app)}\n`);
     return EXIT_OK;
   }
+  if (flags.manager.version) {
+    stdout(`${options.app.command} ${options.app.version ?? 'unknown'}\n`);
+    return EXIT_OK;
+  }
   if (options.withoutExplicitCluster && !kubeConfigNamedExplicitly(flags.manager.kubeconfig)) {
     const signal = options.signal ?? setupSignalHandler();
     try {
@@ -154,7 +176,10 @@ export async function runControllerApp(options: ControllerAppOptions): Promise<n
       return EXIT_FAILED;
     }
   }
-  const logger = options.logger?.(flags) ?? createLogger({ name: options.app.name, level: flags.manager.logLevel });
+  const logger =
+    options.logger?.(flags) ??
+    createLogger({ name: options.app.name, level: flags.manager.logLevel, format: flags.manager.loggingFormat });
+  for (const deprecation of flags.manager.deprecations) logger.warn(deprecation);
   const signal = options.signal ?? setupSignalHandler(logger);
   // Each informer and controller listens on this signal; the default limit of 10 listeners would warn.
   setMaxListeners(100, signal);
@@ -174,6 +199,8 @@ export async function runControllerApp(options: ControllerAppOptions): Promise<n
     return EXIT_OK;
   } catch (error) {
     logger.error({ err: error }, 'manager failed');
+    // The last line a person reads in `kubectl logs --previous`, plain even when the log format is JSON.
+    stderr(`${options.app.command}: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT_FAILED;
   }
 }

@@ -1,4 +1,4 @@
-import { type ManagerFlags, managerFlagsUsage, parseManagerFlags } from '../manager/flags.js';
+import { type ManagerFlagDefaults, type ManagerFlags, managerFlagsUsage, parseManagerFlags } from '../manager/flags.js';
 import { parseWebhookFlags, type WebhookFlags, webhookFlagsUsage } from '../webhook/flags.js';
 
 /** What tells one controller executable from another: its names, its usage text, what its webhook guards. */
@@ -13,6 +13,14 @@ export interface ControllerAppIdentity {
   readonly leaderElectionId: string;
   /** What the admission webhook guards, for the `--webhook-port` usage line (e.g. `admission`). */
   readonly webhookPurpose: string;
+  /** Printed by `--version`. */
+  readonly version?: string;
+  /** The app's own defaults for manager flags (e.g. a higher `--kube-api-qps`), over Cluster API's. */
+  readonly managerDefaults?: Omit<ManagerFlagDefaults, 'leaderElectionId'>;
+}
+
+function managerDefaultsOf(app: ControllerAppIdentity): ManagerFlagDefaults {
+  return { ...app.managerDefaults, leaderElectionId: app.leaderElectionId };
 }
 
 /** A controller executable's command line: the kit's manager flags and the webhook flags, validated. */
@@ -30,11 +38,11 @@ export interface ControllerFlags {
  */
 export function parseControllerFlags(argv: readonly string[], app: ControllerAppIdentity): ControllerFlags {
   const { webhook, rest, help } = parseWebhookFlags(argv);
-  const manager = parseManagerFlags(rest, { leaderElectionId: app.leaderElectionId });
+  const manager = parseManagerFlags(rest, managerDefaultsOf(app));
   return {
     manager,
     webhook,
-    given: new Set(argv.flatMap((arg) => /^--([a-z-]+)/.exec(arg)?.slice(1, 2) ?? [])),
+    given: new Set(argv.flatMap((arg) => /^--?([a-z-]+)/.exec(arg)?.slice(1, 2) ?? [])),
     help,
   };
 }
@@ -46,7 +54,7 @@ export function controllerFlagsUsage(app: ControllerAppIdentity): string {
     '',
     app.description,
     '',
-    managerFlagsUsage({ leaderElectionId: app.leaderElectionId }),
+    managerFlagsUsage(managerDefaultsOf(app)),
     webhookFlagsUsage(app.webhookPurpose),
   ].join('\n');
 }

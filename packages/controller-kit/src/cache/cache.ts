@@ -24,7 +24,15 @@ export interface CacheOptions {
    * (default 10 h). 0 turns it off.
    */
   readonly resyncPeriodMs?: number | undefined;
+  /**
+   * How long a controller waits for its informers to sync before it fails (controller-runtime's `CacheSyncTimeout`,
+   * default 2 min); controllers built on this cache use it unless they set their own.
+   */
+  readonly syncTimeoutMs?: number | undefined;
 }
+
+/** controller-runtime's default `CacheSyncTimeout`. */
+export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60_000;
 
 /** controller-runtime's default `SyncPeriod`. */
 export const DEFAULT_RESYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
@@ -69,7 +77,11 @@ export class Cache {
   private readonly running = new Set<Promise<void>>();
   private signal: AbortSignal | undefined;
 
+  /** See `CacheOptions.syncTimeoutMs`. */
+  readonly syncTimeoutMs: number;
+
   constructor(private readonly options: CacheOptions) {
+    this.syncTimeoutMs = options.syncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
     this.logger = options.logger ?? pino({ name: 'controller-kit' });
     this.transport = options.transport ?? new KubeTransport(options.kubeConfig);
     this.watchConnection = new WatchConnection(options.kubeConfig);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, KubeRequestError, parseRetryAfterHeader, type RequestTarget } from '../client/errors.js';
+import { requestThrottleFor } from '../client/request-rate-limit.js';
 import { credentialOptions } from '../client/transport.js';
 import { type WatchEvent, watchEventSchema } from './wire.js';
 
@@ -87,6 +88,7 @@ export class WatchConnection {
   }
 
   private async open(request: WatchRequest): Promise<http.IncomingMessage> {
+    await requestThrottleFor(this.kubeConfig)?.wait(request.signal);
     const options: https.RequestOptions = {};
     try {
       await this.kubeConfig.applyToHTTPSOptions(options);

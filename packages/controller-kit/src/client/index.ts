@@ -4,5 +4,6 @@ export * from './events.js';
 export * from './finalizers.js';
 export * from './object-schema.js';
 export * from './owner-references.js';
+export * from './request-rate-limit.js';
 export * from './resource.js';
 export * from './transport.js';

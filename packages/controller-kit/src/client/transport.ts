@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, KubeRequestError, parseRetryAfterHeader, type RequestTarget } from './errors.js';
 import { linkedTimeoutSignal } from './linked-signal.js';
+import { requestThrottleFor } from './request-rate-limit.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -68,6 +69,8 @@ export class KubeTransport {
    * `KubeApiError` for any other status and with `KubeRequestError` when no answer arrived.
    */
   async request(request: KubeRequest): Promise<unknown> {
+    await requestThrottleFor(this.#kubeConfig)?.wait(request.signal);
+    if (request.signal?.aborted) throw new KubeRequestError(request.target, request.signal.reason);
     const options: https.RequestOptions = {};
     try {
       await this.#kubeConfig.applyToHTTPSOptions(options);

@@ -4,9 +4,10 @@ import { Registry } from 'prom-client';
 import type { Cache, InformerScope } from '../cache/cache.js';
 import type { HandlerRegistration } from '../cache/informer.js';
 import type { KubeObject } from '../cache/object.js';
-import { isStaleResourceVersionConflict } from '../client/errors.js';
+import { isNotFound, isStaleResourceVersionConflict } from '../client/errors.js';
 import type { ObjectOf } from '../client/object-schema.js';
 import { objectKeyString, parseObjectKey, type ResourceKind } from '../client/resource.js';
+import { CacheSyncTimeoutError, formatGoDuration } from '../manager/api-server-monitor.js';
 import { PrometheusQueueMetrics } from '../queue/prometheus-queue-metrics.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
 import { RateLimitingQueue } from '../queue/rate-limiting-queue.js';
@@ -35,6 +36,8 @@ export interface ControllerOptions<R extends ResourceKind> {
   readonly registry?: Registry | undefined;
   /** Workers reconciling different keys in parallel (a key is never reconciled twice at once). Default 1. */
   readonly maxConcurrentReconciles?: number | undefined;
+  /** Fail `start` when the watched informers have not synced within this (default: the cache's, 2 min). */
+  readonly cacheSyncTimeoutMs?: number | undefined;
   /** Retry policy for failures and `requeue`; client-go's default controller rate limiter when absent. */
   readonly rateLimiter?: RateLimiter<string> | undefined;
 }
@@ -124,8 +127,17 @@ export class Controller<R extends ResourceKind = ResourceKind> {
       const informers = this.watchRegistrations.map((watch) =>
         this.options.cache.informerFor(watch.resource, watch.scope),
       );
-      await Promise.all(informers.map((informer) => informer.whenSynced(signal)));
+      const timeoutMs = this.options.cacheSyncTimeoutMs ?? this.options.cache.syncTimeoutMs;
+      const timedOut = AbortSignal.timeout(timeoutMs);
+      await Promise.all(informers.map((informer) => informer.whenSynced(AbortSignal.any([signal, timedOut]))));
       if (signal.aborted) return;
+      const unsynced = informers.filter((informer) => !informer.hasSynced()).map((informer) => informer.resource.kind);
+      if (unsynced.length > 0) {
+        throw new CacheSyncTimeoutError(
+          `controller ${this.options.name}: the caches did not sync within --cache-sync-timeout=${formatGoDuration(timeoutMs)} ` +
+            `(${unsynced.join(', ')}): is the API server reachable, and may this identity list and watch them?`,
+        );
+      }
       this.logger.info({ workers: this.workers }, 'starting workers');
       const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
       const workers = Array.from({ length: this.workers }, () => this.runWorker(signal));
@@ -200,6 +212,15 @@ export class Controller<R extends ResourceKind = ResourceKind> {
       if (isStaleResourceVersionConflict(error)) {
         outcome = 'conflict';
         logger.debug({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile conflict, requeueing');
+      } else if (signal.aborted) {
+        // The controller is stopping and aborted the reconcile's requests: expected, and nobody needs to act.
+        outcome = 'error';
+        logger.debug({ err: error }, 'Reconcile aborted: the controller is stopping');
+      } else if (isNotFound(error)) {
+        // An object the reconcile read or wrote went away meanwhile (typically one being deleted): the retry sees
+        // its absence in the cache. A failure, counted and retried, but nothing a person has to act on.
+        outcome = 'error';
+        logger.info({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile target gone, requeueing');
       } else {
         outcome = 'error';
         logger.error({ err: error, retries: this.queue.numRequeues(key) }, 'Reconciler error');

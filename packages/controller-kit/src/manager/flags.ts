@@ -2,9 +2,36 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
 import { parseBindAddress } from './bind-address.js';
 import { DEFAULT_LEADER_ELECTION_TIMINGS, validateLeaderElectionTimings } from './leader-election.js';
+import { parseTLSOptions, type TLSOptions } from './tls-options.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const LOGGING_FORMATS = ['json', 'text'] as const;
+export type LoggingFormat = (typeof LOGGING_FORMATS)[number];
+
+/** Cluster API's defaults for the flags it shares with every provider's main. */
+export const MANAGER_FLAG_DEFAULTS = {
+  diagnosticsAddress: ':8443',
+  /** With `--insecure-diagnostics` and no address: plain HTTP only on loopback. */
+  insecureDiagnosticsAddress: '127.0.0.1:8443',
+  healthProbeBindAddress: ':8081',
+  /** CAPI's `--sync-period` default (controller-runtime's own is 10 h). */
+  syncPeriodMs: 10 * 60_000,
+  /** CAPI's `--kube-api-qps` / `--kube-api-burst`. */
+  kubeAPIQPS: 20,
+  kubeAPIBurst: 30,
+  /** controller-runtime's `CacheSyncTimeout`. */
+  cacheSyncTimeoutMs: 2 * 60_000,
+  /** How long the API server may stay unreachable before the process exits to be restarted. */
+  apiServerUnreachableTimeoutMs: 2 * 60_000,
+} as const;
+
+/** klog's `-v` onto pino's levels: 0 is info; 1–4 add debug (CAPI logs reconcile details at 4); 5+ trace. */
+export function logLevelForVerbosity(verbosity: number): LogLevel {
+  if (verbosity <= 0) return 'info';
+  return verbosity < 5 ? 'debug' : 'trace';
+}
 
 /** The manager's command line, validated (controller-runtime / CAPI provider flag names). */
 export interface ManagerFlags {
@@ -22,20 +49,51 @@ export interface ManagerFlags {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
-  readonly metricsBindAddress: string;
+  /** `--diagnostics-address`: `/metrics` over HTTPS with TokenReview/SubjectAccessReview; `0` disables. */
+  readonly diagnosticsAddress: string;
+  /** `--insecure-diagnostics`: plain HTTP without authentication (loopback unless an address is given). */
+  readonly insecureDiagnostics: boolean;
+  /** Where the diagnostics serving certificate is (`tls.crt`/`tls.key`); undefined: self-signed at start. */
+  readonly diagnosticsCertDir: string | undefined;
+  /**
+   * The deprecated `--metrics-bind-address`, when given: the old plain-HTTP metrics server at that address (it
+   * implies `--insecure-diagnostics`). Undefined when not given.
+   */
+  readonly metricsBindAddress: string | undefined;
   readonly healthProbeBindAddress: string;
   /** Concurrent reconciles per controller. */
   readonly concurrency: number;
+  /** `--log-level` when given, else from `-v`. */
   readonly logLevel: LogLevel;
+  /** `-v` / `--v` (klog verbosity). */
+  readonly verbosity: number;
+  readonly loggingFormat: LoggingFormat;
+  /** `--tls-min-version` / `--tls-cipher-suites` for the webhook and diagnostics servers. */
+  readonly tls: TLSOptions;
+  /** `--sync-period`: how often informers re-announce every cached object (resync). */
+  readonly syncPeriodMs: number;
+  /** `--kube-api-qps` / `--kube-api-burst`: the client-side token bucket for every API request. */
+  readonly kubeAPIQPS: number;
+  readonly kubeAPIBurst: number;
+  /** `--cache-sync-timeout`: the caches must sync within this or the process exits. */
+  readonly cacheSyncTimeoutMs: number;
+  /** `--api-server-unreachable-timeout`: the process exits when the API server stays unreachable this long. */
+  readonly apiServerUnreachableTimeoutMs: number;
+  /** `--version`: print the version and exit. */
+  readonly version: boolean;
+  /** Warnings for deprecated flags that were used, to log once the logger exists. */
+  readonly deprecations: readonly string[];
 }
 
 export interface ManagerFlagDefaults {
   /** The Lease name, e.g. `tally-ipam-controller-leader-election`. Required: it is the controller's identity. */
   readonly leaderElectionId: string;
-  readonly metricsBindAddress?: string;
+  readonly diagnosticsAddress?: string;
   readonly healthProbeBindAddress?: string;
   readonly concurrency?: number;
   readonly logLevel?: LogLevel;
+  readonly kubeAPIQPS?: number;
+  readonly kubeAPIBurst?: number;
 }
 
 /** A command-line error naming the flag and the offending value. */
@@ -58,7 +116,7 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-const BOOLEAN_FLAGS = ['leader-elect'] as const;
+const BOOLEAN_FLAGS = ['leader-elect', 'insecure-diagnostics', 'version'] as const;
 
 const options = {
   kubeconfig: { type: 'string' },
@@ -72,8 +130,21 @@ const options = {
   'leader-elect-retry-period': { type: 'string' },
   'metrics-bind-address': { type: 'string' },
   'health-probe-bind-address': { type: 'string' },
+  'diagnostics-address': { type: 'string' },
+  'insecure-diagnostics': { type: 'boolean' },
+  'diagnostics-cert-dir': { type: 'string' },
   concurrency: { type: 'string' },
   'log-level': { type: 'string' },
+  v: { type: 'string' },
+  'logging-format': { type: 'string' },
+  'tls-min-version': { type: 'string' },
+  'tls-cipher-suites': { type: 'string' },
+  'sync-period': { type: 'string' },
+  'kube-api-qps': { type: 'string' },
+  'kube-api-burst': { type: 'string' },
+  'cache-sync-timeout': { type: 'string' },
+  'api-server-unreachable-timeout': { type: 'string' },
+  version: { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 type FlagName = keyof typeof options;
@@ -104,6 +175,16 @@ const checks: { readonly [F in FlagName]?: z.ZodType<string> } = {
     message: `must be one of ${LOG_LEVELS.join(', ')}`,
   }),
   kubeconfig: z.string().min(1, 'must not be empty'),
+  'diagnostics-cert-dir': z.string().min(1, 'must not be empty'),
+  v: z.string().regex(/^(0|[1-9]\d?)$/, 'must be a verbosity level 0-99'),
+  'logging-format': z.string().refine((value) => (LOGGING_FORMATS as readonly string[]).includes(value), {
+    message: `must be one of ${LOGGING_FORMATS.join(', ')}`,
+  }),
+  'kube-api-qps': z
+    .string()
+    .regex(/^\d{1,6}(\.\d{1,6})?$/, 'must be a positive number')
+    .refine((value) => Number(value) > 0, { message: 'must be a positive number' }),
+  'kube-api-burst': z.string().regex(/^[1-9]\d{0,5}$/, 'must be a positive integer'),
 };
 
 /**
@@ -111,7 +192,7 @@ const checks: { readonly [F in FlagName]?: z.ZodType<string> } = {
  * Throws `FlagError` naming the flag and value for unknown flags, missing values and invalid values.
  */
 export function parseManagerFlags(argv: readonly string[], defaults: ManagerFlagDefaults): ManagerFlags {
-  const { args, booleans } = extractBooleanAssignments(argv);
+  const { args, booleans } = extractBooleanAssignments(normalizeVerbosity(argv));
   let values: Partial<Record<FlagName, string | boolean>>;
   try {
     const parsed = parseArgs({ args, options, strict: true, allowPositionals: false });
@@ -168,6 +249,32 @@ export function parseManagerFlags(argv: readonly string[], defaults: ManagerFlag
     );
   }
   const namespace = text('namespace', undefined);
+  const insecureDiagnostics = values['insecure-diagnostics'] === true;
+  const deprecations: string[] = [];
+  const metricsBindAddress =
+    values['metrics-bind-address'] === undefined ? undefined : bindAddress('metrics-bind-address', '0');
+  const diagnosticsGiven = values['diagnostics-address'] !== undefined;
+  if (metricsBindAddress !== undefined) {
+    if (diagnosticsGiven) {
+      throw new FlagError(
+        'metrics-bind-address',
+        metricsBindAddress,
+        'is deprecated and cannot be combined with --diagnostics-address',
+      );
+    }
+    deprecations.push(
+      `--metrics-bind-address is deprecated: use --diagnostics-address (HTTPS with authentication) or --insecure-diagnostics; serving plain HTTP metrics on ${metricsBindAddress}`,
+    );
+  }
+  const diagnosticsAddress = bindAddress(
+    'diagnostics-address',
+    metricsBindAddress ??
+      (insecureDiagnostics
+        ? MANAGER_FLAG_DEFAULTS.insecureDiagnosticsAddress
+        : (defaults.diagnosticsAddress ?? MANAGER_FLAG_DEFAULTS.diagnosticsAddress)),
+  );
+  const verbosity = Number(text('v', '0'));
+  const positive = (flag: FlagName, fallback: number): number => Number(text(flag, String(fallback)));
   return {
     ...timings,
     kubeconfig: text('kubeconfig', undefined),
@@ -176,11 +283,49 @@ export function parseManagerFlags(argv: readonly string[], defaults: ManagerFlag
     leaderElect: values['leader-elect'] === true,
     leaderElectionNamespace: text('leader-election-namespace', undefined),
     leaderElectionId,
-    metricsBindAddress: bindAddress('metrics-bind-address', defaults.metricsBindAddress ?? ':8080'),
+    diagnosticsAddress,
+    insecureDiagnostics: insecureDiagnostics || metricsBindAddress !== undefined,
+    diagnosticsCertDir: text('diagnostics-cert-dir', undefined),
+    metricsBindAddress,
     healthProbeBindAddress: bindAddress('health-probe-bind-address', defaults.healthProbeBindAddress ?? ':8081'),
     concurrency: Number(text('concurrency', String(defaults.concurrency ?? 10))),
-    logLevel: (text('log-level', defaults.logLevel ?? 'info') ?? 'info') as LogLevel,
+    logLevel: (text('log-level', undefined) ??
+      (values.v === undefined ? (defaults.logLevel ?? 'info') : logLevelForVerbosity(verbosity))) as LogLevel,
+    verbosity,
+    loggingFormat: (text('logging-format', 'json') ?? 'json') as LoggingFormat,
+    tls: parseTLSOptions(text('tls-min-version', undefined), text('tls-cipher-suites', undefined)),
+    syncPeriodMs: duration('sync-period', MANAGER_FLAG_DEFAULTS.syncPeriodMs),
+    kubeAPIQPS: positive('kube-api-qps', defaults.kubeAPIQPS ?? MANAGER_FLAG_DEFAULTS.kubeAPIQPS),
+    kubeAPIBurst: positive('kube-api-burst', defaults.kubeAPIBurst ?? MANAGER_FLAG_DEFAULTS.kubeAPIBurst),
+    cacheSyncTimeoutMs: duration('cache-sync-timeout', MANAGER_FLAG_DEFAULTS.cacheSyncTimeoutMs),
+    apiServerUnreachableTimeoutMs: duration(
+      'api-server-unreachable-timeout',
+      MANAGER_FLAG_DEFAULTS.apiServerUnreachableTimeoutMs,
+    ),
+    version: values.version === true,
+    deprecations,
   };
+}
+
+/** klog spells verbosity `-v=4`, `-v 4`, `-v4`, `--v=4` or `--v 4`; all become `--v=4` for the parser. */
+function normalizeVerbosity(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] ?? '';
+    const match = /^--?v(?:=(.*)|(\d.*))?$/s.exec(arg);
+    if (!match) {
+      out.push(arg);
+      continue;
+    }
+    let value = match[1] ?? match[2];
+    if (value === undefined) {
+      value = argv[index + 1];
+      index += 1;
+    }
+    if (value === undefined) throw new FlagError('v', undefined, 'needs a value');
+    out.push(`--v=${value}`);
+  }
+  return out;
 }
 
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -204,10 +349,23 @@ export function managerFlagsUsage(defaults: ManagerFlagDefaults): string {
     '  --leader-elect-lease-duration <d>    how long followers wait before taking an unrenewed Lease (default 15s)',
     '  --leader-elect-renew-deadline <d>    how long the leader retries renewing before it stops leading (default 10s)',
     '  --leader-elect-retry-period <d>      time between acquire/renew attempts (default 2s)',
-    `  --metrics-bind-address <addr>        /metrics address, 0 disables (default ${defaults.metricsBindAddress ?? ':8080'})`,
-    `  --health-probe-bind-address <addr>   /healthz and /readyz address (default ${defaults.healthProbeBindAddress ?? ':8081'})`,
+    `  --diagnostics-address <addr>         /metrics over HTTPS with TokenReview/SubjectAccessReview, 0 disables (default ${defaults.diagnosticsAddress ?? MANAGER_FLAG_DEFAULTS.diagnosticsAddress})`,
+    `  --insecure-diagnostics[=true|false]  serve /metrics over plain HTTP without authentication (default address ${MANAGER_FLAG_DEFAULTS.insecureDiagnosticsAddress})`,
+    '  --diagnostics-cert-dir <dir>         tls.crt/tls.key for diagnostics (default: self-signed at start)',
+    '  --metrics-bind-address <addr>        DEPRECATED: plain HTTP /metrics at <addr> (= --insecure-diagnostics there)',
+    `  --health-probe-bind-address <addr>   /healthz and /readyz address, plain HTTP (default ${defaults.healthProbeBindAddress ?? ':8081'})`,
+    '  --tls-min-version <version>          VersionTLS12|VersionTLS13 for the webhook and diagnostics servers (default VersionTLS12)',
+    '  --tls-cipher-suites <names>          comma-separated Go cipher suite names (default: the runtime defaults)',
     `  --concurrency <n>                    concurrent reconciles per controller (default ${defaults.concurrency ?? 10})`,
-    `  --log-level <level>                  ${LOG_LEVELS.join('|')} (default ${defaults.logLevel ?? 'info'})`,
+    `  --sync-period <d>                    resync period of the informers (default ${MANAGER_FLAG_DEFAULTS.syncPeriodMs / 60_000}m)`,
+    `  --kube-api-qps <n>                   client-side rate limit of API requests per second (default ${defaults.kubeAPIQPS ?? MANAGER_FLAG_DEFAULTS.kubeAPIQPS})`,
+    `  --kube-api-burst <n>                 burst of that rate limit (default ${defaults.kubeAPIBurst ?? MANAGER_FLAG_DEFAULTS.kubeAPIBurst})`,
+    `  --cache-sync-timeout <d>             exit when the caches have not synced within this (default ${MANAGER_FLAG_DEFAULTS.cacheSyncTimeoutMs / 60_000}m)`,
+    `  --api-server-unreachable-timeout <d> exit when the API server stays unreachable this long (default ${MANAGER_FLAG_DEFAULTS.apiServerUnreachableTimeoutMs / 60_000}m)`,
+    `  --log-level <level>                  ${LOG_LEVELS.join('|')} (default ${defaults.logLevel ?? 'info'}; wins over -v)`,
+    '  -v, --v <n>                          log verbosity: 0 info, 1-4 debug, 5+ trace (default 0)',
+    '  --logging-format <format>            json|text (default json)',
+    '  --version                            print the version and exit',
   ].join('\n');
 }
 

@@ -1,4 +1,6 @@
+export * from './api-server-monitor.js';
 export * from './bind-address.js';
+export * from './diagnostics.js';
 export * from './flags.js';
 export * from './kubeconfig.js';
 export * from './leader-election.js';
@@ -8,3 +10,4 @@ export * from './manager.js';
 export * from './probes.js';
 export * from './runnable.js';
 export * from './signals.js';
+export * from './tls-options.js';

@@ -293,7 +293,8 @@ export class LeaderElector {
       );
       this.#log().info({ lease: this.#leaseName() }, 'released leader lease');
     } catch (error) {
-      this.#log().error({ err: error, lease: this.#leaseName() }, 'failed to release leader lease');
+      // Only slows the next leader down by one lease duration; nothing to act on.
+      this.#log().warn({ err: error, lease: this.#leaseName() }, 'failed to release leader lease');
     }
   }
 

@@ -6,12 +6,26 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { Cache } from '../cache/cache.js';
 import { Client } from '../client/client.js';
 import { EventRecorder } from '../client/events.js';
+import { type RequestRateLimit, setRequestRateLimit } from '../client/request-rate-limit.js';
+import { APIServerMonitor, CacheSyncTimeoutError, formatGoDuration } from './api-server-monitor.js';
 import { parseBindAddress } from './bind-address.js';
 import { settlesWithin } from './delay.js';
+import { type DiagnosticsAuthOptions, startDiagnosticsServer } from './diagnostics.js';
 import { LeaderElectionLostError, type LeaderElectionTimings, LeaderElector } from './leader-election.js';
 import { createLogger } from './logger.js';
 import { type Checker, type NamedChecker, type RunningServer, startMetricsServer, startProbeServer } from './probes.js';
 import { isSyncingRunnable, type Runnable } from './runnable.js';
+import type { TLSOptions } from './tls-options.js';
+
+/** `/metrics` over HTTPS with TokenReview/SubjectAccessReview (`--diagnostics-address`). */
+export interface SecureDiagnosticsOptions {
+  /** `host:port`; `0` disables. */
+  readonly address: string;
+  readonly tls?: TLSOptions;
+  /** `tls.crt`/`tls.key`; absent: self-signed at start. */
+  readonly certDir?: string | undefined;
+  readonly auth?: DiagnosticsAuthOptions;
+}
 
 export interface LeaderElectionOptions extends Partial<LeaderElectionTimings> {
   /** Namespace of the Lease. */
@@ -35,8 +49,23 @@ export interface ManagerOptions {
   readonly registry?: Registry;
   /** Leader election; absent means every runnable starts at once (single replica, tests). */
   readonly leaderElection?: LeaderElectionOptions | undefined;
-  /** `host:port` for `/metrics`; `0` disables (default). */
+  /** `host:port` for `/metrics` over plain HTTP without authentication (`--insecure-diagnostics`); `0` disables. */
   readonly metricsBindAddress?: string;
+  /** `/metrics` over HTTPS with authentication and authorization, as CAPI providers serve it. */
+  readonly diagnostics?: SecureDiagnosticsOptions | undefined;
+  /** The informers' resync period (`--sync-period`); the cache's default (10 h) when absent. */
+  readonly syncPeriodMs?: number;
+  /** The caches must sync within this or `start` fails (`--cache-sync-timeout`; default 2 min). */
+  readonly cacheSyncTimeoutMs?: number;
+  /**
+   * `start` fails when the API server stays unreachable this long (`--api-server-unreachable-timeout`; default
+   * 2 min; 0 disables). `/readyz` fails from the first failed probe, `/healthz` once past the bound.
+   */
+  readonly apiServerUnreachableTimeoutMs?: number;
+  /** Time between two reachability probes (default 5 s). */
+  readonly apiServerProbeIntervalMs?: number;
+  /** Client-side rate limit of every request made with `kubeConfig` (`--kube-api-qps` / `--kube-api-burst`). */
+  readonly kubeAPIRateLimit?: RequestRateLimit | undefined;
   /** `host:port` for `/healthz` and `/readyz`; `0` disables (default). */
   readonly healthProbeBindAddress?: string;
   /** How long a stop waits for runnables to drain before giving up (controller-runtime: 30 s). */
@@ -74,7 +103,8 @@ export class Manager {
   readonly #readyChecks: NamedChecker[] = [];
   readonly #leaderStatus: Gauge<'name'>;
   #phase: Phase = 'new';
-  #servers: { metrics?: RunningServer; probes?: RunningServer } = {};
+  #servers: { metrics?: RunningServer; diagnostics?: RunningServer; probes?: RunningServer } = {};
+  readonly #apiServerMonitor: APIServerMonitor | undefined;
   #elected: { promise: Promise<void>; resolve: () => void };
   #leaderElector: LeaderElector | undefined;
 
@@ -83,10 +113,28 @@ export class Manager {
     this.kubeConfig = options.kubeConfig;
     this.logger = options.logger ?? createLogger({ name: options.name });
     this.registry = options.registry ?? defaultRegistry();
+    if (options.kubeAPIRateLimit) setRequestRateLimit(options.kubeConfig, options.kubeAPIRateLimit);
     this.client = new Client(options.kubeConfig, { fieldManager: options.name });
     this.cache =
-      options.cache ?? new Cache({ kubeConfig: options.kubeConfig, logger: this.logger.child({ component: 'cache' }) });
+      options.cache ??
+      new Cache({
+        kubeConfig: options.kubeConfig,
+        logger: this.logger.child({ component: 'cache' }),
+        ...(options.syncPeriodMs === undefined ? {} : { resyncPeriodMs: options.syncPeriodMs }),
+        ...(options.cacheSyncTimeoutMs === undefined ? {} : { syncTimeoutMs: options.cacheSyncTimeoutMs }),
+      });
     this.#runnables.push(this.cache);
+    const unreachableTimeoutMs = options.apiServerUnreachableTimeoutMs ?? 120_000;
+    if (unreachableTimeoutMs > 0) {
+      this.#apiServerMonitor = new APIServerMonitor({
+        kubeConfig: options.kubeConfig,
+        logger: this.logger.child({ component: 'api-server-monitor' }),
+        unreachableTimeoutMs,
+        ...(options.apiServerProbeIntervalMs === undefined ? {} : { intervalMs: options.apiServerProbeIntervalMs }),
+      });
+      this.#healthChecks.push({ name: 'api-server', check: this.#apiServerMonitor.healthCheck });
+      this.#readyChecks.push({ name: 'api-server', check: this.#apiServerMonitor.readyCheck });
+    }
     this.identity = options.leaderElection?.identity ?? `${hostname()}_${randomBytes(6).toString('hex')}`;
     this.#leaderStatus = leaderStatusGauge(this.registry);
     let resolveElected = (): void => undefined;
@@ -137,6 +185,11 @@ export class Manager {
     return this.#servers.metrics?.address.port;
   }
 
+  /** The bound HTTPS diagnostics port once started; undefined when disabled. */
+  get diagnosticsPort(): number | undefined {
+    return this.#servers.diagnostics?.address.port;
+  }
+
   /** The bound health probe port once started; undefined when disabled. */
   get healthProbePort(): number | undefined {
     return this.#servers.probes?.address.port;
@@ -181,6 +234,15 @@ export class Manager {
 
     try {
       await this.#startServers();
+      const monitor = this.#apiServerMonitor;
+      if (monitor) {
+        runningBackground.push(
+          monitor.run(background.signal).catch((error: unknown) => {
+            this.logger.error({ err: error }, 'the API server stayed unreachable, stopping the manager');
+            fail(error);
+          }),
+        );
+      }
       for (const runnable of this.#runnables.filter((r) => !r.needLeaderElection)) {
         run(runnable, background.signal, runningBackground);
       }
@@ -253,11 +315,28 @@ export class Manager {
     if (lease) this.#leaderStatus.set({ name: lease }, value);
   }
 
+  /** Waits for every cache, failing with `CacheSyncTimeoutError` past `cacheSyncTimeoutMs` (as controller-runtime). */
   async #waitForCaches(signal: AbortSignal): Promise<boolean> {
-    for (const runnable of this.#runnables) {
-      if (isSyncingRunnable(runnable) && !(await runnable.waitForCacheSync(signal))) return false;
+    const timeoutMs = this.#options.cacheSyncTimeoutMs ?? 120_000;
+    const timedOut = new AbortController();
+    const timer = setTimeout(() => timedOut.abort(), timeoutMs);
+    const waiting = AbortSignal.any([signal, timedOut.signal]);
+    try {
+      for (const runnable of this.#runnables) {
+        if (isSyncingRunnable(runnable) && !(await runnable.waitForCacheSync(waiting))) {
+          if (timedOut.signal.aborted && !signal.aborted) {
+            throw new CacheSyncTimeoutError(
+              `the caches did not sync within --cache-sync-timeout=${formatGoDuration(timeoutMs)}: is the API server ` +
+                'reachable, and may this identity list and watch every resource the controllers watch?',
+            );
+          }
+          return false;
+        }
+      }
+      return true;
+    } finally {
+      clearTimeout(timer);
     }
-    return true;
   }
 
   async #startServers(): Promise<void> {
@@ -266,6 +345,20 @@ export class Manager {
     const logger = this.logger.child({ component: 'servers' });
     if (metricsAddress) {
       this.#servers.metrics = await startMetricsServer({ address: metricsAddress, registry: this.registry, logger });
+    }
+    const diagnostics = this.#options.diagnostics;
+    const diagnosticsAddress = diagnostics ? parseBindAddress(diagnostics.address) : undefined;
+    if (diagnostics && diagnosticsAddress) {
+      this.#servers.diagnostics = await startDiagnosticsServer({
+        address: diagnosticsAddress,
+        registry: this.registry,
+        logger,
+        insecure: false,
+        kubeConfig: this.kubeConfig,
+        ...(diagnostics.tls ? { tls: diagnostics.tls } : {}),
+        certDir: diagnostics.certDir,
+        ...(diagnostics.auth ? { auth: diagnostics.auth } : {}),
+      });
     }
     if (probeAddress) {
       this.#servers.probes = await startProbeServer({
@@ -288,7 +381,11 @@ export class Manager {
   }
 
   async #stopServers(): Promise<void> {
-    await Promise.all([this.#servers.metrics?.close(), this.#servers.probes?.close()]);
+    await Promise.all([
+      this.#servers.metrics?.close(),
+      this.#servers.diagnostics?.close(),
+      this.#servers.probes?.close(),
+    ]);
   }
 }
 

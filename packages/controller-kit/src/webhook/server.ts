@@ -2,12 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { connect, type SecureVersion } from 'node:tls';
+import { connect, type SecureContextOptions } from 'node:tls';
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
+import { DEFAULT_TLS_OPTIONS, secureContextTLS, type TLSOptions } from '../manager/tls-options.js';
 import { CertWatcher, type ServingCertificate } from './cert-watcher.js';
 import { type CertWatcherMetrics, certWatcherMetrics, type WebhookMetrics, webhookMetrics } from './metrics.js';
-import { serveReview, writeStatus } from './serve-review.js';
+import { DEFAULT_HANDLER_TIMEOUT_MS, MAX_REVIEW_BYTES, serveReview, writeStatus } from './serve-review.js';
 import type { AdmissionHandler } from './validating-handler.js';
 
 /** Where cert-manager's Secret is mounted by CAPI providers' kustomize config (controller-runtime's default). */
@@ -22,8 +23,10 @@ export interface WebhookServerOptions {
   readonly certDir?: string;
   readonly certName?: string;
   readonly keyName?: string;
-  /** Lowest TLS version accepted; never below 1.2. */
-  readonly tlsMinVersion?: Extract<SecureVersion, 'TLSv1.2' | 'TLSv1.3'>;
+  /** Lowest TLS version accepted; never below 1.2. Overrides `tls.minVersion`. */
+  readonly tlsMinVersion?: TLSOptions['minVersion'];
+  /** `--tls-min-version` / `--tls-cipher-suites` (Cluster API's defaults when absent). */
+  readonly tls?: TLSOptions;
   /** How often the certificate files are re-read besides file-system events (default 10 s). */
   readonly certPollIntervalMs?: number;
   /** Where the `controller_runtime_webhook_*` and `certwatcher_*` series go; a private registry if absent. */
@@ -31,8 +34,37 @@ export interface WebhookServerOptions {
   readonly logger?: Logger;
   /** How long a stop waits for in-flight requests before closing their connections (default 10 s). */
   readonly shutdownTimeoutMs?: number;
-  /** Upper bound for receiving one request; the API server itself gives up after at most 30 s. */
+  /** Upper bound for receiving one whole request (headers and body); the API server gives up after at most 30 s. */
   readonly requestTimeoutMs?: number;
+  /** Upper bound for receiving a request's headers (default 10 s). */
+  readonly headersTimeoutMs?: number;
+  /** How long a connection may take to complete its TLS handshake (default 10 s; Node's own is 120 s). */
+  readonly handshakeTimeoutMs?: number;
+  /** How long an idle keep-alive connection is kept (default 5 s). */
+  readonly keepAliveTimeoutMs?: number;
+  /** Largest request body read (default 7 MiB, controller-runtime's); larger ones get 413 and the connection closes. */
+  readonly maxRequestBytes?: number;
+  /** How long a handler may take before the request is denied with a 500 (default 10 s, the API server's default). */
+  readonly handlerTimeoutMs?: number;
+  /**
+   * Requests served at once (default 16); more get 429 with `Retry-After`, which the API server treats as a failed
+   * call. Bounds memory to about this many bodies of `maxRequestBytes`.
+   */
+  readonly maxConcurrentRequests?: number;
+  /** Open connections (default 256); more are refused at accept. */
+  readonly maxConnections?: number;
+}
+
+/** The limits a webhook server applies, with their defaults filled in. */
+export interface WebhookServerLimits {
+  readonly maxRequestBytes: number;
+  readonly handlerTimeoutMs: number;
+  readonly maxConcurrentRequests: number;
+  readonly maxConnections: number;
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly handshakeTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
 }
 
 export interface WebhookServerAddress {
@@ -56,8 +88,25 @@ export class WebhookServer {
   private listeningAt: WebhookServerAddress | undefined;
   private stopSignal: AbortSignal | undefined;
   private httpsServer: Server | undefined;
+  private inFlight = 0;
+  /** The bounds in force (defaults filled in). */
+  readonly limits: WebhookServerLimits;
 
   constructor(private readonly options: WebhookServerOptions = {}) {
+    this.limits = {
+      maxRequestBytes: options.maxRequestBytes ?? MAX_REVIEW_BYTES,
+      handlerTimeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
+      maxConcurrentRequests: options.maxConcurrentRequests ?? 16,
+      maxConnections: options.maxConnections ?? 256,
+      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
+      handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 5_000,
+    };
+    for (const [name, value] of Object.entries(this.limits)) {
+      if (!Number.isInteger(value) || value <= 0)
+        throw new Error(`webhook server option ${name}=${value} must be a positive integer`);
+    }
     const certDir = options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
     this.certPath = join(certDir, options.certName ?? 'tls.crt');
     this.keyPath = join(certDir, options.keyName ?? 'tls.key');
@@ -112,26 +161,45 @@ export class WebhookServer {
     const stopWatching = new AbortController();
     try {
       let server: Server | undefined;
-      const tlsMinVersion = this.options.tlsMinVersion ?? 'TLSv1.2';
+      const tls: TLSOptions = {
+        ...(this.options.tls ?? DEFAULT_TLS_OPTIONS),
+        ...(this.options.tlsMinVersion ? { minVersion: this.options.tlsMinVersion } : {}),
+      };
+      const tlsMinVersion = tls.minVersion;
+      const limits = this.limits;
       const watcher = new CertWatcher({
         certPath: this.certPath,
         keyPath: this.keyPath,
         pollIntervalMs: this.options.certPollIntervalMs ?? 10_000,
         logger: this.logger,
         metrics: this.certMetrics,
-        onChange: (certificate) => server?.setSecureContext(secureContextOptions(certificate, tlsMinVersion)),
+        onChange: (certificate) => server?.setSecureContext(secureContextOptions(certificate, tls)),
       });
       const certificate = await watcher.start(stopWatching.signal);
-      server = createServer(secureContextOptions(certificate, tlsMinVersion), (request, response) =>
-        this.route(request, response),
+      server = createServer(
+        {
+          ...secureContextOptions(certificate, tls),
+          handshakeTimeout: limits.handshakeTimeoutMs,
+          requestTimeout: limits.requestTimeoutMs,
+          headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+          keepAliveTimeout: limits.keepAliveTimeoutMs,
+          // Node checks the request and header deadlines on this interval (30 s by default, which would let a slow
+          // client hold a connection that much past its deadline).
+          connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+        },
+        (request, response) => this.route(request, response),
       );
       this.httpsServer = server;
-      server.requestTimeout = this.options.requestTimeoutMs ?? 30_000;
-      server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
+      server.maxConnections = limits.maxConnections;
+      // An idle socket (no bytes either way) is closed; covers a connection stuck between requests.
+      server.setTimeout(limits.requestTimeoutMs + limits.keepAliveTimeoutMs);
       server.on('tlsClientError', (error) => this.logger.debug({ err: error }, 'TLS handshake with a client failed'));
       this.listeningAt = await listen(server, this.options.host ?? '', this.options.port ?? DEFAULT_WEBHOOK_PORT);
       server.on('error', (error) => this.logger.error({ err: error }, 'the webhook server failed'));
-      this.logger.info({ ...this.listeningAt, paths: this.registeredPaths, tlsMinVersion }, 'serving webhooks');
+      this.logger.info(
+        { ...this.listeningAt, paths: this.registeredPaths, tlsMinVersion, ciphers: tls.ciphers ?? 'default', limits },
+        'serving webhooks',
+      );
       await abortion(signal);
       this.listeningAt = undefined;
       await this.shutdown(server);
@@ -150,11 +218,43 @@ export class WebhookServer {
       writeStatus(response, 404, 'NotFound', `no webhook is registered at ${path}`);
       return;
     }
+    if (this.inFlight >= this.limits.maxConcurrentRequests) {
+      this.metrics.requests.inc({ webhook: path, code: '429' });
+      this.logger.warn({ webhook: path, inFlight: this.inFlight }, 'too many concurrent admission requests; refusing');
+      writeStatus(
+        response,
+        429,
+        'TooManyRequests',
+        `the webhook server is already serving ${this.limits.maxConcurrentRequests} requests`,
+      );
+      const socket = request.socket ?? response.socket;
+      response.once('finish', () => socket?.destroy());
+      return;
+    }
+    this.inFlight += 1;
     // A keep-alive connection becomes idle only once its response is written; during a stop, close it then.
+    response.once('close', () => {
+      this.inFlight -= 1;
+    });
     response.once('finish', () => {
       if (this.stopSignal?.aborted) this.httpsServer?.closeIdleConnections();
     });
-    void serveReview({ path, handler, metrics: this.metrics, logger: this.logger }, request, response);
+    serveReview(
+      {
+        path,
+        handler,
+        metrics: this.metrics,
+        logger: this.logger,
+        maxRequestBytes: this.limits.maxRequestBytes,
+        handlerTimeoutMs: this.limits.handlerTimeoutMs,
+      },
+      request,
+      response,
+    ).catch((error: unknown) => {
+      // serveReview never rejects by design; if it ever does, the request still ends and the process does not.
+      this.logger.error({ err: error, webhook: path }, 'serving an admission request failed unexpectedly');
+      response.destroy();
+    });
   }
 
   private async shutdown(server: Server): Promise<void> {
@@ -174,11 +274,8 @@ export class WebhookServer {
   }
 }
 
-function secureContextOptions(
-  certificate: ServingCertificate,
-  minVersion: SecureVersion,
-): { cert: string; key: string; minVersion: SecureVersion } {
-  return { cert: certificate.certPem, key: certificate.keyPem, minVersion };
+function secureContextOptions(certificate: ServingCertificate, tls: TLSOptions): SecureContextOptions {
+  return { cert: certificate.certPem, key: certificate.keyPem, ...secureContextTLS(tls) };
 }
 
 function listen(server: Server, host: string, port: number): Promise<WebhookServerAddress> {

@@ -1,0 +1,258 @@
+import { connect as tcpConnect } from 'node:net';
+import { connect, type TLSSocket } from 'node:tls';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allowed, WebhookServer } from '../src/index.js';
+import { type CertDir, createCertDir, createTestCA, issueServingPair, type TestCA } from './fixtures/webhook-certs.js';
+import { admissionReview, listeningPort, sendToWebhook } from './fixtures/webhook-client.js';
+
+const silent = pino({ level: 'silent' });
+/** Hang guard for tests that wait for the server to cut a connection: far above the bounds set below, far below
+ * what the server did before it had them (30 s request/header deadline checked every 30 s, 120 s TLS handshake). */
+const CUT_GUARD_MS = 20_000;
+const MAX_BYTES = 64 * 1024;
+
+interface RawAnswer {
+  /** Everything the server sent before it closed the connection. */
+  readonly text: string;
+  /** Body bytes the client managed to hand to the socket before the server closed it. */
+  readonly sentBodyBytes: number;
+}
+
+/** Opens a TLS connection trusting the test CA. */
+function tlsSocket(port: number, caPem: string): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, ca: caPem, servername: 'localhost' }, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** Collects what the server sends until it closes the connection. */
+function untilClosed(socket: TLSSocket): Promise<string> {
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return new Promise((resolve) => {
+    socket.once('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', () => undefined);
+  });
+}
+
+/**
+ * Sends request headers, then `bodyBytes` of body in 64 KiB writes honouring backpressure, stopping when the server
+ * closes the connection; `stallAfter` stops writing (without closing) after that many body bytes.
+ */
+async function rawRequest(
+  port: number,
+  caPem: string,
+  headers: string,
+  options: { bodyBytes: number; stallAfter?: number },
+): Promise<RawAnswer> {
+  const socket = await tlsSocket(port, caPem);
+  const closed = untilClosed(socket);
+  let open = true;
+  void closed.then(() => {
+    open = false;
+  });
+  socket.write(headers);
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  let sent = 0;
+  while (open && sent < options.bodyBytes && (options.stallAfter === undefined || sent < options.stallAfter)) {
+    const size = Math.min(
+      chunk.length,
+      options.bodyBytes - sent,
+      (options.stallAfter ?? Number.POSITIVE_INFINITY) - sent,
+    );
+    const flushed = socket.write(chunk.subarray(0, size));
+    sent += size;
+    if (!flushed) {
+      await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+    }
+  }
+  const text = await closed;
+  return { text, sentBodyBytes: sent };
+}
+
+const statusOf = (text: string): number => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+
+describe('WebhookServer against hostile requests', () => {
+  let ca: TestCA;
+  let certDir: CertDir;
+  let server: WebhookServer;
+  let port: number;
+  const stop = new AbortController();
+  let running: Promise<void>;
+  let handlerCalls = 0;
+  const blocked: Array<() => void> = [];
+
+  beforeAll(async () => {
+    ca = await createTestCA();
+    certDir = await createCertDir();
+    await certDir.write(await issueServingPair(ca));
+    server = new WebhookServer({
+      host: '127.0.0.1',
+      port: 0,
+      certDir: certDir.path,
+      logger: silent,
+      maxRequestBytes: MAX_BYTES,
+      requestTimeoutMs: 1_000,
+      headersTimeoutMs: 500,
+      handshakeTimeoutMs: 500,
+      handlerTimeoutMs: 300,
+      maxConcurrentRequests: 2,
+    });
+    server.register('/count', () => {
+      handlerCalls += 1;
+      return allowed();
+    });
+    server.register('/never', () => new Promise(() => undefined));
+    server.register('/block', () => new Promise((resolve) => blocked.push(() => resolve(allowed()))));
+    server.register('/throw-unprintable', () => {
+      throw Object.create(null, {
+        toString: {
+          value: () => {
+            throw new Error('no');
+          },
+        },
+      });
+    });
+    server.register('/throw-huge', () => {
+      throw new Error(`pool ${'x'.repeat(1_000_000)} is broken`);
+    });
+    running = server.start(stop.signal);
+    port = await listeningPort(server);
+  });
+
+  afterAll(async () => {
+    for (const release of blocked) release();
+    stop.abort();
+    await running;
+    await certDir?.remove();
+  });
+
+  const post = (path: string, body: string) => sendToWebhook({ port, path, caPem: ca.certPem, body });
+
+  it(
+    'answers 413 to a declared oversize body before reading any of it, and closes the connection',
+    async () => {
+      const answer = await rawRequest(
+        port,
+        ca.certPem,
+        `POST /count HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`,
+        { bodyBytes: 0 },
+      );
+      expect(statusOf(answer.text)).toBe(413);
+      expect(answer.text).toContain(`request body exceeds ${MAX_BYTES} bytes`);
+      expect(handlerCalls).toBe(0);
+    },
+    CUT_GUARD_MS,
+  );
+
+  it(
+    'cuts a chunked body off once it passes the limit instead of reading all of it',
+    async () => {
+      const total = 64 * 1024 * 1024;
+      const answer = await rawRequest(
+        port,
+        ca.certPem,
+        `POST /count HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${total.toString(16)}\r\n`,
+        { bodyBytes: total },
+      );
+      // One chunk with no declared length up front: the server must count as it reads. The client could hand at most
+      // the limit plus what the loopback socket buffers hold before the connection was closed.
+      expect(statusOf(answer.text)).toBe(413);
+      if (process.env.MEASURE) console.log('sentBodyBytes', answer.sentBodyBytes);
+      expect(answer.sentBodyBytes).toBeLessThan(total / 2);
+      expect(handlerCalls).toBe(0);
+    },
+    CUT_GUARD_MS,
+  );
+
+  it(
+    'closes a connection whose request headers never finish (slowloris)',
+    async () => {
+      const answer = await rawRequest(port, ca.certPem, 'POST /count HTTP/1.1\r\nHost: localhost\r\n', {
+        bodyBytes: 0,
+      });
+      expect([0, 408]).toContain(statusOf(answer.text));
+      expect(handlerCalls).toBe(0);
+    },
+    CUT_GUARD_MS,
+  );
+
+  it(
+    'cuts off a body that stops arriving',
+    async () => {
+      const answer = await rawRequest(
+        port,
+        ca.certPem,
+        'POST /count HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+        { bodyBytes: 1000, stallAfter: 10 },
+      );
+      expect(answer.sentBodyBytes).toBe(10);
+      expect([0, 408]).toContain(statusOf(answer.text));
+      expect(handlerCalls).toBe(0);
+    },
+    CUT_GUARD_MS,
+  );
+
+  it(
+    'closes a connection that never starts its TLS handshake',
+    async () => {
+      const closed = await new Promise<boolean>((resolve, reject) => {
+        const socket = tcpConnect({ host: '127.0.0.1', port });
+        socket.on('error', reject);
+        socket.on('close', () => resolve(true));
+      });
+      expect(closed).toBe(true);
+    },
+    CUT_GUARD_MS,
+  );
+
+  it(
+    'denies with 500 when the handler never answers',
+    async () => {
+      const answer = await post('/never', JSON.stringify(admissionReview()));
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({
+        response: {
+          allowed: false,
+          status: { code: 500, reason: 'InternalError', message: 'the admission handler did not answer within 300 ms' },
+        },
+      });
+    },
+    CUT_GUARD_MS,
+  );
+
+  it('refuses requests beyond the concurrency bound with 429 and serves again once they finish', async () => {
+    const first = post('/block', JSON.stringify(admissionReview()));
+    const second = post('/block', JSON.stringify(admissionReview()));
+    await expect.poll(() => blocked.length).toBe(2);
+    const third = await post('/count', JSON.stringify(admissionReview()));
+    expect(third.status).toBe(429);
+    expect(third.body).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests' });
+    for (const release of blocked.splice(0)) release();
+    await expect(first).resolves.toMatchObject({ status: 200 });
+    await expect(second).resolves.toMatchObject({ status: 200 });
+    expect((await post('/count', JSON.stringify(admissionReview()))).status).toBe(200);
+  });
+
+  it('turns a thrown value that cannot be printed into a clean denial', async () => {
+    const answer = await post('/throw-unprintable', JSON.stringify(admissionReview()));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ response: { allowed: false, status: { code: 500 } } });
+  });
+
+  it('cuts a huge error message to a short one with an ellipsis', async () => {
+    const answer = await post('/throw-huge', JSON.stringify(admissionReview()));
+    const message = (answer.body as { response: { status: { message: string } } }).response.status.message;
+    expect(message.length).toBe(1024);
+    expect(message.endsWith('…')).toBe(true);
+  });
+
+  it('answers malformed and deeply nested JSON with 400 or a denial, never a crash', async () => {
+    expect((await post('/count', '{"apiVersion":')).status).toBe(400);
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    expect((await post('/count', deep)).status).toBe(400);
+    expect((await post('/count', JSON.stringify(admissionReview()))).status).toBe(200);
+  });
+});
