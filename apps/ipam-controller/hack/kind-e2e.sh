@@ -41,7 +41,7 @@ kind load image-archive "$APP_DIR/dist/image/ipam-controller.tar" --name "$CLUST
 step "local clusterctl repository for the ipam-tally provider"
 version=v$(node -p "require('$APP_DIR/package.json').version")
 repository="$work/repository/ipam-tally/$version"
-(cd "$APP_DIR" && pnpm run --silent gen-components --out "$repository" --version "${version#v}")
+(cd "$APP_DIR" && pnpm run --silent gen-components --out "$repository" --version "${version#v}" --image "$IMAGE_REF")
 cat >"$work/clusterctl.yaml" <<YAML
 providers:
   - name: tally
@@ -50,7 +50,7 @@ providers:
 YAML
 
 step "clusterctl init: cert-manager, Cluster API $CAPI_VERSION, Tally $version"
-TALLY_IPAM_IMAGE="$IMAGE_REF" clusterctl init --config "$work/clusterctl.yaml" \
+clusterctl init --config "$work/clusterctl.yaml" \
   --core "cluster-api:$CAPI_VERSION" --bootstrap "kubeadm:$CAPI_VERSION" --control-plane "kubeadm:$CAPI_VERSION" \
   --ipam "tally:$version" --wait-providers
 kubectl -n tally-system rollout status deploy/tally-ipam-controller-manager --timeout=180s

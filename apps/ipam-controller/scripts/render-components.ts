@@ -12,7 +12,7 @@ export const IPAM_PROVIDER: ShippedProvider = defineProvider({
   appDir: new URL('..', import.meta.url),
   providerName: 'ipam-tally',
   imageName: 'ipam-controller',
-  imageVariable: 'TALLY_IPAM_IMAGE',
+  variablePrefix: 'TALLY_IPAM_',
 });
 
 runComponentsCliIfMain(import.meta.url, IPAM_PROVIDER);

@@ -23,7 +23,7 @@ describeComponents(IPAM_PROVIDER, {
     'Certificate/tally-ipam-serving-cert',
     `ValidatingWebhookConfiguration/${POOL_WEBHOOK_CONFIGURATION_NAME}`,
   ],
-  variables: ['TALLY_IPAM_IMAGE', 'TALLY_IPAM_LOG_LEVEL', 'TALLY_IPAM_CONCURRENCY'],
+  variables: ['TALLY_IPAM_LOG_LEVEL', 'TALLY_IPAM_CONCURRENCY'],
   generatedCRDs: generatedCRDFiles().map((file) => file.crd.metadata.name),
   webhookConfiguration: (labels, client) => poolWebhookConfiguration({ labels, client }),
 });

@@ -12,7 +12,7 @@ export const SIM_PROVIDER: ShippedProvider = defineProvider({
   appDir: new URL('..', import.meta.url),
   providerName: 'infrastructure-sim',
   imageName: 'sim-infra-controller',
-  imageVariable: 'SIM_INFRA_IMAGE',
+  variablePrefix: 'SIM_INFRA_',
 });
 
 runComponentsCliIfMain(import.meta.url, SIM_PROVIDER);

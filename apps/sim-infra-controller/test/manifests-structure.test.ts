@@ -29,7 +29,7 @@ describeComponents(SIM_PROVIDER, {
     'Certificate/sim-infra-serving-cert',
     `ValidatingWebhookConfiguration/${WEBHOOK_CONFIGURATION_NAME}`,
   ],
-  variables: ['SIM_INFRA_IMAGE', 'SIM_INFRA_LOG_LEVEL', 'SIM_INFRA_CONCURRENCY'],
+  variables: ['SIM_INFRA_LOG_LEVEL', 'SIM_INFRA_CONCURRENCY'],
   generatedCRDs: generatedSimCRDFiles().map((file) => file.crd.metadata.name),
   webhookConfiguration: (labels, client) =>
     validatingWebhookConfiguration({

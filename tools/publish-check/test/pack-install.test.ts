@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -17,6 +17,10 @@ interface PackageJson {
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
   engines?: { node?: string };
+  license?: string;
+  repository?: unknown;
+  homepage?: string;
+  bugs?: unknown;
 }
 
 interface Publishable {
@@ -39,9 +43,12 @@ function run(command: string, args: readonly string[], cwd: string): string {
     return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     const detail = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) failed: ${detail.message}\n${detail.stderr ?? ''}`, {
-      cause: error,
-    });
+    throw new Error(
+      `${command} ${args.join(' ')} (in ${cwd}) failed: ${detail.message}\n${detail.stdout ?? ''}${detail.stderr ?? ''}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -111,18 +118,54 @@ describe.each(publishable.map(({ dir, manifest }) => ({ name: manifest.name, dir
       expect(existsSync(join(dir, 'README.md')), `${name} README.md`).toBe(true);
     });
 
-    it('packs every exported file and README, and no tests or sources', () => {
+    it('packs every exported file, README and LICENSE, and no tests, benchmarks or build metadata', () => {
       const files = contents.get(name) ?? [];
       expect(files).toContain('package/package.json');
       expect(files).toContain('package/README.md');
+      expect(files).toContain('package/LICENSE');
       for (const target of exportTargets(manifest)) {
         expect(files, `${target.subpath} (${target.condition}) → ${target.file}`).toContain(
           `package/${target.file.replace(/^\.\//, '')}`,
         );
       }
-      expect(files.filter((file) => /^package\/(test|src|bench)\//.test(file) || file.endsWith('.test.js'))).toEqual(
-        [],
+      expect(
+        files.filter(
+          (file) =>
+            /^package\/(test|bench)\//.test(file) || /\.test\.(js|ts)$/.test(file) || file.endsWith('.tsbuildinfo'),
+        ),
+      ).toEqual([]);
+    });
+
+    it('ships the sources every source map and declaration map points at', () => {
+      const files = new Set(contents.get(name) ?? []);
+      const maps = [...files].filter((file) => file.endsWith('.map'));
+      expect(maps.length, 'source maps').toBeGreaterThan(0);
+      const missing: string[] = [];
+      for (const map of maps) {
+        const { sources } = JSON.parse(run('tar', ['-xzOf', tarballs.get(name) ?? '', map], work)) as {
+          sources: string[];
+        };
+        for (const source of sources) {
+          const target = posix.normalize(posix.join(posix.dirname(map), source));
+          if (!files.has(target)) missing.push(`${map} → ${source}`);
+        }
+      }
+      expect(missing).toEqual([]);
+    });
+
+    it('carries the repository LICENSE (Apache-2.0, as declared) and repository, homepage and bugs', () => {
+      expect(manifest.license).toBe('Apache-2.0');
+      expect(readFileSync(join(dir, 'LICENSE'), 'utf8')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
+      expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toContain(
+        'Apache License\n                           Version 2.0',
       );
+      expect(manifest.repository).toEqual({
+        type: 'git',
+        url: 'git+https://github.com/tally-ipam/tally.git',
+        directory: relative(ROOT, dir),
+      });
+      expect(manifest.homepage).toBe(`https://github.com/tally-ipam/tally/tree/main/${relative(ROOT, dir)}#readme`);
+      expect(manifest.bugs).toEqual({ url: 'https://github.com/tally-ipam/tally/issues' });
     });
 
     it('replaces workspace: ranges with the real versions in the packed package.json', () => {
@@ -167,4 +210,79 @@ it('type-checks a consumer importing every package through its exported types', 
     }),
   );
   expect(run(process.execPath, [TSC, '-p', 'tsconfig.json'], consumer)).toBe('');
+});
+
+/** Libraries whose types the packages' declarations expose (and, for prom-client, whose global registry is shared). */
+const SHARED_LIBRARIES = ['@kubernetes/client-node', 'zod', 'pino', 'prom-client'] as const;
+
+function lowestOf(range: string, what: string): string {
+  const match = /^\^(\d+\.\d+\.\d+)$/.exec(range);
+  if (!match?.[1]) throw new Error(`${what}: peer range "${range}" is not of the form ^MAJOR.MINOR.PATCH`);
+  return match[1];
+}
+
+it('takes every library its declarations expose as a peer dependency with a caret range, never as a dependency', () => {
+  for (const { manifest } of publishable) {
+    const declarations = (contents.get(manifest.name) ?? []).filter((file) => file.endsWith('.d.ts'));
+    const text = declarations
+      .map((file) => run('tar', ['-xzOf', tarballs.get(manifest.name) ?? '', file], work))
+      .join('\n');
+    for (const library of SHARED_LIBRARIES) {
+      const exposed = text.includes(`from '${library}'`) || text.includes(`import('${library}')`);
+      if (!exposed) continue;
+      expect(manifest.dependencies?.[library], `${manifest.name} dependencies.${library}`).toBeUndefined();
+      expect(manifest.peerDependencies?.[library], `${manifest.name} peerDependencies.${library}`).toMatch(
+        /^\^\d+\.\d+\.\d+$/,
+      );
+    }
+  }
+});
+
+it('type-checks the shipped sources against the lowest version of every peer range', () => {
+  const lowest = new Map<string, string>();
+  for (const { manifest } of publishable) {
+    for (const [library, range] of Object.entries(manifest.peerDependencies ?? {})) {
+      if (library === 'vitest') continue; // testenv's optional peer; its own range is checked by the install
+      const version = lowestOf(range, `${manifest.name} → ${library}`);
+      const other = lowest.get(library);
+      expect(other === undefined || other === version, `${library}: one lower bound across packages`).toBe(true);
+      lowest.set(library, version);
+    }
+  }
+  expect([...lowest.keys()].sort()).toEqual([...SHARED_LIBRARIES].sort());
+  const project = join(work, 'lowest-peers');
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'lowest-peers', private: true, type: 'module' }));
+  // No --legacy-peer-deps: npm refuses the install if a lowest version falls outside a range.
+  run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      '--prefer-offline',
+      '--loglevel=error',
+      ...tarballs.values(),
+      ...[...lowest].map(([library, version]) => `${library}@${version}`),
+      '@types/node@20.19.43',
+      '@types/proper-lockfile@4.1.4',
+      'vitest@4.1.12',
+    ],
+    project,
+  );
+  const base = readJson<{ compilerOptions: Record<string, unknown> }>(join(ROOT, 'tsconfig.base.json'));
+  // The repository's strictness, without its build settings.
+  const compilerOptions: Record<string, unknown> = { ...base.compilerOptions, noEmit: true };
+  for (const build of ['composite', 'incremental', 'declaration', 'declarationMap', 'sourceMap']) {
+    delete compilerOptions[build];
+  }
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions,
+      include: ['node_modules/@tally-ipam/*/src/**/*.ts'],
+    }),
+  );
+  expect(run(process.execPath, [TSC, '-p', 'tsconfig.json'], project)).toBe('');
 });

@@ -7,19 +7,53 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { buildKustomization, type Manifest, parseManifests } from './kustomize.js';
+import { at, buildKustomization, isRecord, type Manifest, parseManifests } from './kustomize.js';
 import type { ShippedProvider } from './provider.js';
 import { findVariables, substituteVariables } from './variables.js';
 
 export interface RenderOptions {
-  /** The release version (`0.1.0`); the image default becomes `<repository>:v<version>`. Default: package.json's. */
+  /** The release version (`0.1.0`); the image becomes `<repository>:v<version>`. Default: package.json's. */
   readonly version?: string;
-  /** Overrides the default image reference entirely. */
+  /** Overrides the image reference entirely. */
   readonly image?: string;
 }
 
 function toYamlDocuments(manifests: readonly Manifest[]): string {
   return manifests.map((manifest) => `---\n${stringify(manifest, { lineWidth: 0 })}`).join('');
+}
+
+/** `ghcr.io/x/y:dev` → `ghcr.io/x/y`; a registry port (`host:5000/y`) is not a tag. */
+function repositoryOf(image: string): string {
+  const withoutDigest = image.split('@')[0] ?? image;
+  const lastColon = withoutDigest.lastIndexOf(':');
+  return lastColon > withoutDigest.lastIndexOf('/') ? withoutDigest.slice(0, lastColon) : withoutDigest;
+}
+
+/**
+ * Sets every container of the provider's Deployments whose image is the provider's repository (any tag) to `image`.
+ * A literal, never a clusterctl variable: clusterctl parses each image to apply its `images:` override and refuses a
+ * components file whose image is `${VAR:=…}` ("couldn't parse image name").
+ */
+function setProviderImage(manifests: readonly Manifest[], provider: ShippedProvider, image: string): void {
+  let replaced = 0;
+  for (const deployment of manifests.filter((manifest) => manifest.kind === 'Deployment')) {
+    const podSpec = at(deployment, 'spec', 'template', 'spec');
+    for (const list of ['initContainers', 'containers']) {
+      const containers = isRecord(podSpec) && Array.isArray(podSpec[list]) ? (podSpec[list] as unknown[]) : [];
+      for (const container of containers) {
+        if (!isRecord(container) || typeof container.image !== 'string') continue;
+        if (repositoryOf(container.image) !== provider.imageRepository) continue;
+        container.image = image;
+        replaced++;
+      }
+    }
+  }
+  if (replaced === 0) {
+    throw new Error(
+      `${provider.configDir}/manager/manager.yaml: no container image of ${provider.imageRepository} (a literal ` +
+        `\`image: ${provider.imageRepository}:<tag>\`) to set to ${image}`,
+    );
+  }
 }
 
 /** The components file: every object of config/default as YAML documents, variables kept for clusterctl. */
@@ -28,13 +62,8 @@ export function renderComponents(provider: ShippedProvider, options: RenderOptio
   const namespaces = manifests.filter((manifest) => manifest.kind === 'Namespace');
   if (namespaces.length !== 1) throw new Error(`components need exactly one Namespace, found ${namespaces.length}`);
   const version = options.version ?? provider.version;
-  const image = options.image ?? `${provider.imageRepository}:v${version}`;
-  const body = toYamlDocuments(manifests);
-  const pattern = new RegExp(`\\$\\{${provider.imageVariable}:=[^}]*\\}`, 'g');
-  if (!pattern.test(body)) {
-    throw new Error(`${provider.configDir}/manager/manager.yaml no longer uses \${${provider.imageVariable}:=…}`);
-  }
-  const rendered = body.replace(pattern, `\${${provider.imageVariable}:=${image}}`);
+  setProviderImage(manifests, provider, options.image ?? `${provider.imageRepository}:v${version}`);
+  const rendered = toYamlDocuments(manifests);
   findVariables(rendered);
   return rendered;
 }

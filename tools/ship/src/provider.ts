@@ -27,8 +27,12 @@ export interface ProviderDeclaration {
   readonly providerName: string;
   /** The image name under `ghcr.io/tally-ipam`, also the name of the archive (`dist/image/<imageName>.tar`). */
   readonly imageName: string;
-  /** The clusterctl variable holding the controller image in `config/manager/manager.yaml`, e.g. `TALLY_IPAM_IMAGE`. */
-  readonly imageVariable: string;
+  /**
+   * The prefix of every clusterctl variable of the app's components, e.g. `TALLY_IPAM_` (`TALLY_IPAM_LOG_LEVEL`). The
+   * image is not one of them: it is a literal (`<registry>/<imageName>:v<version>`), so clusterctl can parse it and
+   * apply its own `images:` override.
+   */
+  readonly variablePrefix: string;
 }
 
 /** An app's shipping facts, with the paths and names derived from its declaration. */
@@ -41,7 +45,9 @@ export interface ShippedProvider {
   readonly componentsFile: string;
   readonly imageName: string;
   readonly imageRepository: string;
-  readonly imageVariable: string;
+  /** `<imageRepository>:v<version>`: the image the components of this version name. */
+  readonly image: string;
+  readonly variablePrefix: string;
   /** `version` from the app's package.json. */
   readonly version: string;
 }
@@ -58,8 +64,10 @@ export function defineProvider(declaration: ProviderDeclaration): ShippedProvide
       `providerName "${declaration.providerName}" must be <type>-<name> with type one of ${PROVIDER_TYPES.join(', ')}`,
     );
   }
-  if (!/^[A-Z][A-Z0-9_]*$/.test(declaration.imageVariable)) {
-    throw new Error(`imageVariable "${declaration.imageVariable}" must be an upper-case clusterctl variable name`);
+  if (!/^[A-Z][A-Z0-9_]*_$/.test(declaration.variablePrefix)) {
+    throw new Error(
+      `variablePrefix "${declaration.variablePrefix}" must be an upper-case clusterctl variable prefix ending in _`,
+    );
   }
   if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(declaration.imageName)) {
     throw new Error(`imageName "${declaration.imageName}" must be a lower-case image name`);
@@ -75,7 +83,8 @@ export function defineProvider(declaration: ProviderDeclaration): ShippedProvide
     componentsFile: `${type}-components.yaml`,
     imageName: declaration.imageName,
     imageRepository: `${IMAGE_REGISTRY}/${declaration.imageName}`,
-    imageVariable: declaration.imageVariable,
+    image: `${IMAGE_REGISTRY}/${declaration.imageName}:v${parsed.data.version}`,
+    variablePrefix: declaration.variablePrefix,
     version: parsed.data.version,
   };
 }

@@ -87,11 +87,6 @@ export function providerWiring(provider: ShippedProvider): ProviderWiring {
   };
 }
 
-/** The prefix of an app's clusterctl variables: its image variable without `IMAGE` (`TALLY_IPAM_`). */
-function variablePrefix(provider: ShippedProvider): string {
-  return provider.imageVariable.replace(/IMAGE$/, '');
-}
-
 export interface ComponentsExpectations {
   /** `Kind/name` of every object of the components file, in install order. */
   readonly objects: readonly string[];
@@ -155,24 +150,20 @@ export function describeComponents(provider: ShippedProvider, expected: Componen
       }
     });
 
-    it('uses only well-formed, provider-prefixed variables with defaults, the image defaulting to this version', () => {
+    it('uses only well-formed, provider-prefixed variables with defaults, and a literal image of this version', () => {
       const variables = findVariables(components);
       expect(new Set(variables.map((v) => v.name))).toEqual(new Set(expected.variables));
       for (const variable of variables) {
-        expect(variable.name.startsWith(variablePrefix(provider)), variable.name).toBe(true);
+        expect(variable.name.startsWith(provider.variablePrefix), variable.name).toBe(true);
         expect(variable.defaultValue, variable.name).toBeTruthy();
       }
-      expect(variables.find((v) => v.name === provider.imageVariable)?.defaultValue).toBe(
-        `${provider.imageRepository}:v${version}`,
-      );
-      const logLevel = `${variablePrefix(provider)}LOG_LEVEL`;
-      const overridden = parseManifests(
-        substituteVariables(components, { [provider.imageVariable]: 'registry.example/x:v9', [logLevel]: 'debug' }),
-        'overridden',
-      );
-      const container = at(only(overridden, 'Deployment'), 'spec', 'template', 'spec', 'containers', 0);
-      expect(at(container, 'image')).toBe('registry.example/x:v9');
-      expect(at(container, 'args')).toContain('--log-level=debug');
+      // clusterctl parses every image (for its `images:` override) before substituting variables.
+      const container = at(only(rendered, 'Deployment'), 'spec', 'template', 'spec', 'containers', 0);
+      expect(at(container, 'image')).toBe(`${provider.imageRepository}:v${version}`);
+      const logLevel = `${provider.variablePrefix}LOG_LEVEL`;
+      const overridden = parseManifests(substituteVariables(components, { [logLevel]: 'debug' }), 'overridden');
+      const overriddenContainer = at(only(overridden, 'Deployment'), 'spec', 'template', 'spec', 'containers', 0);
+      expect(at(overriddenContainer, 'args')).toContain('--log-level=debug');
     });
 
     it('the generator script writes the components and metadata.yaml for a release', () => {
@@ -185,7 +176,7 @@ export function describeComponents(provider: ShippedProvider, expected: Componen
       );
       expect(stdout).toContain(`${expected.objects.length} objects, v1.2.3`);
       const written = readFileSync(join(out, provider.componentsFile), 'utf8');
-      expect(written).toContain(`\${${provider.imageVariable}:=${provider.imageRepository}:v1.2.3}`);
+      expect(written).toContain(`image: ${provider.imageRepository}:v1.2.3\n`);
       expect(readFileSync(join(out, 'metadata.yaml'), 'utf8')).toBe(readFileSync(provider.metadataFile, 'utf8'));
     });
   });

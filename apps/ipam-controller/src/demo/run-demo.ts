@@ -25,6 +25,14 @@ import { formatReport, waitForDemoReport } from './demo-report.js';
 /** The line tests and users look for: everything above it is set up and the table follows. */
 export const DEMO_READY_LINE = 'Tally is allocating. Claims and the addresses they got:';
 
+/** What the printed kubectl line lists: the demo's pools, claims and addresses. */
+export const DEMO_KUBECTL_RESOURCES: readonly string[] = [
+  'tallyippools.ipam.cluster.x-k8s.io',
+  'tallyprefixpools.ipam.cluster.x-k8s.io',
+  'ipaddressclaims.ipam.cluster.x-k8s.io',
+  'ipaddresses.ipam.cluster.x-k8s.io',
+];
+
 type Print = (line: string) => void;
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
@@ -89,8 +97,8 @@ function describeEndpoints(manager: Manager, webhooks: WebhookServer | undefined
  */
 export async function runDemo(flags: AppFlags, signal: AbortSignal, print: Print): Promise<number> {
   const started = Date.now();
+  // Building from source is announced by the progress lines, only when it happens (the first run on a machine).
   print('No kubeconfig given (--kubeconfig, $KUBECONFIG, in-cluster): starting an embedded local control plane.');
-  print('The first run builds etcd and kube-apiserver from source with Go, which takes several minutes.');
   // A start cannot be cancelled half-way (a build or a process launch in flight): say so, and stop right after.
   const onEarlyStop = (): void => print('Stopping once the control plane has started (Ctrl-C again to exit at once).');
   signal.addEventListener('abort', onEarlyStop, { once: true });
@@ -146,7 +154,8 @@ export async function runDemo(flags: AppFlags, signal: AbortSignal, print: Print
       print('');
       print(`Demo ready ${seconds(Date.now() - started)} after start. Try it from another terminal:`);
       print(`  export KUBECONFIG=${plane.kubeconfigPath}`);
-      print(`  kubectl get tippool,tpfxpool,ipaddressclaims,ipaddresses -n ${DEMO_NAMESPACE}`);
+      // Fully qualified: since Kubernetes 1.33 plain `ipaddresses` is the core networking.k8s.io kind.
+      print(`  kubectl get ${DEMO_KUBECTL_RESOURCES.join(',')} -n ${DEMO_NAMESPACE}`);
       print('Press Ctrl-C to stop (the control plane and its data are removed).');
     }
     await running;
