@@ -1,0 +1,266 @@
+/**
+ * Guards two figures the README advertises for a burst of claims, from the API server's own request counters:
+ * the request budget per claim (the four writes of the contract; no GET, no 409 Conflict) and the coalesced pool
+ * status writes (at most one every 2 s, the final one deferred so the status ends exact).
+ *
+ * `apiserver_request_total` has no label naming the client, and this package's test files share one control plane and
+ * run in parallel, so this file starts an API server of its own: on it, the only traffic on the provider's resources
+ * is the provider's, this file's claim creates and this file's watches.
+ */
+import { tallyCRDDirectory } from '@tally-ipam/api-types';
+import { Cache, type Client } from '@tally-ipam/controller-kit';
+import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  DEFAULT_ALLOCATION_EVENTS,
+  LOCK_RESOURCE,
+  POOL_RESOURCES,
+  type StoredClaim,
+  type StoredPool,
+} from '../src/index.js';
+import {
+  type RequestSeries,
+  readRequestCounters,
+  requestsBetween,
+  requestsByTarget,
+  sumRequests,
+} from './api-server-requests.js';
+import { createClaim, createPool, newNamespace, startProvider, testClient, waitFor } from './support.js';
+
+const CLAIM_COUNT = 300;
+/** Claim creates in flight at once: "a burst" as one client connection pool sensibly sends it. */
+const CREATORS = 50;
+const POOL = 'burst';
+/** 10.90.0.1 – 10.90.1.254: 510 addresses, so the burst never exhausts the pool (no exhaustion path, no live reads). */
+const POOL_TOTAL = 510;
+
+/** The README's budget of one allocation on the burst path: finalizer patch, lock create, IPAddress create, status. */
+const WRITES_PER_CLAIM = 4;
+/**
+ * Stated margin per claim for requests this test cannot rule out on a loaded machine without them being a defect: an
+ * informer's relist after a watch timeout, a write retried after the API server answered 5xx. 0.05 × 300 = 15 requests.
+ */
+const MARGIN_PER_CLAIM = 0.05;
+
+/** Every resource the provider reads or writes; anything else on the API server is its own housekeeping. */
+const PROVIDER_RESOURCES = new Set([
+  CLAIM_RESOURCE.plural,
+  ADDRESS_RESOURCE.plural,
+  LOCK_RESOURCE.plural,
+  ...Object.values(POOL_RESOURCES).map((resource) => resource.plural),
+  'clusters',
+  'events',
+]);
+/**
+ * The README's interval between two counts-only pool status writes (2 s). Deliberately not `POOL_STATUS_COALESCE_MS`:
+ * a bound computed from the constant would pass vacuously if the constant were set to 0.
+ */
+const ADVERTISED_COALESCE_MS = 2_000;
+const POOL_PLURALS = new Set(Object.values(POOL_RESOURCES).map((resource) => resource.plural));
+
+interface IPAddressCounts {
+  total?: number;
+  used?: number;
+  free?: number;
+  outOfRange?: number;
+}
+
+function poolCounts(pool: StoredPool | undefined): IPAddressCounts | undefined {
+  return (pool?.status as { ipAddresses?: IPAddressCounts } | undefined)?.ipAddresses;
+}
+
+interface ReadyView {
+  addressRef?: { name?: string };
+  conditions?: { type?: string; status?: string }[];
+}
+
+function isReady(object: StoredPool | StoredClaim | undefined): boolean {
+  const status = object?.status as ReadyView | undefined;
+  return status?.conditions?.some((condition) => condition.type === 'Ready' && condition.status === 'True') ?? false;
+}
+
+function isBound(claim: StoredClaim): boolean {
+  return Boolean(claim.status?.addressRef?.name) && isReady(claim);
+}
+
+async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const item = items[next] as T;
+        next += 1;
+        await work(item);
+      }
+    }),
+  );
+}
+
+interface BurstFigures {
+  /** Requests on the provider's resources between the two readings, WATCH left out (counted when a watch ends). */
+  readonly requests: RequestSeries[];
+  /** From the first reading to the second, which follows the pool status showing every claim. */
+  readonly windowMs: number;
+  /** The pool as read after the second reading. */
+  readonly finalPool: StoredPool;
+  readonly boundClaims: number;
+}
+
+let plane: ControlPlane | undefined;
+let client: Client | undefined;
+let figures: BurstFigures;
+
+beforeAll(async () => {
+  const started = performance.now();
+  plane = await startControlPlane({
+    ignoreTestKubeconfig: true,
+    crds: [tallyCRDDirectory()],
+    capiCRDs: ['ipam.cluster.x-k8s.io', 'cluster.x-k8s.io'],
+  });
+  const kubeConfig = plane.kubeConfig();
+  client = testClient(kubeConfig);
+  const { name: ns } = await newNamespace('burst-budget', kubeConfig);
+  await createPool(client, 'TallyIPPool', POOL, ns, { addresses: ['10.90.0.1-10.90.1.254'], prefix: 16 });
+
+  // This file's own view of the burst comes from watches, not polling, so that the only reads on the API server
+  // during the burst are the provider's.
+  const stopWatching = new AbortController();
+  const watches = new Cache({ kubeConfig, logger: pino({ level: 'silent' }) });
+  const bound = new Set<string>();
+  let pool: StoredPool | undefined;
+  const noteClaim = (claim: StoredClaim): void => {
+    if (isBound(claim)) bound.add(claim.metadata.name);
+  };
+  watches.addEventHandler(
+    CLAIM_RESOURCE,
+    { onAdd: noteClaim, onUpdate: (_old, claim) => noteClaim(claim) },
+    { namespace: ns },
+  );
+  const notePool = (object: StoredPool): void => {
+    pool = object;
+  };
+  watches.addEventHandler(
+    POOL_RESOURCES.TallyIPPool,
+    { onAdd: notePool, onUpdate: (_old, object) => notePool(object) },
+    { namespace: ns },
+  );
+  const watching = watches.start(stopWatching.signal);
+
+  const running = await startProvider({ namespace: ns }, 'tally-ipam-burst-budget', kubeConfig);
+  try {
+    await waitFor(
+      'the pool status written once before the burst (provider running, caches synced)',
+      () => poolCounts(pool)?.total === POOL_TOTAL && isReady(pool),
+    );
+    const before = await readRequestCounters(kubeConfig);
+    const windowStart = performance.now();
+    const names = Array.from({ length: CLAIM_COUNT }, (_, index) => `claim-${index}`);
+    await forEachLimited(names, CREATORS, (name) =>
+      createClaim(client as Client, ns, name, { kind: 'TallyIPPool', name: POOL }),
+    );
+    await waitFor(`all ${CLAIM_COUNT} claims bound (seen by this file's watch)`, () => bound.size === CLAIM_COUNT, {
+      timeoutMs: 300_000,
+    });
+    await waitFor('the deferred pool status write counting every claim', () => poolCounts(pool)?.used === CLAIM_COUNT);
+    const after = await readRequestCounters(kubeConfig);
+    const windowMs = performance.now() - windowStart;
+    const finalPool = await client.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: POOL });
+    figures = {
+      requests: requestsBetween(before, after).filter(
+        (series) => PROVIDER_RESOURCES.has(series.resource) && series.verb !== 'WATCH',
+      ),
+      windowMs,
+      finalPool,
+      boundClaims: bound.size,
+    };
+    const byTarget = [...requestsByTarget(figures.requests)]
+      .map(([target, count]) => `${target} ${count} (${(count / CLAIM_COUNT).toFixed(3)} per claim)`)
+      .join(', ');
+    console.info(
+      `burst of ${CLAIM_COUNT} claims: window ${(windowMs / 1000).toFixed(1)} s (file ${((performance.now() - started) / 1000).toFixed(1)} s so far); ` +
+        `requests on the provider's resources (the claims' own creates included): ${byTarget}`,
+    );
+  } finally {
+    await running.stop();
+    stopWatching.abort();
+    await watching;
+  }
+}, 600_000);
+
+afterAll(async () => {
+  client?.close();
+  await plane?.stop();
+});
+
+function count(requests: readonly RequestSeries[], predicate: (series: RequestSeries) => boolean): number {
+  return sumRequests(requests.filter(predicate));
+}
+
+describe(`a burst of ${CLAIM_COUNT} claims into one pool, on an API server of its own`, () => {
+  it('costs the four writes of the contract per claim: no GET, no 409 Conflict, Events within their budget', () => {
+    const { requests, windowMs } = figures;
+    const provider = requests.map((series) =>
+      series.verb === 'POST' && series.resource === CLAIM_RESOURCE.plural && series.code.startsWith('2')
+        ? { ...series, count: series.count - CLAIM_COUNT }
+        : series,
+    );
+    const claimPath = provider.filter(
+      (series) =>
+        series.resource !== 'events' && !(POOL_PLURALS.has(series.resource) && series.subresource === 'status'),
+    );
+    const events = count(provider, (series) => series.resource === 'events');
+    const seconds = windowMs / 1000;
+    const eventBudget =
+      DEFAULT_ALLOCATION_EVENTS.burst +
+      Math.ceil(DEFAULT_ALLOCATION_EVENTS.perSecond * seconds) +
+      // the per-pool summaries of the Events past the budget
+      Math.ceil(windowMs / DEFAULT_ALLOCATION_EVENTS.summaryIntervalMs) +
+      1;
+    expect({
+      singleObjectGets: count(provider, (series) => series.verb === 'GET'),
+      conflicts: count(provider, (series) => series.code === '409'),
+    }).toEqual({ singleObjectGets: 0, conflicts: 0 });
+    expect(sumRequests(claimPath) / CLAIM_COUNT).toBeLessThanOrEqual(WRITES_PER_CLAIM + MARGIN_PER_CLAIM);
+    expect(events).toBeLessThanOrEqual(eventBudget);
+    // Each of the four writes at least once per claim: the burst really went through the measured path.
+    for (const [verb, resource, subresource] of [
+      ['PATCH', CLAIM_RESOURCE.plural, ''],
+      ['POST', LOCK_RESOURCE.plural, ''],
+      ['POST', ADDRESS_RESOURCE.plural, ''],
+      ['PATCH', CLAIM_RESOURCE.plural, 'status'],
+    ] as const) {
+      const writes = count(
+        provider,
+        (series) => series.verb === verb && series.resource === resource && series.subresource === subresource,
+      );
+      expect(writes, `${verb} ${resource}${subresource ? `/${subresource}` : ''}`).toBeGreaterThanOrEqual(CLAIM_COUNT);
+    }
+  });
+
+  it(`writes the pool status at most once per ${ADVERTISED_COALESCE_MS} ms during the burst, and it ends exact`, () => {
+    const { requests, windowMs, finalPool, boundClaims } = figures;
+    const statusWrites = count(
+      requests,
+      (series) => POOL_PLURALS.has(series.resource) && series.subresource === 'status' && series.verb !== 'GET',
+    );
+    // One counts-only write per interval of the window, plus the deferred final one: no condition changes in a burst
+    // that leaves the pool Ready.
+    const coalescedBound = Math.floor(windowMs / ADVERTISED_COALESCE_MS) + 2;
+    expect(statusWrites).toBeGreaterThanOrEqual(1);
+    expect(statusWrites).toBeLessThanOrEqual(coalescedBound);
+    expect(boundClaims).toBe(CLAIM_COUNT);
+    expect(poolCounts(finalPool)).toEqual({
+      total: POOL_TOTAL,
+      used: CLAIM_COUNT,
+      free: POOL_TOTAL - CLAIM_COUNT,
+      outOfRange: 0,
+    });
+  });
+});
