@@ -5,11 +5,11 @@
 //                                   project, the kind lane when a Docker engine answers; ends with "N passed, N failed"
 //   node scripts/tally.mjs start  — the IPAM controller (with no KUBECONFIG: an embedded control plane and a demo)
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { REPORT, removeTestResults, summarizeTestResults } from './test-summary.mjs';
+import { adoptMisplacedReport, REPORT, removeTestResults, summarizeTestResults } from './test-summary.mjs';
 
 // The kind lane (e2e on a kind cluster, engineer H2's branch kind-lane): run after every other test project, alone,
 // only when `docker info` answers. Until the lane's directory and its test script exist, it is skipped silently.
@@ -104,12 +104,7 @@ function runKindLane(pnpm) {
     if (!check('kind lane: prepare', ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_PREPARE_SCRIPT))) return;
   }
   runStage('kind lane: tests', ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT));
-  const laneReport = join(root, KIND_LANE_REPORT);
-  const sharedNow = existsSync(sharedReport) ? readFileSync(sharedReport) : undefined;
-  if (!existsSync(laneReport) && sharedNow && !(e2eReport && sharedNow.equals(e2eReport))) {
-    renameSync(sharedReport, laneReport);
-    if (e2eReport) writeFileSync(sharedReport, e2eReport);
-  }
+  adoptMisplacedReport({ sharedReport, laneReport: join(root, KIND_LANE_REPORT), sharedBefore: e2eReport });
 }
 
 const job = process.argv[2];

@@ -27,3 +27,8 @@ export declare function summarizeTestResults(
   root: string,
   extraProjects?: ReadonlyArray<{ readonly name: string; readonly report: string }>,
 ): Summary;
+export declare function adoptMisplacedReport(options: {
+  readonly sharedReport: string;
+  readonly laneReport: string;
+  readonly sharedBefore: Buffer | undefined;
+}): boolean;

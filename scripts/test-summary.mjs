@@ -7,7 +7,7 @@
 //     counts as one;
 //   - a project that wrote no report (its run did not finish) or an unreadable one counts as one.
 // A test project is every workspace package with a `test` script.
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const workspaceDirs = ['packages', 'apps', 'tools'];
@@ -112,6 +112,21 @@ export function summarizeTestResults(root, extraProjects = []) {
     counted.push({ name: project.name, ...result });
   }
   return { passed, failed, files, projects: counted };
+}
+
+/**
+ * A second vitest run in a project's directory (the kind lane in e2e) may write its report where the project's own
+ * report lives. If `laneReport` was not written and `sharedReport` changed since `sharedBefore` (its bytes, or
+ * undefined when it did not exist), the new report is moved to `laneReport` and the project's own put back, so that
+ * neither hides the other. Returns whether it moved one.
+ */
+export function adoptMisplacedReport({ sharedReport, laneReport, sharedBefore }) {
+  if (existsSync(laneReport) || !existsSync(sharedReport)) return false;
+  const sharedNow = readFileSync(sharedReport);
+  if (sharedBefore && sharedNow.equals(sharedBefore)) return false;
+  renameSync(sharedReport, laneReport);
+  if (sharedBefore) writeFileSync(sharedReport, sharedBefore);
+  return true;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
