@@ -60,12 +60,12 @@ save_rootfs() {
 }
 
 if [[ -f "$node_tar" && -f "$proxy_tar" ]]; then
-  step "root file systems from the cache ($ROOTFS_DIR, key $rootfs_key)"
+  step "root file systems from the cache (key $rootfs_key)"
   mkdir -p "$WORK_DIR/node" "$WORK_DIR/proxy"
   tar -C "$WORK_DIR/node" --numeric-owner -xf "$node_tar"
   tar -C "$WORK_DIR/proxy" --numeric-owner -xf "$proxy_tar"
 else
-  step "debootstrap: bookworm root file systems for the node ($node_packages) and kube-proxy ($proxy_packages)"
+  step "debootstrap bookworm: node and kube-proxy root file systems"
   # Both at once: they mostly wait on the mirror and the disk.
   debootstrap --variant=minbase --cache-dir="$DEBS_DIR" --include="$node_packages" bookworm "$WORK_DIR/node" "$MIRROR" \
     >"$WORK_DIR/debootstrap-node.log" 2>&1 &
@@ -99,7 +99,7 @@ static_root() {
   printf 'root:x:0:\nnonroot:x:65532:\n' >"$dir/etc/group"
 }
 
-step "component images: ${component_images[*]}"
+step "component images (${#component_images[@]})"
 for component in kube-apiserver kube-controller-manager kube-scheduler etcd; do
   dir="$WORK_DIR/image-$component"
   static_root "$dir"
@@ -127,7 +127,7 @@ import_dir "$WORK_DIR/proxy" "$IMAGE_PROXY" --change 'ENTRYPOINT ["/usr/local/bi
 
 docker save -o "$WORK_DIR/component-images.tar" "${component_images[@]}"
 
-step "node root file system: kubelet, kubeadm, kubectl, systemd units, containerd configuration"
+step "node root file system"
 node=$WORK_DIR/node
 cp -a "$here/node/." "$node/"
 for binary in kubelet kubeadm kubectl; do install -m 0755 "$BIN_DIR/$binary" "$node/usr/bin/$binary"; done
@@ -145,7 +145,7 @@ printf '[Journal]\nStorage=volatile\n' >"$node/etc/systemd/journald.conf.d/10-vo
 rm -f "$node/etc/machine-id" && touch "$node/etc/machine-id"
 import_dir "$node" "$base_image"
 
-step "preloading ${#component_images[@]} images into the node's containerd (k8s.io namespace)"
+step "preloading the images into containerd"
 docker run -d --privileged --name "$build_container" --tmpfs /run --tmpfs /tmp --entrypoint /usr/bin/containerd \
   "$base_image" >/dev/null
 docker exec "$build_container" sh -c \
@@ -166,7 +166,7 @@ for image in "${component_images[@]}"; do
 done
 docker stop --time 30 "$build_container" >/dev/null
 
-step "committing $NODE_IMAGE"
+step "docker commit"
 # No STOPSIGNAL: `docker commit` cannot set it, and kind removes node containers with `docker rm -f` anyway.
 docker commit \
   --change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' \
