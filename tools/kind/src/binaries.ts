@@ -1,4 +1,4 @@
-import { access, chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   commandOutput,
@@ -16,6 +16,7 @@ import {
 import { z } from 'zod';
 import { hashTrees, shortKey } from './hash.js';
 import { kindCacheDir, packageDir } from './paths.js';
+import { readStamp, writeStamp } from './stamp.js';
 import {
   COREDNS_MODULE,
   COREDNS_VERSION,
@@ -57,8 +58,6 @@ const stampSchema = z.object({
 });
 type Stamp = z.infer<typeof stampSchema>;
 
-const STAMP_FILE = 'stamp.json';
-
 async function cacheKey(go: GoToolchain): Promise<string> {
   return shortKey({
     format: KIND_CACHE_FORMAT,
@@ -77,8 +76,9 @@ async function cacheKey(go: GoToolchain): Promise<string> {
 }
 
 async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
+  const stamp = await readStamp(dir, stampSchema);
+  if (!stamp) return undefined;
   try {
-    const stamp = stampSchema.parse(JSON.parse(await readFile(join(dir, STAMP_FILE), 'utf8')));
     await Promise.all(BINARY_NAMES.map((name) => access(join(dir, name))));
     return stamp;
   } catch {
@@ -169,7 +169,7 @@ async function build(
     stepDurationsMs,
     sizes,
   };
-  await writeFile(join(tmpDir, STAMP_FILE), `${JSON.stringify(stamp, null, 2)}\n`);
+  await writeStamp(tmpDir, stamp);
   progress(
     `built the kind binaries in ${formatDuration(stamp.buildDurationMs)}: ` +
       Object.entries(sizes)

@@ -1,10 +1,11 @@
-import { chmod, copyFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureCacheEntry, ensureCapiManager, formatBytes, formatDuration } from '@tally-ipam/testenv';
 import { z } from 'zod';
 import { run } from './exec.js';
 import { shortKey } from './hash.js';
 import { kindCacheDir } from './paths.js';
+import { readStamp, writeStamp } from './stamp.js';
 import { CAPI_MANAGER_IMAGE, KIND_CACHE_FORMAT } from './versions.js';
 
 export interface CapiManagerImageArchive {
@@ -26,12 +27,12 @@ const stampSchema = z.object({
 });
 type Stamp = z.infer<typeof stampSchema>;
 
-const STAMP_FILE = 'stamp.json';
 const ARCHIVE_FILE = 'cluster-api-controller.tar';
 
 async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
+  const stamp = await readStamp(dir, stampSchema);
+  if (!stamp) return undefined;
   try {
-    const stamp = stampSchema.parse(JSON.parse(await readFile(join(dir, STAMP_FILE), 'utf8')));
     await stat(join(dir, ARCHIVE_FILE));
     return stamp;
   } catch {
@@ -87,7 +88,7 @@ async function build(
     buildDurationMs: Date.now() - started,
     sizeBytes,
   };
-  await writeFile(join(tmpDir, STAMP_FILE), `${JSON.stringify(stamp, null, 2)}\n`);
+  await writeStamp(tmpDir, stamp);
   progress(
     `built ${CAPI_MANAGER_IMAGE} in ${formatDuration(stamp.buildDurationMs)} (${formatBytes(sizeBytes)} archive)`,
   );

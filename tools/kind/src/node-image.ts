@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type ControlPlaneBinaries,
@@ -15,6 +15,7 @@ import { dockerImageSize } from './docker.js';
 import { run } from './exec.js';
 import { hashTrees, shortKey } from './hash.js';
 import { kindCacheDir, packageDir } from './paths.js';
+import { readStamp, writeStamp } from './stamp.js';
 import {
   DEBIAN_SUITE,
   DEFAULT_DEBIAN_MIRROR,
@@ -44,15 +45,9 @@ const stampSchema = z.object({
 });
 type Stamp = z.infer<typeof stampSchema>;
 
-const STAMP_FILE = 'stamp.json';
-
 async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
-  let stamp: Stamp;
-  try {
-    stamp = stampSchema.parse(JSON.parse(await readFile(join(dir, STAMP_FILE), 'utf8')));
-  } catch {
-    return undefined;
-  }
+  const stamp = await readStamp(dir, stampSchema);
+  if (!stamp) return undefined;
   // The image lives in the engine, not in the cache directory: an engine reset means a rebuild.
   return (await dockerImageSize(stamp.image)) === undefined ? undefined : stamp;
 }
@@ -154,7 +149,7 @@ async function build(
       stepDurationsMs,
       sizeBytes,
     };
-    await writeFile(join(tmpDir, STAMP_FILE), `${JSON.stringify(stamp, null, 2)}\n`);
+    await writeStamp(tmpDir, stamp);
     progress(`built the node image ${image} in ${formatDuration(stamp.buildDurationMs)} (${formatBytes(sizeBytes)})`);
     return stamp;
   } finally {

@@ -3,9 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { run, runCommand } from '../src/exec.js';
 import {
+  CAPI_MANAGER_IMAGE,
   createKindCluster,
   ensureDockerEngine,
   type KindCluster,
+  loadImageArchive,
   NODE_IMAGES,
   nodeExec,
   type PreparedKind,
@@ -32,6 +34,29 @@ const eventListSchema = z.object({
 
 const kubectl = (cluster: KindCluster, args: readonly string[], input?: string): Promise<string> =>
   nodeExec(cluster, ['kubectl', '--kubeconfig=/etc/kubernetes/admin.conf', ...args], { input });
+
+/** Runs a one-container Pod to completion (imagePullPolicy Never: the image must already be on the node) and returns
+ * its logs. */
+async function runPodToCompletion(
+  cluster: KindCluster,
+  name: string,
+  container: Record<string, unknown>,
+  podSecurityContext: Record<string, unknown> = {},
+): Promise<string> {
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      restartPolicy: 'Never',
+      securityContext: podSecurityContext,
+      containers: [{ name: 'main', imagePullPolicy: 'Never', ...container }],
+    },
+  };
+  await kubectl(cluster, ['apply', '-f', '-'], JSON.stringify(pod));
+  await kubectl(cluster, ['wait', '--for=jsonpath={.status.phase}=Succeeded', `pod/${name}`, '--timeout=180s']);
+  return kubectl(cluster, ['logs', name]);
+}
 
 if (!engine) {
   console.error(
@@ -109,33 +134,32 @@ if (!engine) {
       const serviceIP = (
         await kubectl(c, ['get', 'service', 'kubernetes', '-n', 'default', '-o', 'jsonpath={.spec.clusterIP}'])
       ).trim();
-      // kube-proxy's image is the only one on the node with a shell; imagePullPolicy Never proves it is preloaded.
-      const pod = {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'dns-and-service', namespace: 'default' },
-        spec: {
-          restartPolicy: 'Never',
-          containers: [
-            {
-              name: 'probe',
-              image: NODE_IMAGES.proxy,
-              imagePullPolicy: 'Never',
-              command: [
-                'bash',
-                '-c',
-                'set -e; getent hosts kubernetes.default; timeout 10 bash -c "exec 3<>/dev/tcp/kubernetes.default/443" && echo connected',
-              ],
-            },
-          ],
-        },
-      };
-      await kubectl(c, ['apply', '-f', '-'], JSON.stringify(pod));
-      await kubectl(c, ['wait', '--for=jsonpath={.status.phase}=Succeeded', 'pod/dns-and-service', '--timeout=180s']);
-      const output = await kubectl(c, ['logs', 'dns-and-service']);
+      // kube-proxy's image is the only one on the node with a shell.
+      const output = await runPodToCompletion(c, 'dns-and-service', {
+        image: NODE_IMAGES.proxy,
+        command: [
+          'bash',
+          '-c',
+          'set -e; getent hosts kubernetes.default; timeout 10 bash -c "exec 3<>/dev/tcp/kubernetes.default/443" && echo connected',
+        ],
+      });
       expect(output).toContain(`${serviceIP} `);
       expect(output).toContain('kubernetes.default');
       expect(output.trim().endsWith('connected')).toBe(true);
+    });
+
+    it('loads the Cluster API manager image archive and runs /manager in a Pod as non-root', async () => {
+      const c = required();
+      await loadImageArchive(c, prepared.capiManagerImageArchive);
+      const output = await runPodToCompletion(
+        c,
+        'capi-manager-help',
+        { image: CAPI_MANAGER_IMAGE, args: ['--help'] },
+        {
+          runAsNonRoot: true,
+        },
+      );
+      expect(output).toContain('--leader-elect');
     });
 
     it('never tried to pull an image (no Pulling event, no PullImage call in containerd)', async () => {
