@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatDuration } from '@tally-ipam/testenv';
 import { ensureKindBinaries } from './binaries.js';
@@ -70,6 +71,12 @@ async function main(args: readonly string[]): Promise<void> {
       });
       const inspect = await run('docker', ['network', 'ls', '--quiet', '--filter', `name=^${network}$`]);
       if (inspect.trim()) await run('docker', ['network', 'rm', network]);
+      // createKindCluster keeps the kubeconfig in a temporary directory named after the cluster.
+      // (mkdtemp's suffix is six characters, so a cluster named "<name>-x" keeps its own directory.)
+      const ownDir = new RegExp(`^tally-kind-${name}-[A-Za-z0-9]{6}$`);
+      for (const entry of await readdir(tmpdir())) {
+        if (ownDir.test(entry)) await rm(join(tmpdir(), entry), { recursive: true, force: true });
+      }
       log(`deleted kind cluster ${name} and network ${network}`);
       return;
     }
