@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatDuration } from '@tally-ipam/testenv';
 import { ensureKindBinaries } from './binaries.js';
-import { createKindCluster } from './cluster.js';
+import { CLUSTER_NAME_PATTERN, createKindCluster } from './cluster.js';
 import { ensureDockerEngine } from './docker.js';
 import { run } from './exec.js';
 import { kindCacheDir } from './paths.js';
@@ -29,6 +29,9 @@ function nameArgument(args: readonly string[]): string {
   if (index === -1) return 'tally';
   const value = args[index + 1];
   if (!value) throw new Error('--name needs a value');
+  if (!CLUSTER_NAME_PATTERN.test(value)) {
+    throw new Error(`--name "${value.slice(0, 50)}" must be 1-40 lowercase letters, digits or dashes`);
+  }
   return value;
 }
 

@@ -75,7 +75,8 @@ export const OFFLINE_COREFILE = `.:53 {
 }
 `;
 
-const NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/;
+/** kind cluster names this package accepts (they become container, network and directory names). */
+export const CLUSTER_NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/;
 const ADMIN_KUBECONFIG = '--kubeconfig=/etc/kubernetes/admin.conf';
 
 /** The kind config: no default CNI (kindnetd cannot be had offline), API server on loopback, etcd at testenv's pin. */
@@ -136,7 +137,7 @@ export async function loadImageArchive(
 export async function createKindCluster(options: CreateKindClusterOptions): Promise<KindCluster> {
   const { name, nodeImage } = options;
   const progress = options.onProgress ?? ((): void => {});
-  if (!NAME_PATTERN.test(name)) {
+  if (!CLUSTER_NAME_PATTERN.test(name)) {
     throw new Error(`createKindCluster: name "${name.slice(0, 50)}" must be 1-40 lowercase letters, digits or dashes`);
   }
   const kindBinary = options.kindBinary ?? (await ensureKindBinaries(progress)).paths.kind;
