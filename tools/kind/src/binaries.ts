@@ -16,7 +16,7 @@ import {
 import { z } from 'zod';
 import { hashTrees, shortKey } from './hash.js';
 import { kindCacheDir, packageDir } from './paths.js';
-import { readStamp, writeStamp } from './stamp.js';
+import { baseStampSchema, readStamp, writeStamp } from './stamp.js';
 import {
   COREDNS_MODULE,
   COREDNS_VERSION,
@@ -47,12 +47,8 @@ export interface KindBinaries {
   readonly sizes: Readonly<Record<string, number>>;
 }
 
-const stampSchema = z.object({
-  format: z.literal(KIND_CACHE_FORMAT),
-  key: z.string(),
+const stampSchema = baseStampSchema.extend({
   goVersion: z.string(),
-  builtAt: z.string(),
-  buildDurationMs: z.number(),
   stepDurationsMs: z.record(z.string(), z.number()),
   sizes: z.record(z.string(), z.number()),
 });
@@ -119,24 +115,21 @@ async function build(
       { cwd: packageDir('go/kube'), logPath: `${logPath}.kube`, what: 'the node Kubernetes binaries', progress },
     ),
   );
-  await timed(`coredns ${COREDNS_VERSION}`, () =>
-    runGoCommand(['install', '-v', '-trimpath', '-ldflags', '-s -w', `${COREDNS_MODULE}@${COREDNS_VERSION}`], {
-      cwd: '/',
-      logPath: `${logPath}.coredns`,
-      what: 'coredns',
-      progress,
-      env: { GOBIN: tmpDir },
-    }),
-  );
-  await timed(`kind ${KIND_VERSION}`, () =>
-    runGoCommand(['install', '-v', '-trimpath', '-ldflags', '-s -w', `${KIND_MODULE}@${KIND_VERSION}`], {
-      cwd: '/',
-      logPath: `${logPath}.kind`,
-      what: 'kind',
-      progress,
-      env: { GOBIN: tmpDir },
-    }),
-  );
+  // Both modules have no replace directives, so `go install module@version` builds them as their authors pinned.
+  for (const { name, module, version } of [
+    { name: 'coredns', module: COREDNS_MODULE, version: COREDNS_VERSION },
+    { name: 'kind', module: KIND_MODULE, version: KIND_VERSION },
+  ]) {
+    await timed(`${name} ${version}`, () =>
+      runGoCommand(['install', '-v', '-trimpath', '-ldflags', '-s -w', `${module}@${version}`], {
+        cwd: '/',
+        logPath: `${logPath}.${name}`,
+        what: name,
+        progress,
+        env: { GOBIN: tmpDir },
+      }),
+    );
+  }
   await timed('pause', () =>
     runGoCommand(['build', '-v', '-trimpath', '-ldflags', '-s -w', '-o', join(tmpDir, 'pause'), '.'], {
       cwd: packageDir('go/pause'),

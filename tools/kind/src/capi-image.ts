@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { run } from './exec.js';
 import { shortKey } from './hash.js';
 import { kindCacheDir } from './paths.js';
-import { readStamp, writeStamp } from './stamp.js';
+import { baseStampSchema, readStamp, writeStamp } from './stamp.js';
 import { CAPI_MANAGER_IMAGE, KIND_CACHE_FORMAT } from './versions.js';
 
 export interface CapiManagerImageArchive {
@@ -17,12 +17,8 @@ export interface CapiManagerImageArchive {
   readonly sizeBytes: number;
 }
 
-const stampSchema = z.object({
-  format: z.literal(KIND_CACHE_FORMAT),
-  key: z.string(),
+const stampSchema = baseStampSchema.extend({
   image: z.string(),
-  builtAt: z.string(),
-  buildDurationMs: z.number(),
   sizeBytes: z.number(),
 });
 type Stamp = z.infer<typeof stampSchema>;

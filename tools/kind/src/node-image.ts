@@ -15,7 +15,7 @@ import { dockerImageSize } from './docker.js';
 import { run } from './exec.js';
 import { hashTrees, shortKey } from './hash.js';
 import { kindCacheDir, packageDir } from './paths.js';
-import { readStamp, writeStamp } from './stamp.js';
+import { baseStampSchema, readStamp, writeStamp } from './stamp.js';
 import {
   DEBIAN_SUITE,
   DEFAULT_DEBIAN_MIRROR,
@@ -34,12 +34,8 @@ export interface NodeImage {
   readonly sizeBytes: number;
 }
 
-const stampSchema = z.object({
-  format: z.literal(KIND_CACHE_FORMAT),
-  key: z.string(),
+const stampSchema = baseStampSchema.extend({
   image: z.string(),
-  builtAt: z.string(),
-  buildDurationMs: z.number(),
   stepDurationsMs: z.record(z.string(), z.number()),
   sizeBytes: z.number(),
 });

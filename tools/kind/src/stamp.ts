@@ -1,9 +1,18 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { KIND_CACHE_FORMAT } from './versions.js';
 
 /** Every cache entry of this package is complete when its `stamp.json` exists and parses; it is written last. */
 const STAMP_FILE = 'stamp.json';
+
+/** What every stamp records; each entry adds its own fields. */
+export const baseStampSchema = z.object({
+  format: z.literal(KIND_CACHE_FORMAT),
+  key: z.string(),
+  builtAt: z.string(),
+  buildDurationMs: z.number(),
+});
 
 export async function readStamp<Schema extends z.ZodType>(
   dir: string,
