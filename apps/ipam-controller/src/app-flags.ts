@@ -1,4 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { type ControllerAppIdentity, type ControllerFlags, parseControllerFlags } from '@tally-ipam/controller-kit';
+import { z } from 'zod';
+
+/** This package's version for `--version`: its package.json next to dist/ (absent in the bundled image). */
+function packageVersion(): string {
+  try {
+    const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
+    return z.object({ version: z.string().max(64) }).parse(JSON.parse(text)).version;
+  } catch {
+    return 'unknown (no package.json next to the executable)';
+  }
+}
 
 /** The Lease name of the controller (CAPI providers use `<provider>-leader-election` style names). */
 export const LEADER_ELECTION_ID = 'tally-ipam-controller-leader-election';
@@ -13,6 +25,10 @@ export const IPAM_CONTROLLER_APP: ControllerAppIdentity = {
     'control plane, installs the CRDs, and runs a demo (pools, a Cluster, claims) until Ctrl-C.',
   ].join('\n'),
   leaderElectionId: LEADER_ELECTION_ID,
+  version: packageVersion(),
+  // Several writes per claim (lock, IPAddress, finalizer, status): Cluster API's 20/30 would make binding a
+  // MachineDeployment's worth of claims take minutes, so the limit is set for that burst.
+  managerDefaults: { kubeAPIQPS: 200, kubeAPIBurst: 400 },
   webhookPurpose: 'admission',
 };
 
