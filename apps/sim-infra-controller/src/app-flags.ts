@@ -1,16 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { type ControllerAppIdentity, type ControllerFlags, parseControllerFlags } from '@tally-ipam/controller-kit';
-import { z } from 'zod';
-
-/** This package's version for `--version`: its package.json next to dist/ (absent in the bundled image). */
-function packageVersion(): string {
-  try {
-    const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
-    return z.object({ version: z.string().max(64) }).parse(JSON.parse(text)).version;
-  } catch {
-    return 'unknown (no package.json next to the executable)';
-  }
-}
+import {
+  type ControllerAppIdentity,
+  type ControllerFlags,
+  parseControllerFlags,
+  readPackageVersion,
+} from '@tally-ipam/controller-kit';
 
 /** The Lease name of the controller when `--leader-elect` is on. */
 export const LEADER_ELECTION_ID = 'sim-infra-controller-leader-election';
@@ -25,7 +18,7 @@ export const SIM_INFRA_CONTROLLER_APP: ControllerAppIdentity = {
     'or the pod it runs in.',
   ].join('\n'),
   leaderElectionId: LEADER_ELECTION_ID,
-  version: packageVersion(),
+  version: readPackageVersion(new URL('../package.json', import.meta.url)),
   webhookPurpose: 'template admission',
 };
 

@@ -2,6 +2,7 @@ import { testEnv } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
 import { runControllerApp } from '../src/app/controller-app.js';
 import { controllerFlagsUsage } from '../src/app/controller-flags.js';
+import { readPackageVersion } from '../src/app/package-version.js';
 import { setRequestRateLimit } from '../src/client/request-rate-limit.js';
 import { KubeTransport } from '../src/client/transport.js';
 import { createLogger, textLine } from '../src/manager/logger.js';
@@ -70,6 +71,13 @@ describe('--version and --help', () => {
     });
     expect(code).toBe(0);
     expect(out).toBe('flags-test-controller 1.2.3\n');
+  });
+
+  it("reads an app's version from its package.json, and says so when there is none", () => {
+    expect(readPackageVersion(new URL('../package.json', import.meta.url))).toMatch(/^\d+\.\d+\.\d+/);
+    expect(readPackageVersion(new URL('./no-such-package.json', import.meta.url))).toBe(
+      'unknown (no package.json next to the executable)',
+    );
   });
 
   it('lists every Cluster API flag in the usage', () => {
