@@ -12,7 +12,8 @@ describe('parseAppFlags', () => {
       keyName: 'tls.key',
     });
     expect(flags.manager.leaderElectionId).toBe(LEADER_ELECTION_ID);
-    expect(flags.manager.metricsBindAddress).toBe(':8080');
+    expect(flags.manager.diagnosticsAddress).toBe(':8443');
+    expect(flags.manager.metricsBindAddress).toBeUndefined();
     expect(flags.given.size).toBe(0);
     expect(flags.help).toBe(false);
   });

@@ -14,6 +14,7 @@ describeComponents(IPAM_PROVIDER, {
     'ServiceAccount/tally-ipam-controller-manager',
     'Role/tally-ipam-leader-election-role',
     'ClusterRole/tally-ipam-manager-role',
+    'ClusterRole/tally-ipam-metrics-reader',
     'RoleBinding/tally-ipam-leader-election-rolebinding',
     'ClusterRoleBinding/tally-ipam-manager-rolebinding',
     'Service/tally-ipam-metrics-service',

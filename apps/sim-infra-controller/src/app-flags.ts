@@ -1,4 +1,9 @@
-import { type ControllerAppIdentity, type ControllerFlags, parseControllerFlags } from '@tally-ipam/controller-kit';
+import {
+  type ControllerAppIdentity,
+  type ControllerFlags,
+  parseControllerFlags,
+  readPackageVersion,
+} from '@tally-ipam/controller-kit';
 
 /** The Lease name of the controller when `--leader-elect` is on. */
 export const LEADER_ELECTION_ID = 'sim-infra-controller-leader-election';
@@ -13,6 +18,7 @@ export const SIM_INFRA_CONTROLLER_APP: ControllerAppIdentity = {
     'or the pod it runs in.',
   ].join('\n'),
   leaderElectionId: LEADER_ELECTION_ID,
+  version: readPackageVersion(new URL('../package.json', import.meta.url)),
   webhookPurpose: 'template admission',
 };
 

@@ -20,6 +20,7 @@ describeComponents(SIM_PROVIDER, {
     'Role/sim-infra-leader-election-role',
     'ClusterRole/sim-infra-manager-role',
     'ClusterRole/capi-infrastructure-sim',
+    'ClusterRole/sim-infra-metrics-reader',
     'RoleBinding/sim-infra-leader-election-rolebinding',
     'ClusterRoleBinding/sim-infra-manager-rolebinding',
     'Service/sim-infra-metrics-service',

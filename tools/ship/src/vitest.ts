@@ -217,8 +217,25 @@ export function describeComponents(provider: ShippedProvider, expected: Componen
       expect(args).toContain(`--health-probe-bind-address=:${port('healthz')}`);
       expect(at(container, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 'healthz' });
       expect(at(container, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'healthz' });
-      expect(args).toContain(`--metrics-bind-address=:${port('metrics')}`);
       expect(args).toContain(`--webhook-port=${port('webhook-server')}`);
+    });
+
+    it('serves /metrics over HTTPS with authentication on the port the metrics Service targets', () => {
+      expect(args).toContain(`--diagnostics-address=:${port('metrics')}`);
+      expect(args.filter((arg) => /^--(insecure-diagnostics|metrics-bind-address)/.test(arg))).toEqual([]);
+      const metricsService = manifests.find(
+        (m) => m.kind === 'Service' && m.metadata.name !== wiring.webhookService.metadata.name,
+      );
+      expect(at(metricsService, 'spec', 'selector')).toEqual(
+        at(wiring.deployment, 'spec', 'template', 'metadata', 'labels'),
+      );
+      expect(at(metricsService, 'spec', 'ports', 0)).toMatchObject({ port: port('metrics'), targetPort: 'metrics' });
+    });
+
+    it('ships a metrics-reader ClusterRole for scrapers: get on the non-resource URL /metrics, nothing else', () => {
+      const readers = manifests.filter((m) => m.kind === 'ClusterRole' && m.metadata.name.endsWith('-metrics-reader'));
+      expect(readers).toHaveLength(1);
+      expect(readers[0]?.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
     });
 
     it('is non-root, read-only, without capabilities, with RuntimeDefault seccomp and bounded resources', () => {
@@ -292,10 +309,26 @@ export function describeComponents(provider: ShippedProvider, expected: Componen
     const dirs = readdirSync(provider.configDir).filter((dir) =>
       existsSync(join(provider.configDir, dir, 'kustomization.yaml')),
     );
-    expect(dirs.sort()).toEqual(['certmanager', 'crd', 'default', 'manager', 'rbac', 'webhook']);
+    expect(dirs.sort()).toEqual(['certmanager', 'crd', 'default', 'manager', 'network-policy', 'rbac', 'webhook']);
     for (const dir of dirs) {
       expect(buildKustomization(join(provider.configDir, dir)).length, dir).toBeGreaterThan(0);
     }
+  });
+
+  it('offers an optional NetworkPolicy (not in config/default) admitting only the webhook and diagnostics ports', () => {
+    expect(manifests.filter((m) => m.kind === 'NetworkPolicy')).toEqual([]);
+    const [policy, ...others] = buildKustomization(join(provider.configDir, 'network-policy'));
+    expect(others).toEqual([]);
+    expect(policy?.kind).toBe('NetworkPolicy');
+    expect(policy?.metadata.namespace).toBe(wiring.namespace);
+    expect(at(policy, 'spec', 'podSelector', 'matchLabels')).toEqual(
+      at(wiring.deployment, 'spec', 'template', 'metadata', 'labels'),
+    );
+    expect(at(policy, 'spec', 'policyTypes')).toEqual(['Ingress']);
+    const ports = (at(policy, 'spec', 'ingress') as { ports: { port: unknown }[] }[]).flatMap((rule) =>
+      rule.ports.map((p) => p.port),
+    );
+    expect(ports.sort()).toEqual(['metrics', 'webhook-server']);
   });
 }
 
@@ -394,6 +427,11 @@ export function describeAppliedComponents(
           : (groups.groups.find((g) => g.name === group)?.versions.map((v) => v.groupVersion) ?? []);
       const roles = manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'Role');
       for (const rule of roles.flatMap((role) => role.rules as V1PolicyRule[])) {
+        if (rule.nonResourceURLs) {
+          // The metrics-reader role: a non-resource URL is not discovered; it must be the diagnostics path only.
+          expect(rule).toEqual({ nonResourceURLs: ['/metrics'], verbs: ['get'] });
+          continue;
+        }
         expect(rule.apiGroups).toHaveLength(1);
         const group = rule.apiGroups?.[0] ?? '';
         const served = (await Promise.all(versionsOf(group).map((version) => discover(kubeConfig(), version)))).flat();
@@ -411,6 +449,21 @@ export function describeAppliedComponents(
           const resource = served.find((r) => r.name === name);
           for (const verb of rule.verbs) expect(resource?.verbs, `${group} ${name} ${verb}`).toContain(verb);
         }
+      }
+    });
+
+    it('lets the service account review the tokens and access of /metrics callers (diagnostics)', async () => {
+      const authorization = kubeConfig().makeApiClient(AuthorizationV1Api);
+      for (const [group, resource] of [
+        ['authentication.k8s.io', 'tokenreviews'],
+        ['authorization.k8s.io', 'subjectaccessreviews'],
+      ] as const) {
+        const review = await authorization.createSubjectAccessReview({
+          body: {
+            spec: { user, groups: ['system:serviceaccounts'], resourceAttributes: { verb: 'create', group, resource } },
+          },
+        });
+        expect(review.status?.allowed, `create ${group} ${resource}`).toBe(true);
       }
     });
 
@@ -521,7 +574,8 @@ export function describeImageRun(provider: ShippedProvider, options: ImageRunOpt
         '--kubeconfig=/tmp/kubeconfig',
         '--leader-elect',
         `--leader-election-namespace=${wiring.namespace}`,
-        `--metrics-bind-address=127.0.0.1:${await freeLoopbackPort()}`,
+        // HTTPS with a self-signed certificate made at start, as in the Deployment (loopback here).
+        `--diagnostics-address=127.0.0.1:${await freeLoopbackPort()}`,
         `--health-probe-bind-address=127.0.0.1:${healthPort}`,
         `--webhook-port=${webhookPort}`,
       ],

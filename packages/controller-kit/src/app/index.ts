@@ -17,3 +17,4 @@ export {
   controllerFlagsUsage,
   parseControllerFlags,
 } from './controller-flags.js';
+export { readPackageVersion } from './package-version.js';

@@ -1,0 +1,105 @@
+import { testEnv } from '@tally-ipam/testenv/vitest';
+import { describe, expect, it } from 'vitest';
+import { runControllerApp } from '../src/app/controller-app.js';
+import { controllerFlagsUsage } from '../src/app/controller-flags.js';
+import { readPackageVersion } from '../src/app/package-version.js';
+import { setRequestRateLimit } from '../src/client/request-rate-limit.js';
+import { KubeTransport } from '../src/client/transport.js';
+import { createLogger, textLine } from '../src/manager/logger.js';
+import { ManualClock } from './fixtures/core-manual-clock.js';
+
+const APP = {
+  name: 'flags-test',
+  command: 'flags-test-controller',
+  description: 'Checks the process flags.',
+  leaderElectionId: 'flags-test-leader-election',
+  webhookPurpose: 'admission',
+  version: '1.2.3',
+};
+
+describe('--kube-api-qps / --kube-api-burst', () => {
+  it('holds every request past the burst until the bucket refills, against the real API server', async () => {
+    // testEnv() gives a fresh KubeConfig object each call; the limit belongs to that object alone.
+    const { kubeConfig } = testEnv();
+    const clock = new ManualClock();
+    const throttle = setRequestRateLimit(kubeConfig, { qps: 1, burst: 3 }, clock);
+    const transport = new KubeTransport(kubeConfig);
+    let answered = 0;
+    const requests = Array.from({ length: 6 }, () =>
+      transport.request({ method: 'GET', path: '/version' }).then(() => {
+        answered += 1;
+      }),
+    );
+    try {
+      // The burst goes out at once; the other three wait for tokens the manual clock has not refilled yet.
+      await expect.poll(() => answered, { timeout: 30_000 }).toBe(3);
+      expect(throttle.throttled).toBe(3);
+      clock.advance(1_000);
+      await expect.poll(() => answered, { timeout: 30_000 }).toBe(4);
+      clock.advance(2_000);
+      await Promise.all(requests);
+      expect(answered).toBe(6);
+    } finally {
+      transport.close();
+    }
+  });
+});
+
+describe('--logging-format=text', () => {
+  it('renders pino JSON as one readable line: time, level, message, then key=value', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ name: 'text', format: 'text', destination: { write: (line) => lines.push(line) } });
+    logger.warn({ controller: 'claims', namespace: 'team a', retries: 3 }, 'Reconcile target gone');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\dT[\d:.]+Z WARN {2}Reconcile target gone controller=claims namespace="team a" retries=3\n$/,
+    );
+    expect(textLine('not json')).toBe('not json');
+  });
+});
+
+describe('--version and --help', () => {
+  it('prints the version and exits 0', async () => {
+    let out = '';
+    const code = await runControllerApp({
+      app: APP,
+      setup: () => undefined,
+      argv: ['--version'],
+      stdout: (text) => {
+        out += text;
+      },
+    });
+    expect(code).toBe(0);
+    expect(out).toBe('flags-test-controller 1.2.3\n');
+  });
+
+  it("reads an app's version from its package.json, and says so when there is none", () => {
+    expect(readPackageVersion(new URL('../package.json', import.meta.url))).toMatch(/^\d+\.\d+\.\d+/);
+    expect(readPackageVersion(new URL('./no-such-package.json', import.meta.url))).toBe(
+      'unknown (no package.json next to the executable)',
+    );
+  });
+
+  it('lists every Cluster API flag in the usage', () => {
+    const usage = controllerFlagsUsage(APP);
+    for (const flag of [
+      '--diagnostics-address',
+      '--insecure-diagnostics',
+      '--metrics-bind-address',
+      '--tls-min-version',
+      '--tls-cipher-suites',
+      '-v, --v',
+      '--logging-format',
+      '--sync-period',
+      '--kube-api-qps',
+      '--kube-api-burst',
+      '--cache-sync-timeout',
+      '--api-server-unreachable-timeout',
+      '--version',
+      '--health-probe-bind-address',
+      '--webhook-port',
+    ]) {
+      expect(usage).toContain(flag);
+    }
+  });
+});
