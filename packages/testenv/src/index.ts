@@ -1,5 +1,13 @@
 export { type ControlPlaneBinaries, type EnsureBinariesOptions, ensureBinaries } from './binaries.js';
 export {
+  type CacheEntryRequest,
+  type CacheEntryResult,
+  commandOutput,
+  ensureCacheEntry,
+  type GoCommandOptions,
+  runGoCommand,
+} from './build-cache.js';
+export {
   CAPI_CRD_GROUPS,
   type CapiCRDGroup,
   type CapiCRDOptions,
@@ -35,6 +43,7 @@ export {
   type PemKeyPair,
   type ServingCertDir,
   type ServingCertificates,
+  type ServingNames,
 } from './certs.js';
 export {
   type AdditionalAPIServer,
@@ -45,6 +54,7 @@ export {
 export { FIELD_MANAGER, type InstallCRDsOptions, installCRDs } from './crds.js';
 export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
+export { detectGo, downloadGoModule, type GoToolchain } from './go.js';
 export { cacheRoot, capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
 export { freePort } from './ports.js';
 export type { ProcessExit } from './processes.js';
