@@ -91,7 +91,7 @@ function setConversionCaBundle(manifest: Manifest, caBundle: string): Manifest {
   const conversion = isRecord(spec.conversion) ? spec.conversion : undefined;
   const webhook = conversion && isRecord(conversion.webhook) ? conversion.webhook : undefined;
   // A CRD annotated without a conversion webhook (e.g. only one version served) has nothing to inject into.
-  if (!conversion || conversion.strategy !== 'Webhook' || !webhook) return manifest;
+  if (conversion?.strategy !== 'Webhook' || !webhook) return manifest;
   if (!isRecord(webhook.clientConfig)) {
     throw new Error(`${describe(manifest)}: spec.conversion.webhook has no clientConfig`);
   }
