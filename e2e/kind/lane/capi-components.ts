@@ -61,13 +61,16 @@ export async function ensureKustomize(progress: (line: string) => void = () => {
     },
     build: async (tmpDir, logPath) => {
       progress(`building kustomize ${KUSTOMIZE_VERSION} from the Go module proxy (log: ${logPath})`);
-      await runGoCommand(['install', '-v', '-trimpath', '-ldflags', '-s -w', `${KUSTOMIZE_MODULE}@${KUSTOMIZE_VERSION}`], {
-        cwd: '/',
-        logPath,
-        what: `kustomize ${KUSTOMIZE_VERSION}`,
-        progress,
-        env: { GOBIN: tmpDir },
-      });
+      await runGoCommand(
+        ['install', '-v', '-trimpath', '-ldflags', '-s -w', `${KUSTOMIZE_MODULE}@${KUSTOMIZE_VERSION}`],
+        {
+          cwd: '/',
+          logPath,
+          what: `kustomize ${KUSTOMIZE_VERSION}`,
+          progress,
+          env: { GOBIN: tmpDir },
+        },
+      );
       return true;
     },
     progress,
