@@ -3,12 +3,19 @@
  * one IPAM replica, IPAddresses of one TallyIPPool created directly (as Tally would have written them for bound
  * claims) up to each size, then the container's memory cgroup read — current usage, peak since the start, RSS.
  *
- *   pnpm --filter @tally-ipam/e2e bench:kind-memory [sizes…]      (default 5000 10000 20000 50000)
+ *   pnpm --filter @tally-ipam/e2e bench:kind-memory [--process] [sizes…]      (default 5000 10000 20000 50000)
  *
- * Needs a Docker engine (`.ci/docker-engine.sh start`). Prints one line per size and a Markdown table at the end.
+ * Needs a Docker engine (`.ci/docker-engine.sh start`). With `--process` the same objects go to testenv's control
+ * plane and the built app runs as a local process (no Docker): usage and peak are then the process's RSS and its
+ * high-water mark (`VmRSS`, `VmHWM`), which the cgroup figures exceed by the page cache the container touched.
+ * Prints one line per size and a Markdown table at the end.
  */
+import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { tallyCRDDirectory } from '@tally-ipam/api-types';
+import { startControlPlane } from '@tally-ipam/testenv';
+import { startApp } from '../../test/apps.js';
 import { startLane } from '../lane/lane.js';
 import { managerContainers, mebibytes, memoryUsage } from '../lane/memory.js';
 import { LANE_PROVIDERS } from '../lane/providers.js';
@@ -41,15 +48,76 @@ async function forEachLimited(count: number, from: number, limit: number, work: 
   );
 }
 
+interface MemoryTarget {
+  readonly kubeConfig: KubeConfig;
+  /** Current usage, peak and RSS in bytes. */
+  read(): Promise<{ usage: number; peak: number; rss: number }>;
+  stop(): Promise<void>;
+}
+
+/** The IPAM controller as a Pod of the lane (one replica), measured through its container's memory cgroup. */
+async function podTarget(): Promise<MemoryTarget> {
+  const lane = await startLane({ ipamReplicas: 1, log });
+  try {
+    const [container] = await managerContainers(
+      lane.kubeConfig,
+      LANE_PROVIDERS.ipam.namespace,
+      LANE_PROVIDERS.ipam.podSelector,
+    );
+    if (!container) throw new Error('no running IPAM controller container');
+    log(`limit of ${container.pod}: ${mebibytes((await memoryUsage(container)).limit)}`);
+    return { kubeConfig: lane.kubeConfig, read: () => memoryUsage(container), stop: () => lane.stop() };
+  } catch (error) {
+    await lane.stop();
+    throw error;
+  }
+}
+
+function statusKiB(pid: number, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match?.[1]) throw new Error(`/proc/${pid}/status has no ${field}`);
+  return Number(match[1]) * 1024;
+}
+
+/** The built app as a local process on testenv's control plane, measured through /proc (RSS, high-water mark). */
+async function processTarget(): Promise<MemoryTarget> {
+  const plane = await startControlPlane({
+    crds: [tallyCRDDirectory()],
+    capiCRDs: ['ipam.cluster.x-k8s.io', 'cluster.x-k8s.io'],
+    onProgress: log,
+  });
+  try {
+    const app = await startApp('ipam', plane.kubeconfigPath);
+    const pid = app.process.pid;
+    return {
+      kubeConfig: plane.kubeConfig(),
+      read: async () => {
+        const rss = statusKiB(pid, 'VmRSS');
+        return { usage: rss, peak: statusKiB(pid, 'VmHWM'), rss };
+      },
+      stop: async () => {
+        await app.process.stop();
+        await plane.stop();
+      },
+    };
+  } catch (error) {
+    await plane.stop();
+    throw error;
+  }
+}
+
 async function main(): Promise<void> {
-  const sizes = (process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['5000', '10000', '20000', '50000'])
+  const args = process.argv.slice(2);
+  const inProcess = args.includes('--process');
+  const given = args.filter((arg) => arg !== '--process');
+  const sizes = (given.length > 0 ? given : ['5000', '10000', '20000', '50000'])
     .map(Number)
     .filter((n) => Number.isInteger(n) && n > 0)
     .sort((a, b) => a - b);
-  const lane = await startLane({ ipamReplicas: 1, log });
+  const target = inProcess ? await processTarget() : await podTarget();
   const rows: string[] = [];
   try {
-    const kc = lane.kubeConfig;
+    const kc = target.kubeConfig;
     const custom = kc.makeApiClient(CustomObjectsApi);
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
     await custom.createNamespacedCustomObject({
@@ -64,10 +132,9 @@ async function main(): Promise<void> {
         spec: { addresses: ['10.0.0.0/8'], prefix: 8 },
       },
     });
-    const [container] = await managerContainers(kc, LANE_PROVIDERS.ipam.namespace, LANE_PROVIDERS.ipam.podSelector);
-    if (!container) throw new Error('no running IPAM controller container');
-    const idle = await memoryUsage(container);
-    log(`idle: usage ${mebibytes(idle.usage)}, rss ${mebibytes(idle.rss)}, limit ${mebibytes(idle.limit)}`);
+    await delay(SETTLE_MS / 3);
+    const idle = await target.read();
+    log(`idle: usage ${mebibytes(idle.usage)}, rss ${mebibytes(idle.rss)}`);
     rows.push(`| 0 | ${mebibytes(idle.usage)} | ${mebibytes(idle.peak)} | ${mebibytes(idle.rss)} |`);
     let created = 0;
     for (const size of sizes) {
@@ -98,17 +165,16 @@ async function main(): Promise<void> {
       });
       created = size;
       await delay(SETTLE_MS);
-      const usage = await memoryUsage(container);
+      const usage = await target.read();
       const line = `${size} IPAddresses: usage ${mebibytes(usage.usage)}, peak ${mebibytes(usage.peak)}, rss ${mebibytes(usage.rss)} (created in ${((Date.now() - started - SETTLE_MS) / 1000).toFixed(0)} s)`;
       log(line);
       rows.push(`| ${size} | ${mebibytes(usage.usage)} | ${mebibytes(usage.peak)} | ${mebibytes(usage.rss)} |`);
     }
   } finally {
-    await lane.stop();
+    await target.stop();
   }
-  process.stdout.write(
-    `| IPAddresses cached | cgroup usage | cgroup peak | RSS |\n|---|---|---|---|\n${rows.join('\n')}\n`,
-  );
+  const [usage, peak] = inProcess ? ['RSS', 'RSS high-water mark'] : ['cgroup usage', 'cgroup peak'];
+  process.stdout.write(`| IPAddresses cached | ${usage} | ${peak} | RSS |\n|---|---|---|---|\n${rows.join('\n')}\n`);
 }
 
 main().catch((error: unknown) => {
