@@ -67,7 +67,8 @@ export async function removeStaleLaneClusters(progress: (line: string) => void):
 }
 
 export async function createLaneCluster(name: string, progress: (line: string) => void): Promise<LaneCluster> {
-  if (!name.startsWith(LANE_CLUSTER_PREFIX)) throw new Error(`lane cluster names start with ${LANE_CLUSTER_PREFIX}: ${name}`);
+  if (!name.startsWith(LANE_CLUSTER_PREFIX))
+    throw new Error(`lane cluster names start with ${LANE_CLUSTER_PREFIX}: ${name}`);
   const prepared = tooling?.prepared;
   if (!prepared) throw new Error('createLaneCluster before prepareLane');
   const cluster = await createKindCluster({

@@ -6,6 +6,8 @@
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { laneNodeExec } from './kind.js';
 
+export { mebibytes } from './mebibytes.js';
+
 export interface ContainerCgroup {
   readonly pod: string;
   readonly node: string;
@@ -63,8 +65,4 @@ export async function memoryUsage(
   }
   const [usage = 0, peak = 0, limit = 0, rss = 0] = numbers;
   return { usage, peak, limit, rss };
-}
-
-export function mebibytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 }
