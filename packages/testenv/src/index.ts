@@ -5,6 +5,7 @@ export {
   commandOutput,
   ensureCacheEntry,
   type GoCommandOptions,
+  PROGRESS_INTERVAL_MS,
   runGoCommand,
 } from './build-cache.js';
 export {
@@ -52,9 +53,10 @@ export {
   startControlPlane,
 } from './control-plane.js';
 export { FIELD_MANAGER, type InstallCRDsOptions, installCRDs } from './crds.js';
+export { errorMessage, formatBytes, formatDuration } from './format.js';
+export { detectGo, downloadGoModule, type GoToolchain, goEnvironment } from './go.js';
 export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
-export { detectGo, downloadGoModule, type GoToolchain } from './go.js';
 export { cacheRoot, capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
 export { freePort } from './ports.js';
 export type { ProcessExit } from './processes.js';
@@ -66,6 +68,7 @@ export {
   CLUSTER_API_VERSION,
   ETCD_VERSION,
   GO_BUILD_TAGS,
+  GO_ENV,
   GO_LDFLAGS,
   KUBERNETES_VERSION,
 } from './versions.js';

@@ -1,0 +1,118 @@
+import { chmod, copyFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ensureCacheEntry, ensureCapiManager, formatBytes, formatDuration } from '@tally-ipam/testenv';
+import { z } from 'zod';
+import { run } from './exec.js';
+import { shortKey } from './hash.js';
+import { kindCacheDir } from './paths.js';
+import { CAPI_MANAGER_IMAGE, KIND_CACHE_FORMAT } from './versions.js';
+
+export interface CapiManagerImageArchive {
+  /** A `docker save` archive holding `image`, for `kind load image-archive`. */
+  readonly archivePath: string;
+  readonly image: string;
+  readonly key: string;
+  readonly builtNow: boolean;
+  readonly sizeBytes: number;
+}
+
+const stampSchema = z.object({
+  format: z.literal(KIND_CACHE_FORMAT),
+  key: z.string(),
+  image: z.string(),
+  builtAt: z.string(),
+  buildDurationMs: z.number(),
+  sizeBytes: z.number(),
+});
+type Stamp = z.infer<typeof stampSchema>;
+
+const STAMP_FILE = 'stamp.json';
+const ARCHIVE_FILE = 'cluster-api-controller.tar';
+
+async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
+  try {
+    const stamp = stampSchema.parse(JSON.parse(await readFile(join(dir, STAMP_FILE), 'utf8')));
+    await stat(join(dir, ARCHIVE_FILE));
+    return stamp;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The image layout upstream's manager image has (a static `/manager`, user 65532, as distroless/static:nonroot), so
+ * Cluster API's own Deployment (`command: [/manager]`, runAsNonRoot) runs it unchanged.
+ */
+async function build(
+  key: string,
+  managerBinary: string,
+  tmpDir: string,
+  progress: (m: string) => void,
+): Promise<Stamp> {
+  const started = Date.now();
+  const root = join(tmpDir, 'rootfs');
+  await mkdir(join(root, 'etc'), { recursive: true });
+  await mkdir(join(root, 'tmp'), { recursive: true });
+  await chmod(join(root, 'tmp'), 0o1777);
+  await writeFile(
+    join(root, 'etc/passwd'),
+    'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n',
+  );
+  await writeFile(join(root, 'etc/group'), 'root:x:0:\nnonroot:x:65532:\n');
+  await copyFile(managerBinary, join(root, 'manager'));
+  await chmod(join(root, 'manager'), 0o755);
+  const archive = join(tmpDir, ARCHIVE_FILE);
+  progress(`building ${CAPI_MANAGER_IMAGE} from ${managerBinary}`);
+  try {
+    await run(
+      'bash',
+      [
+        '-c',
+        'set -euo pipefail; tar -C "$ROOT" --numeric-owner -c . | docker import --change \'ENTRYPOINT ["/manager"]\' ' +
+          '--change "USER 65532:65532" - "$IMAGE" >/dev/null; docker save -o "$ARCHIVE" "$IMAGE"',
+      ],
+      { env: { ...process.env, ROOT: root, IMAGE: CAPI_MANAGER_IMAGE, ARCHIVE: archive }, timeoutMs: 10 * 60_000 },
+    );
+  } finally {
+    // The archive is what travels; the engine keeps no tag of it.
+    await run('docker', ['rmi', CAPI_MANAGER_IMAGE]).catch(() => '');
+    await rm(root, { recursive: true, force: true });
+  }
+  const sizeBytes = (await stat(archive)).size;
+  const stamp: Stamp = {
+    format: KIND_CACHE_FORMAT,
+    key,
+    image: CAPI_MANAGER_IMAGE,
+    builtAt: new Date().toISOString(),
+    buildDurationMs: Date.now() - started,
+    sizeBytes,
+  };
+  await writeFile(join(tmpDir, STAMP_FILE), `${JSON.stringify(stamp, null, 2)}\n`);
+  progress(
+    `built ${CAPI_MANAGER_IMAGE} in ${formatDuration(stamp.buildDurationMs)} (${formatBytes(sizeBytes)} archive)`,
+  );
+  return stamp;
+}
+
+/** The Cluster API core manager image, from the binary testenv builds, as an archive for `kind load image-archive`. */
+export async function ensureCapiManagerImageArchive(
+  onProgress: (message: string) => void = () => {},
+): Promise<CapiManagerImageArchive> {
+  const manager = await ensureCapiManager({ onProgress });
+  const key = shortKey({ format: KIND_CACHE_FORMAT, image: CAPI_MANAGER_IMAGE, binary: manager.key });
+  const result = await ensureCacheEntry({
+    cacheDir: join(kindCacheDir(), 'capi-image'),
+    key,
+    what: 'the Cluster API manager image',
+    read: readCompleteEntry,
+    build: (tmpDir) => build(key, manager.path, tmpDir, onProgress),
+    progress: onProgress,
+  });
+  return {
+    archivePath: join(result.dir, ARCHIVE_FILE),
+    image: CAPI_MANAGER_IMAGE,
+    key,
+    builtNow: result.builtNow,
+    sizeBytes: result.entry.sizeBytes,
+  };
+}

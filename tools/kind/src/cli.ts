@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatDuration } from '@tally-ipam/testenv';
+import { ensureKindBinaries } from './binaries.js';
+import { createKindCluster } from './cluster.js';
+import { ensureDockerEngine } from './docker.js';
+import { run } from './exec.js';
+import { kindCacheDir } from './paths.js';
+import { prepareKind } from './prepare.js';
+
+const USAGE = `usage: tally-kind <command> [--name NAME]
+
+  prepare   build (or find in the cache) kind, kubectl, the node image and the Cluster API manager image archive
+  create    prepare, then create a kind cluster (default name: tally) and print its kubeconfig path; the cluster
+            stays until "tally-kind delete"
+  delete    delete the cluster (node containers, their volumes, its network)
+  status    whether a Docker engine answers, what the cache holds, which kind clusters exist
+
+environment: TALLY_CACHE_DIR (cache root), TALLY_DEBIAN_MIRROR (debootstrap mirror)`;
+
+const log = (message: string): void => {
+  console.error(`[tally-kind] ${message}`);
+};
+
+function nameArgument(args: readonly string[]): string {
+  const index = args.indexOf('--name');
+  if (index === -1) return 'tally';
+  const value = args[index + 1];
+  if (!value) throw new Error('--name needs a value');
+  return value;
+}
+
+async function requireEngine(): Promise<void> {
+  if (!(await ensureDockerEngine())) {
+    throw new Error('no Docker engine answers "docker info" (on CI: .ci/docker-engine.sh start)');
+  }
+}
+
+async function main(args: readonly string[]): Promise<void> {
+  const command = args[0];
+  switch (command) {
+    case 'prepare': {
+      await requireEngine();
+      const started = Date.now();
+      const prepared = await prepareKind({ onProgress: log });
+      log(`prepared in ${formatDuration(Date.now() - started)}`);
+      console.log(JSON.stringify(prepared, null, 2));
+      return;
+    }
+    case 'create': {
+      await requireEngine();
+      const prepared = await prepareKind({ onProgress: log });
+      const cluster = await createKindCluster({
+        name: nameArgument(args),
+        nodeImage: prepared.nodeImage,
+        kindBinary: prepared.kindBinary,
+        onProgress: log,
+      });
+      log(`delete it with: tally-kind delete --name ${cluster.name}`);
+      console.log(`export KUBECONFIG=${cluster.kubeconfigPath}`);
+      return;
+    }
+    case 'delete': {
+      const name = nameArgument(args);
+      const kind = await ensureKindBinaries(log);
+      const network = `tally-kind-${name}`;
+      await run(kind.paths.kind, ['delete', 'cluster', '--name', name], {
+        env: { ...process.env, KIND_EXPERIMENTAL_DOCKER_NETWORK: network },
+      });
+      const inspect = await run('docker', ['network', 'ls', '--quiet', '--filter', `name=^${network}$`]);
+      if (inspect.trim()) await run('docker', ['network', 'rm', network]);
+      log(`deleted kind cluster ${name} and network ${network}`);
+      return;
+    }
+    case 'status': {
+      const engine = await ensureDockerEngine();
+      log(`Docker engine: ${engine ? 'answers' : 'none answers'}`);
+      for (const entry of ['binaries', 'node-image', 'capi-image']) {
+        const names = await readdir(join(kindCacheDir(), entry)).catch(() => [] as string[]);
+        log(`cache ${entry}: ${names.filter((n) => !n.includes('.')).join(', ') || '(empty)'}`);
+      }
+      if (engine) {
+        const kind = await ensureKindBinaries(log);
+        log(`kind clusters: ${(await run(kind.paths.kind, ['get', 'clusters'])).trim() || '(none)'}`);
+      }
+      return;
+    }
+    default:
+      console.error(USAGE);
+      process.exitCode = command === undefined || command === '--help' ? 0 : 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  log(error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+});

@@ -1,0 +1,25 @@
+export { ensureKindBinaries, type KindBinaries, type KindBinaryName } from './binaries.js';
+export { type CapiManagerImageArchive, ensureCapiManagerImageArchive } from './capi-image.js';
+export {
+  type CreateKindClusterOptions,
+  createKindCluster,
+  type KindCluster,
+  type KindConfigExtras,
+  kindClusterConfig,
+  loadImageArchive,
+  nodeExec,
+  OFFLINE_COREFILE,
+} from './cluster.js';
+export { ensureDockerEngine } from './docker.js';
+export { ensureNodeImage, type NodeImage } from './node-image.js';
+export { kindCacheDir } from './paths.js';
+export { type PreparedKind, type PrepareKindOptions, type PrepareStep, prepareKind } from './prepare.js';
+export {
+  CAPI_MANAGER_IMAGE,
+  COREDNS_VERSION,
+  ETCD_IMAGE_TAG,
+  KIND_VERSION,
+  NODE_IMAGE_REPOSITORY,
+  NODE_IMAGES,
+  PAUSE_VERSION,
+} from './versions.js';
