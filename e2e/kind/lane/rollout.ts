@@ -73,7 +73,19 @@ export async function awaitCapiWebhooks(kc: KubeConfig, timeoutMs = 180_000): Pr
           version: 'v1beta1',
           plural: 'clusters',
           namespace: 'default',
-          body: { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Cluster', metadata: { name: 'lane-probe' }, spec: {} },
+          body: {
+            apiVersion: 'cluster.x-k8s.io/v1beta1',
+            kind: 'Cluster',
+            metadata: { name: 'lane-probe' },
+            // Cluster API refuses a Cluster without an infrastructure, control plane or topology reference.
+            spec: {
+              infrastructureRef: {
+                apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+                kind: 'SimCluster',
+                name: 'lane-probe',
+              },
+            },
+          },
           dryRun: 'All',
         });
         return true;
