@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createGlobalSetup, type GlobalSetup } from '@tally-ipam/testenv/vitest';
 import { APPS_PROVIDE_KEY, type ProvidedApp, WEBHOOKS_PROVIDE_KEY } from '../test/apps.js';
 import { type Lane, startLane } from './lane/lane.js';
-import { LANE_CLUSTER_PROVIDE_KEY } from './lane/provided.js';
+import { LANE_CLUSTER_PROVIDE_KEY, type LanePhases } from './lane/provided.js';
 import { LANE_PROVIDERS, type LaneProvider } from './lane/providers.js';
 
 const PHASES_FILE = fileURLToPath(new URL('./lane-phases.json', import.meta.url));
@@ -20,8 +20,20 @@ const log = (line: string): void => {
   console.error(`[tally-lane] ${line}`);
 };
 
+function writePhases(phases: LanePhases): void {
+  writeFileSync(PHASES_FILE, `${JSON.stringify(phases, null, 2)}\n`);
+  log(`phases (ms): ${JSON.stringify(phases)}`);
+}
+
 const setup: GlobalSetup = async (project) => {
-  const lane: Lane = await startLane({ log });
+  const phases: LanePhases = {};
+  let lane: Lane;
+  try {
+    lane = await startLane({ log, phases });
+  } catch (error) {
+    writePhases(phases);
+    throw error;
+  }
   let teardownEnv: (() => Promise<void>) | undefined;
   let testsStartedAt: number | undefined;
   const teardown = async (): Promise<void> => {
@@ -30,8 +42,7 @@ const setup: GlobalSetup = async (project) => {
       await teardownEnv?.();
     } finally {
       await lane.stop();
-      writeFileSync(PHASES_FILE, `${JSON.stringify(lane.phases, null, 2)}\n`);
-      log(`phases (ms): ${JSON.stringify(lane.phases)}`);
+      writePhases(lane.phases);
     }
   };
   try {

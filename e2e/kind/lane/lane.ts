@@ -40,6 +40,8 @@ export interface LaneOptions {
   /** Two by default: the chaos test deletes the leader and the other one takes over. */
   readonly ipamReplicas?: number;
   readonly log: (line: string) => void;
+  /** Filled with each phase's wall time as it ends (also when a later phase fails). */
+  readonly phases?: LanePhases;
 }
 
 export interface Lane {
@@ -62,7 +64,7 @@ async function withoutCertManager(manifests: readonly Manifest[]): Promise<Manif
 export async function startLane(options: LaneOptions): Promise<Lane> {
   const { log } = options;
   const ipamReplicas = options.ipamReplicas ?? 2;
-  const phases: LanePhases = {};
+  const phases: LanePhases = options.phases ?? {};
   const mark = async <T>(phase: keyof LanePhases, work: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
