@@ -20,6 +20,7 @@ import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { startControlPlane, waitFor } from '@tally-ipam/testenv';
 import { z } from 'zod';
 import { startApp } from '../../test/apps.js';
+import { forEachLimited } from '../lane/concurrency.js';
 import { mebibytes } from '../lane/mebibytes.js';
 import { LANE_PROVIDERS } from '../lane/providers.js';
 
@@ -38,19 +39,6 @@ const log = (line: string): void => {
 
 function addressOf(index: number): string {
   return `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
-}
-
-async function forEachLimited(count: number, from: number, limit: number, work: (index: number) => Promise<void>) {
-  let next = from;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < count) {
-        const index = next;
-        next += 1;
-        await work(index);
-      }
-    }),
-  );
 }
 
 interface MemoryTarget {
@@ -164,49 +152,53 @@ async function main(): Promise<void> {
     for (const size of sizes) {
       const started = Date.now();
       let lastProgress = started;
-      await forEachLimited(size, created, 32, async (index) => {
-        if (withClaims) {
-          await custom.createNamespacedCustomObject({
-            group: 'ipam.cluster.x-k8s.io',
-            version: 'v1beta2',
-            plural: 'ipaddressclaims',
-            namespace: NAMESPACE,
-            body: {
-              apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
-              kind: 'IPAddressClaim',
-              metadata: { name: `claim-${index}`, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
-              spec: {
-                clusterName: CLUSTER,
-                poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: POOL },
+      await forEachLimited(
+        Array.from({ length: size - created }, (_, offset) => created + offset),
+        32,
+        async (index) => {
+          if (withClaims) {
+            await custom.createNamespacedCustomObject({
+              group: 'ipam.cluster.x-k8s.io',
+              version: 'v1beta2',
+              plural: 'ipaddressclaims',
+              namespace: NAMESPACE,
+              body: {
+                apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+                kind: 'IPAddressClaim',
+                metadata: { name: `claim-${index}`, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+                spec: {
+                  clusterName: CLUSTER,
+                  poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: POOL },
+                },
               },
-            },
-          });
-        } else {
-          await custom.createNamespacedCustomObject({
-            group: 'ipam.cluster.x-k8s.io',
-            version: 'v1beta2',
-            plural: 'ipaddresses',
-            namespace: NAMESPACE,
-            body: {
-              apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
-              kind: 'IPAddress',
-              metadata: { name: `address-${index}` },
-              spec: {
-                address: addressOf(index + 1),
-                prefix: 8,
-                claimRef: { name: `claim-${index}` },
-                poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: POOL },
+            });
+          } else {
+            await custom.createNamespacedCustomObject({
+              group: 'ipam.cluster.x-k8s.io',
+              version: 'v1beta2',
+              plural: 'ipaddresses',
+              namespace: NAMESPACE,
+              body: {
+                apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+                kind: 'IPAddress',
+                metadata: { name: `address-${index}` },
+                spec: {
+                  address: addressOf(index + 1),
+                  prefix: 8,
+                  claimRef: { name: `claim-${index}` },
+                  poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: POOL },
+                },
               },
-            },
-          });
-        }
-        if (Date.now() - lastProgress > PROGRESS_MS) {
-          lastProgress = Date.now();
-          log(
-            `${index + 1}/${size} ${withClaims ? 'claims' : 'IPAddresses'} created (${((Date.now() - started) / 1000).toFixed(0)} s)`,
-          );
-        }
-      });
+            });
+          }
+          if (Date.now() - lastProgress > PROGRESS_MS) {
+            lastProgress = Date.now();
+            log(
+              `${index + 1}/${size} ${withClaims ? 'claims' : 'IPAddresses'} created (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+            );
+          }
+        },
+      );
       if (withClaims) {
         await waitFor(
           `${size} IPAddresses written by Tally`,

@@ -11,6 +11,7 @@ import { LOCK_POOL_NAMESPACE_LABEL, LOCK_RESOURCE, POOL_RESOURCES } from '@tally
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { CLUSTER_V1BETA2, eventually, logsHint, Objects, SIM_CLUSTER } from '../../test/harness.js';
+import { forEachLimited } from '../lane/concurrency.js';
 import { type ContainerCgroup, managerContainers, mebibytes, memoryUsage, resetPeakMemory } from '../lane/memory.js';
 import { LANE_CLUSTER_PROVIDE_KEY } from '../lane/provided.js';
 
@@ -41,18 +42,6 @@ function field(object: unknown, ...path: string[]): unknown {
     value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
   }
   return value;
-}
-
-async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next] as T;
-      next += 1;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** The Pod name in a controller-kit leader identity (`<hostname>_<random>`; a Pod's hostname is its name). */
