@@ -23,11 +23,21 @@ export const APPS = {
 } as const;
 export type AppKey = keyof typeof APPS;
 
-/** What the global setup tells the test files about a running app (plain data: it crosses vitest's `provide`). */
-export interface ProvidedApp {
-  readonly pid: number;
-  readonly logPath: string;
-}
+/**
+ * What the global setup tells the test files about a running app (plain data: it crosses vitest's `provide`): a local
+ * process (testenv mode, external mode), or the Pods of its Deployment (the kind lane, installed from its components).
+ */
+export type ProvidedApp =
+  | { readonly kind: 'process'; readonly pid: number; readonly logPath: string }
+  | {
+      readonly kind: 'pods';
+      readonly namespace: string;
+      readonly deployment: string;
+      /** The Pods' label selector. */
+      readonly podSelector: string;
+      /** The admin kubeconfig of the cluster the Pods run in (for `kubectl logs`). */
+      readonly kubeconfigPath: string;
+    };
 export type ProvidedApps = Readonly<Record<AppKey, ProvidedApp>>;
 
 export const APPS_PROVIDE_KEY = 'tallyE2eApps';
@@ -201,9 +211,20 @@ async function startAppOnce(app: AppKey, kubeconfigPath: string, options: StartA
   }
 }
 
-/** Throws, with the log's tail, when an app the global setup started is no longer running. */
+/** Where an app's log is: its file, or the `kubectl logs` command of its Pods. */
+export function appLogHint(app: ProvidedApp): string {
+  if (app.kind === 'process') return app.logPath;
+  return `kubectl --kubeconfig ${app.kubeconfigPath} -n ${app.namespace} logs -l ${app.podSelector} --prefix --tail=-1`;
+}
+
+/**
+ * Throws, with the log's tail, when an app the global setup started as a process is no longer running. An app in
+ * Pods is its Deployment's to keep running (the kubelet restarts a container that died); its log hint says where to
+ * look.
+ */
 export function assertAppsRunning(apps: ProvidedApps): void {
   for (const [key, app] of Object.entries(apps)) {
+    if (app.kind === 'pods') continue;
     try {
       process.kill(app.pid, 0);
     } catch {

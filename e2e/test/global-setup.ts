@@ -101,8 +101,8 @@ const setup: GlobalSetup = async (project) => {
         `(ipam-controller log: ${ipam.process.logPath}; sim-infra-controller log: ${sim.process.logPath})`,
     );
     project.provide(APPS_PROVIDE_KEY, {
-      ipam: { pid: ipam.process.pid, logPath: ipam.process.logPath },
-      sim: { pid: sim.process.pid, logPath: sim.process.logPath },
+      ipam: { kind: 'process', pid: ipam.process.pid, logPath: ipam.process.logPath },
+      sim: { kind: 'process', pid: sim.process.pid, logPath: sim.process.logPath },
     });
     project.provide(WEBHOOKS_PROVIDE_KEY, withWebhooks);
   } catch (error) {

@@ -22,7 +22,7 @@ import { createClusterKubeconfigSecret, type WaitOptions, waitFor } from '@tally
 import type { TestEnv } from '@tally-ipam/testenv/vitest';
 import { inject } from 'vitest';
 import { z } from 'zod';
-import { APPS_PROVIDE_KEY, assertAppsRunning, type ProvidedApps } from './apps.js';
+import { APPS_PROVIDE_KEY, appLogHint, assertAppsRunning, type ProvidedApps } from './apps.js';
 
 /** A custom resource's coordinates, so calls name their API version explicitly (the point of several tests). */
 export interface Resource {
@@ -111,7 +111,7 @@ export function runningApps(): ProvidedApps {
 /** Where to look when a controller did not do what a test waited for: Cluster API's and both apps' logs. */
 export function logsHint(env: TestEnv): string {
   const apps = inject(APPS_PROVIDE_KEY);
-  return `${capiLogHint(env)}; the IPAM controller's log: ${apps.ipam.logPath}; the Sim controller's log: ${apps.sim.logPath}`;
+  return `${capiLogHint(env)}; the IPAM controller's log: ${appLogHint(apps.ipam)}; the Sim controller's log: ${appLogHint(apps.sim)}`;
 }
 
 /**

@@ -152,17 +152,27 @@ export interface ServingCertificates {
   readonly serving: PemKeyPair;
 }
 
+/** The names a serving certificate is for; `127.0.0.1` and `localhost` when none are given. */
+export interface ServingNames {
+  readonly dnsNames?: readonly string[];
+  readonly ipAddresses?: readonly string[];
+}
+
 /**
  * A throwaway CA and a serving certificate for `127.0.0.1` and `localhost` (the host of the `url` an API server on
- * loopback calls), e.g. for the Cluster API manager's webhook server.
+ * loopback calls), e.g. for the Cluster API manager's webhook server; or for `names`, e.g. a webhook Service's
+ * `<service>.<namespace>.svc` when the API server calls it through the Service.
  */
-export async function generateServingCertificates(commonName: string): Promise<ServingCertificates> {
+export async function generateServingCertificates(
+  commonName: string,
+  names: ServingNames = { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] },
+): Promise<ServingCertificates> {
   const ca = await createCA(`${commonName}-ca`);
   const serving = await issue(ca, {
     subject: `CN=${commonName}`,
     usage: 'server',
-    dnsNames: ['localhost'],
-    ipAddresses: ['127.0.0.1'],
+    dnsNames: names.dnsNames ?? [],
+    ipAddresses: names.ipAddresses ?? [],
   });
   return { ca: await toPem(ca), serving: await toPem(serving) };
 }

@@ -44,6 +44,7 @@ export {
   type PemKeyPair,
   type ServingCertDir,
   type ServingCertificates,
+  type ServingNames,
 } from './certs.js';
 export {
   type AdditionalAPIServer,

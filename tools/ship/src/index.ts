@@ -37,6 +37,7 @@ export {
   type UnpackedImage,
   unpackImage,
 } from './image.js';
+export { applyManifests, issueServingCertificates } from './install.js';
 export {
   at,
   buildKustomization,
@@ -53,4 +54,11 @@ export {
   type ProviderDeclaration,
   type ShippedProvider,
 } from './provider.js';
+export {
+  INJECT_CA_FROM_ANNOTATION,
+  type IssuedServingCertificate,
+  type ServingCertificateRequest,
+  servingCertificateRequests,
+  withServingCertificateSecrets,
+} from './serving-cert-secret.js';
 export { findVariables, substituteVariables, type VariableReference } from './variables.js';
