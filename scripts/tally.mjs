@@ -20,6 +20,11 @@ const KIND_LANE_PREPARE_SCRIPT = 'prepare:kind';
 const KIND_LANE_TEST_SCRIPT = 'test:kind';
 /** Where the summary looks for the lane's vitest report. */
 const KIND_LANE_REPORT = 'e2e/kind/test-results.json';
+// The offline kind node image's own test (a cluster from it: kube-system Ready, DNS, Service routing, no pull), run
+// first in the lane: it needs the engine too, so it is not a `test` project of the main run.
+const KIND_NODE_DIR = 'tools/kind';
+const KIND_NODE_PACKAGE = '@tally-ipam/kind';
+const KIND_NODE_REPORT = 'tools/kind/test-results.json';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pinnedPnpm = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
@@ -103,6 +108,9 @@ function runKindLane(pnpm) {
   if (KIND_LANE_PREPARE_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR)) {
     if (!check('kind lane: prepare', ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_PREPARE_SCRIPT))) return;
   }
+  if (KIND_LANE_TEST_SCRIPT in packageScripts(KIND_NODE_DIR)) {
+    runStage('kind lane: node image', ...pnpm('--filter', KIND_NODE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT));
+  }
   runStage('kind lane: tests', ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT));
   adoptMisplacedReport({ sharedReport, laneReport: join(root, KIND_LANE_REPORT), sharedBefore: e2eReport });
 }
@@ -127,13 +135,16 @@ switch (job) {
     check('prepare: controller images', ...pnpm('-r', '--workspace-concurrency=1', 'run', 'image'));
 
     const lane = kindLanePresent();
-    removeTestResults(root, lane ? [join(root, KIND_LANE_REPORT)] : []);
+    removeTestResults(root, lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_NODE_REPORT)] : []);
     // --force: "run all tests" means run them, not replay turbo's cached logs of an earlier run.
     runStage('tests', ...turbo('test', '--continue', '--force'));
     const extraProjects = [];
     if (lane) {
       if (dockerAnswers()) {
         runKindLane(pnpm);
+        if (KIND_LANE_TEST_SCRIPT in packageScripts(KIND_NODE_DIR)) {
+          extraProjects.push({ name: `${KIND_NODE_DIR} (kind lane)`, report: join(root, KIND_NODE_REPORT) });
+        }
         extraProjects.push({ name: KIND_LANE_DIR, report: join(root, KIND_LANE_REPORT) });
       } else {
         console.log('\nkind lane: NOT RUN — no Docker engine answers (docker info failed)');
