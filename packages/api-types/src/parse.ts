@@ -3,7 +3,7 @@ import { Cluster, Machine, MachinePool } from './cluster/v1beta2/types.js';
 import { IPAddress, IPAddressClaim } from './ipam/v1beta2/types.js';
 import { GlobalTallyIPPool, TallyIPPool } from './tally/v1alpha1/ip-pool.js';
 import { GlobalTallyPrefixPool, TallyPrefixPool } from './tally/v1alpha1/prefix-pool.js';
-import { clipText } from './text/clip.js';
+import { clipText, describeJSON } from './text/clip.js';
 
 /** How many field problems one parse error lists before it says how many more there are. */
 const MAX_LISTED_ISSUES = 10;
@@ -47,14 +47,7 @@ export type ParseResult<T> = { success: true; data: T } | { success: false; erro
 
 function describeValue(value: unknown): string {
   if (value === undefined) return '<missing>';
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    // Nesting deeper than the stack (JSON.stringify recurses) or a value JSON cannot show.
-    text = Array.isArray(value) ? '<array>' : `<${typeof value}>`;
-  }
-  return clipText(text, MAX_ISSUE_TEXT);
+  return describeJSON(value, MAX_ISSUE_TEXT);
 }
 
 /** `['spec', 'addresses', 2]` → `spec.addresses[2]`. */
@@ -84,8 +77,55 @@ function objectNameOf(input: unknown): string {
   return typeof namespace === 'string' && namespace !== '' ? `${namespace}/${name}` : name;
 }
 
+/**
+ * The most JSON values (array items, object members, at any depth) an object may hold. Real objects hold a few
+ * hundred (a full pool: about 600); zod spends some microseconds on every value and more on every issue, so a value
+ * list a hundred thousand long would cost seconds. Counted before zod runs, with an early stop.
+ */
+export const MAX_OBJECT_VALUES = 5_000;
+
+interface WalkedNode {
+  readonly value: object;
+  readonly parent: WalkedNode | undefined;
+  readonly key: PropertyKey;
+}
+
+function pathOf(node: WalkedNode): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let current: WalkedNode | undefined = node; current?.parent; current = current.parent) path.push(current.key);
+  return path.reverse();
+}
+
+/** The container where the count of values passed `limit`, or undefined when the input is within it. */
+function overLimit(input: unknown, limit: number): WalkedNode | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  let count = 0;
+  const stack: WalkedNode[] = [{ value: input, parent: undefined, key: '' }];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    const keys: PropertyKey[] = Array.isArray(node.value) ? [] : Object.keys(node.value);
+    const size = Array.isArray(node.value) ? node.value.length : keys.length;
+    count += size;
+    if (count > limit) return node;
+    for (let index = 0; index < size; index += 1) {
+      const key = Array.isArray(node.value) ? index : (keys[index] as PropertyKey);
+      const child: unknown = (node.value as Record<PropertyKey, unknown>)[key];
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: node, key });
+    }
+  }
+  return undefined;
+}
+
 /** Parses `input` with `schema`, turning zod issues into field paths with the values found there. */
 export function parseObject<S extends z.ZodType>(schema: S, kind: string, input: unknown): ParseResult<z.output<S>> {
+  const crowded = overLimit(input, MAX_OBJECT_VALUES);
+  if (crowded !== undefined) {
+    const issue = {
+      path: formatFieldPath(pathOf(crowded)),
+      value: crowded.value,
+      message: `the object holds more than ${MAX_OBJECT_VALUES} values (list items and fields); this one is where the count passed it`,
+    };
+    return { success: false, error: new ObjectParseError(kind, objectNameOf(input), [issue]) };
+  }
   const result = schema.safeParse(input);
   if (result.success) return { success: true, data: result.data };
   const issues = result.error.issues.map((issue) => ({

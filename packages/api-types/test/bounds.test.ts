@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clipText, clipUtf8, ELLIPSIS, parseTallyIPPool, parseTallyPrefixPool } from '../src/index.js';
+import {
+  clipText,
+  clipUtf8,
+  describeJSON,
+  ELLIPSIS,
+  MAX_OBJECT_VALUES,
+  parseTallyIPPool,
+  parseTallyPrefixPool,
+} from '../src/index.js';
 
 const ipPool = (spec: Record<string, unknown>) => ({
   apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
@@ -83,5 +91,43 @@ describe('clipUtf8', () => {
         }
       }),
     );
+  });
+});
+
+describe('describeJSON', () => {
+  it('is JSON.stringify for short values and a bounded prefix of it for long ones', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer({ min: 4, max: 300 }), (value, max) => {
+        const full = JSON.stringify(value);
+        const described = describeJSON(value, max);
+        expect(described.length).toBeLessThanOrEqual(max);
+        if (full.length <= max) expect(described).toBe(full);
+        else expect(full.startsWith(described.slice(0, -ELLIPSIS.length))).toBe(true);
+      }),
+    );
+  });
+
+  it('stays short and does not overflow on values nested a hundred thousand levels deep', () => {
+    let deep: unknown = 'x';
+    for (let level = 0; level < 100_000; level += 1) deep = [deep];
+    expect(describeJSON(deep, 80).length).toBeLessThanOrEqual(80);
+  });
+});
+
+describe('objects with more values than any real one holds', () => {
+  it('are refused before zod looks at them, naming the field where the count passed the limit', () => {
+    const ownerReferences = Array.from({ length: 100_000 }, () => '10.0.0.1');
+    const result = parseTallyIPPool({ ...ipPool({}), metadata: { name: 'p', namespace: 'n', ownerReferences } });
+    expect(result.success).toBe(false);
+    if (result.success) return;
+    expect(result.error.issues.map((issue) => issue.path)).toEqual(['metadata.ownerReferences']);
+    expect(result.error.message).toContain(`more than ${MAX_OBJECT_VALUES} values`);
+  });
+
+  it('are walked without recursion, however deep', () => {
+    let deep: unknown = 'x';
+    for (let level = 0; level < 100_000; level += 1) deep = { a: deep };
+    const result = parseTallyIPPool(ipPool({ gateway: deep }));
+    expect(result.success).toBe(false);
   });
 });

@@ -8,6 +8,7 @@ import {
   IPADDRESSCLAIM_POOL_EXHAUSTED_REASON,
   IPADDRESSCLAIM_POOL_NOT_READY_REASON,
   IPAM_V1BETA2_API_VERSION,
+  MAX_IP_LENGTH,
   TALLY_GROUP,
 } from '@tally-ipam/api-types';
 import {
@@ -86,6 +87,9 @@ export interface ClaimReconcilerDeps {
   readonly metrics: ProviderMetrics;
   readonly now: () => number;
 }
+
+/** The longest address or CIDR text (IPv6 in mixed notation with a /128); a longer annotation is never parsed. */
+const MAX_REQUESTED_ADDRESS_LENGTH = MAX_IP_LENGTH + 4;
 
 /** How long to wait before looking again at an IPAddress another finalizer still holds. */
 const ADDRESS_GONE_POLL_MS = 1_000;
@@ -532,6 +536,17 @@ export class ClaimReconciler implements Reconciler {
     const requested = claim.metadata.annotations?.[REQUESTED_ADDRESS_ANNOTATION];
     const reservation = state.allocation.reservations.get(claim.metadata.name);
     try {
+      if (requested !== undefined && requested.length > MAX_REQUESTED_ADDRESS_LENGTH) {
+        this.deps.metrics.allocations.inc({ kind: ref.kind, result: 'failed' });
+        return {
+          ok: false,
+          outcome: notReady(
+            IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
+            `requested address ${echo(requested)} (annotation ${REQUESTED_ADDRESS_ANNOTATION}) is ` +
+              `${requested.length} characters long, longer than any address or CIDR; change or remove the annotation`,
+          ),
+        };
+      }
       if (requested !== undefined) {
         const canonical = state.allocation.isPrefixPool ? undefined : state.allocation.unitOf(requested, 0)?.address;
         const reservedFor = canonical === undefined ? undefined : reservationHolder(state, canonical);

@@ -174,6 +174,7 @@ describe('claims are told what they cannot have', () => {
     expect(message.length).toBeLessThanOrEqual(MAX_CONDITION_MESSAGE_LENGTH);
     expect(message.length).toBeLessThan(4_000);
     expect(message).toContain('requested address 10.73.0.111');
+    expect(message).toContain(`is ${huge.length} characters long`);
     expect(message).toContain('…');
   });
 

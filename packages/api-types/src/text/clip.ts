@@ -54,3 +54,56 @@ export function clipUtf8(text: string, maxBytes: number): string {
   }
   return clipped;
 }
+
+/**
+ * JSON text of `value` for a message, at most `max` characters (cut with an ellipsis): built piece by piece and
+ * stopped once long enough, so a value of megabytes or nested a hundred thousand levels deep costs no more than a
+ * short one (`JSON.stringify` would walk all of it, and overflow the stack on deep nesting).
+ */
+export function describeJSON(value: unknown, max: number): string {
+  let out = '';
+  const full = (): boolean => out.length > max;
+  const write = (node: unknown, depth: number): void => {
+    if (full()) return;
+    if (node === undefined) {
+      out += 'undefined';
+    } else if (node === null || typeof node === 'boolean' || typeof node === 'number') {
+      out += Number.isFinite(node) || typeof node !== 'number' ? JSON.stringify(node) : String(node);
+    } else if (typeof node === 'string') {
+      out += JSON.stringify(node.length > max ? node.slice(0, max + 1) : node);
+    } else if (typeof node === 'bigint') {
+      out += node.toString();
+    } else if (Array.isArray(node)) {
+      if (depth >= 32) {
+        out += '[…]';
+        return;
+      }
+      out += '[';
+      for (let index = 0; index < node.length && !full(); index += 1) {
+        if (index > 0) out += ',';
+        write(node[index], depth + 1);
+      }
+      out += ']';
+    } else if (typeof node === 'object') {
+      if (depth >= 32) {
+        out += '{…}';
+        return;
+      }
+      out += '{';
+      let first = true;
+      for (const key in node) {
+        if (full()) break;
+        if (!Object.hasOwn(node, key)) continue;
+        if (!first) out += ',';
+        first = false;
+        out += `${JSON.stringify(key.length > max ? key.slice(0, max + 1) : key)}:`;
+        write((node as Record<string, unknown>)[key], depth + 1);
+      }
+      out += '}';
+    } else {
+      out += `<${typeof node}>`;
+    }
+  };
+  write(value, 0);
+  return clipText(out, max);
+}

@@ -1,1 +1,9 @@
-export { clipText, clipUtf8, ELLIPSIS, echo, isIntegerInRange, MAX_ECHOED_VALUE_LENGTH } from './clip.js';
+export {
+  clipText,
+  clipUtf8,
+  describeJSON,
+  ELLIPSIS,
+  echo,
+  isIntegerInRange,
+  MAX_ECHOED_VALUE_LENGTH,
+} from './clip.js';

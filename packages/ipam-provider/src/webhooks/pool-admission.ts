@@ -92,11 +92,13 @@ async function decide(
       if (request.oldObject !== undefined && sameSpec(request.object, request.oldObject)) return allowed();
       const pool = invalidObject(kind, request, request.object);
       if (isDecision(pool)) return pool;
-      const old = kind.schema.safeParse(request.oldObject);
+      const old = parseObject(kind.schema, kind.kind, request.oldObject);
       return validatePoolUpdate(pool, old.success ? old.data : undefined, requestedPool(kind, request), view);
     }
     case 'DELETE': {
-      const metadata = ObjectMeta.safeParse(
+      const metadata = parseObject(
+        ObjectMeta,
+        'ObjectMeta',
         typeof request.oldObject === 'object' && request.oldObject !== null
           ? (request.oldObject as { metadata?: unknown }).metadata
           : undefined,

@@ -1,5 +1,5 @@
 import type { V1LabelSelector } from '@kubernetes/client-node';
-import { ObjectMeta } from '@tally-ipam/api-types';
+import { clipText, ObjectMeta, parseObject } from '@tally-ipam/api-types';
 import {
   type AdmissionDecision,
   type AdmissionHandler,
@@ -7,7 +7,6 @@ import {
   allowed,
   denied,
   type ValidatingWebhookSpec,
-  validatingHandler,
   type WebhookServer,
 } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
@@ -63,6 +62,15 @@ export function isTopologyDryRun(request: Pick<AdmissionRequest, 'dryRun'>, obje
   );
 }
 
+/** True when both specs are the same; false when one cannot even be compared (nested past the stack's depth). */
+function specUnchanged(before: unknown, after: unknown): boolean {
+  try {
+    return statusUnchanged(before ?? {}, after ?? {});
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The SSA dry-run rule for a template kind: `spec.template.spec` is immutable (machines and clusters already cloned
  * from it would silently differ from it; a change means a new template and a rollout), except in a topology dry run.
@@ -70,17 +78,27 @@ export function isTopologyDryRun(request: Pick<AdmissionRequest, 'dryRun'>, obje
  * run, which is why it is a webhook.
  */
 export function templateImmutabilityHandler(kind: string): AdmissionHandler {
-  return validatingHandler<TemplateObject>({
-    parse: TemplateObject,
-    update: (object, oldObject, request): AdmissionDecision => {
-      if (statusUnchanged(oldObject.spec.template.spec ?? {}, object.spec.template.spec ?? {})) return allowed();
-      if (isTopologyDryRun(request, object)) return allowed();
-      return denied(
-        `${kind}.${SIM_GROUP} "${request.name}" is invalid: spec.template.spec: Forbidden: ${kind} spec.template.spec is immutable; create a new ${kind} and point its users at it`,
-        { code: 422, reason: 'Invalid' },
-      );
-    },
-  });
+  const invalid = (request: AdmissionRequest, which: string, message: string): AdmissionDecision =>
+    denied(`${kind}.${SIM_GROUP} "${clipText(request.name ?? '', 253)}" is invalid: ${which}${message}`, {
+      code: 422,
+      reason: 'Invalid',
+    });
+  // api-types' parser rather than a plain zod parse: it counts the values first and describes them without
+  // recursion, so a review nested a hundred thousand levels deep or holding a huge list is answered, not thrown.
+  return async (request): Promise<AdmissionDecision> => {
+    if (request.operation !== 'UPDATE') return allowed();
+    const object = parseObject(TemplateObject, kind, request.object);
+    if (!object.success) return invalid(request, '', object.error.message);
+    const oldObject = parseObject(TemplateObject, kind, request.oldObject);
+    if (!oldObject.success) return invalid(request, 'the existing object no longer parses: ', oldObject.error.message);
+    if (specUnchanged(oldObject.data.spec.template.spec, object.data.spec.template.spec)) return allowed();
+    if (isTopologyDryRun(request, object.data)) return allowed();
+    return invalid(
+      request,
+      '',
+      `spec.template.spec: Forbidden: ${kind} spec.template.spec is immutable; create a new ${kind} and point its users at it`,
+    );
+  };
 }
 
 /** Registers the template webhooks on a webhook server (the paths of `SIM_TEMPLATE_WEBHOOKS`). */

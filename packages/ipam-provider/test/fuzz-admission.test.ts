@@ -1,0 +1,484 @@
+import { isDeepStrictEqual } from 'node:util';
+import {
+  describeJSON,
+  parseCluster,
+  parseGlobalTallyIPPool,
+  parseGlobalTallyPrefixPool,
+  parseIPAddress,
+  parseIPAddressClaim,
+  parseMachine,
+  parseMachinePool,
+  parseObject,
+  parseTallyAddressLock,
+  parseTallyIPPool,
+  parseTallyPrefixPool,
+} from '@tally-ipam/api-types';
+import type { AdmissionDecision, AdmissionRequest } from '@tally-ipam/controller-kit';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  MAX_ADMISSION_MESSAGE_LENGTH,
+  MAX_ADMISSION_WARNING_LENGTH,
+  MAX_ADMISSION_WARNINGS,
+  POOL_KINDS,
+  type PoolAllocationsView,
+  type PoolKindInfo,
+  poolAdmissionHandler,
+  type TallyPool,
+} from '../src/index.js';
+
+/**
+ * Hostile input for the pool admission handlers (the function the webhook server calls for each AdmissionReview) and
+ * for every api-types parser: valid objects with one or more fields replaced by numeric edges, wrong types, huge
+ * strings and deep nesting. Asserted for every input: nothing thrown, invalid input refused with a message naming a
+ * field, every answer bounded in size, and no single input taking longer than a generous budget (a bound on the work
+ * an input can cause, not a speed claim: a billion-bit shift took 4.5 s).
+ */
+
+const PER_INPUT_BUDGET_MS = 1_000;
+const HANDLER_RUNS = 25_000;
+const PARSER_RUNS = 75_000;
+const MAX_PARSE_MESSAGE_LENGTH = 8_192;
+
+/** Per-input timings of one property: how many inputs, the slowest, and how many went over the budget. */
+class Timings {
+  count = 0;
+  slowestMs = 0;
+  overBudget = 0;
+
+  slowestInput = '';
+
+  async time<T>(label: () => string, work: () => Promise<T> | T): Promise<T> {
+    const startedAt = performance.now();
+    const result = await work();
+    this.record(performance.now() - startedAt, label);
+    return result;
+  }
+
+  record(elapsed: number, label: () => string): void {
+    this.count += 1;
+    if (elapsed > this.slowestMs) {
+      this.slowestMs = elapsed;
+      this.slowestInput = label();
+    }
+    if (elapsed > PER_INPUT_BUDGET_MS) this.overBudget += 1;
+  }
+}
+
+function nested(depth: number): unknown {
+  let value: unknown = 'x';
+  for (let level = 0; level < depth; level += 1) value = level % 2 === 0 ? [value] : { a: value };
+  return value;
+}
+
+const DEEP = nested(100_000);
+const HUGE = 'x'.repeat(1 << 20);
+const HUGE_ADDRESS = `10.0.0.${'1'.repeat(64 * 1024)}`;
+
+const numericEdge = fc.constantFrom(
+  2 ** 31,
+  -(2 ** 31),
+  2 ** 31 - 1,
+  2 ** 53,
+  -(2 ** 53),
+  2 ** 53 + 2,
+  -(2 ** 30),
+  -1e9,
+  1e300,
+  -1e300,
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  -0,
+  0.5,
+  -1,
+  129,
+  128,
+  33,
+  32,
+);
+const nanLike = fc.constantFrom('NaN', 'Infinity', '-Infinity', '-0', '1e309', '0x10', ' 24', '24 ', '');
+const shortHostileString = fc.oneof(
+  fc.constantFrom('10.0.0.1\n', '10.0.0.1-', '-', '/', '::ffff:10.0.0.1', 'fd00::/0', '0.0.0.0/0', '10.0.0.0/-1'),
+  fc.string({ maxLength: 60 }),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+);
+// The webhook server caps a review at 7 MiB, so one input holds at most one of the huge strings.
+const hostileString = fc.oneof(
+  { weight: 1, arbitrary: fc.constantFrom(HUGE, HUGE_ADDRESS) },
+  { weight: 6, arbitrary: shortHostileString },
+);
+const wrongType = fc.constantFrom<unknown>(null, true, false, {}, [], [[]], { a: 1 }, DEEP, [DEEP], undefined);
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: numericEdge },
+  { weight: 2, arbitrary: fc.integer() },
+  { weight: 1, arbitrary: fc.double() },
+  { weight: 2, arbitrary: nanLike },
+  { weight: 4, arbitrary: hostileString },
+  { weight: 3, arbitrary: wrongType },
+  { weight: 1, arbitrary: fc.array(shortHostileString, { maxLength: 200 }) },
+  { weight: 1, arbitrary: fc.constant(Array.from({ length: 6_000 }, () => '10.0.0.1')) },
+  { weight: 1, arbitrary: fc.constant(Array.from({ length: 2_000 }, () => ({ claimName: 'a', address: '10.0.0.1' }))) },
+);
+
+const BASES: Record<string, Record<string, unknown>> = {
+  TallyIPPool: {
+    addresses: ['10.0.0.10-10.0.0.50', '10.0.0.100/30'],
+    prefix: 24,
+    gateway: '10.0.0.1',
+    excludedAddresses: ['10.0.0.20'],
+    allocationStrategy: 'LowestFree',
+    addressReuseGracePeriodSeconds: 5,
+    reservations: [{ claimName: 'cp-0', address: '10.0.0.11' }],
+  },
+  TallyPrefixPool: {
+    prefixes: ['fd00:10::/48'],
+    allocationPrefixLength: 64,
+    gateway: 'fd00:10::1',
+    excludedPrefixes: ['fd00:10:0:1::/64'],
+  },
+};
+const baseSpec = (kind: string): Record<string, unknown> =>
+  structuredClone(kind.includes('Prefix') ? BASES.TallyPrefixPool : BASES.TallyIPPool) as Record<string, unknown>;
+
+const SPEC_FIELDS = [
+  'prefix',
+  'addresses',
+  'gateway',
+  'excludedAddresses',
+  'allocationStrategy',
+  'addressReuseGracePeriodSeconds',
+  'allocateReservedIPAddresses',
+  'reservations',
+  'prefixes',
+  'allocationPrefixLength',
+  'excludedPrefixes',
+];
+
+/** One change to a valid object: a field (or an element of a list) replaced, or a whole part. */
+const mutation = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record({ where: fc.constant('spec'), field: fc.constantFrom(...SPEC_FIELDS), value: hostileValue }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      where: fc.constant('element'),
+      field: fc.constantFrom('addresses', 'prefixes', 'excludedAddresses', 'excludedPrefixes'),
+      value: hostileValue,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      where: fc.constant('reservation'),
+      field: fc.constantFrom('claimName', 'address'),
+      value: hostileValue,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      where: fc.constant('metadata'),
+      field: fc.constantFrom(
+        'name',
+        'namespace',
+        'labels',
+        'annotations',
+        'finalizers',
+        'generation',
+        'ownerReferences',
+      ),
+      value: hostileValue,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      where: fc.constant('root'),
+      field: fc.constantFrom('spec', 'metadata', 'kind', 'apiVersion', 'status'),
+      value: hostileValue,
+    }),
+  },
+);
+
+type Mutation = { where: string; field: string; value: unknown };
+
+function objectAt(object: Record<string, unknown>, key: string): Record<string, unknown> {
+  const value = object[key];
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  const replaced: Record<string, unknown> = {};
+  object[key] = replaced;
+  return replaced;
+}
+
+function applyMutation(object: Record<string, unknown>, change: Mutation): void {
+  const spec = objectAt(object, 'spec');
+  const metadata = objectAt(object, 'metadata');
+  switch (change.where) {
+    case 'spec':
+      spec[change.field] = change.value;
+      return;
+    case 'element': {
+      // Copies: the generated values are shared between inputs and must never change.
+      const list = spec[change.field];
+      spec[change.field] = Array.isArray(list) ? [change.value, ...list.slice(1)] : [change.value];
+      return;
+    }
+    case 'reservation': {
+      const reservations: unknown[] = Array.isArray(spec.reservations) ? spec.reservations : [];
+      spec.reservations = [...reservations, { claimName: 'other', address: '10.0.0.12', [change.field]: change.value }];
+      return;
+    }
+    case 'metadata':
+      metadata[change.field] = change.value;
+      return;
+    default:
+      object[change.field] = change.value;
+  }
+}
+
+function poolObject(kind: PoolKindInfo, changes: readonly Mutation[]): Record<string, unknown> {
+  const object: Record<string, unknown> = {
+    apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
+    kind: kind.kind,
+    metadata: { name: 'fuzzed', ...(kind.namespaced ? { namespace: 'fuzz' } : {}), uid: 'u', resourceVersion: '1' },
+    spec: baseSpec(kind.kind),
+  };
+  for (const change of changes) applyMutation(object, change);
+  return object;
+}
+
+/** An in-memory view (no Kubernetes involved): two other pools and allocations, so every rule has data to look at. */
+function fixedView(): PoolAllocationsView {
+  const pools = POOL_KINDS.filter((kind) => kind.kind === 'TallyIPPool' || kind.kind === 'TallyPrefixPool').map(
+    (kind) => {
+      const parsed = kind.schema.safeParse(poolObject(kind, []) as unknown as TallyPool);
+      if (!parsed.success) throw new Error(`the base ${kind.kind} must parse: ${parsed.error.message}`);
+      return { ...parsed.data, metadata: { ...parsed.data.metadata, name: 'other' } } as TallyPool;
+    },
+  );
+  return {
+    addressesOf: async (pool) =>
+      pool.kind.includes('Prefix')
+        ? [{ address: 'fd00:10:0:5::', prefix: 64, claimName: 'p-0' }]
+        : [
+            { address: '10.0.0.12', prefix: 24, claimName: 'a-0' },
+            { address: '10.0.0.99', prefix: 24, claimName: 'stray' },
+          ],
+    listPools: async () => pools,
+  };
+}
+
+function request(kind: PoolKindInfo, operation: AdmissionRequest['operation'], object: unknown, oldObject: unknown) {
+  return {
+    uid: 'fuzz',
+    kind: { group: 'ipam.cluster.x-k8s.io', version: 'v1alpha1', kind: kind.kind },
+    resource: { group: 'ipam.cluster.x-k8s.io', version: 'v1alpha1', resource: kind.plural },
+    name: 'fuzzed',
+    ...(kind.namespaced ? { namespace: 'fuzz' } : {}),
+    operation,
+    userInfo: {},
+    object: operation === 'DELETE' ? undefined : object,
+    oldObject: operation === 'CREATE' ? undefined : oldObject,
+    dryRun: false,
+    options: undefined,
+  } satisfies AdmissionRequest;
+}
+
+function expectBounded(decision: AdmissionDecision): void {
+  expect(decision.status?.message.length ?? 0).toBeLessThanOrEqual(MAX_ADMISSION_MESSAGE_LENGTH);
+  expect(decision.warnings?.length ?? 0).toBeLessThanOrEqual(MAX_ADMISSION_WARNINGS);
+  for (const warning of decision.warnings ?? [])
+    expect(warning.length).toBeLessThanOrEqual(MAX_ADMISSION_WARNING_LENGTH);
+}
+
+function sameSpec(object: Record<string, unknown>, oldObject: Record<string, unknown>): boolean {
+  try {
+    return isDeepStrictEqual(object.spec, oldObject.spec);
+  } catch {
+    return false;
+  }
+}
+
+const FIELD_NAMED = /(^|[\s:;])(spec|metadata|status|apiVersion|kind)\b|<root>/;
+
+describe('fuzz: pool admission handlers and api-types parsers under hostile input', () => {
+  it(`the pool handlers answer ${HANDLER_RUNS} generated reviews: no throw, field-naming denials, bounded`, async () => {
+    const view = fixedView();
+    const handlers = new Map(POOL_KINDS.map((kind) => [kind.kind, poolAdmissionHandler(kind, view)]));
+    const timings = new Timings();
+    const startedAt = performance.now();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...POOL_KINDS),
+        fc.constantFrom<AdmissionRequest['operation']>('CREATE', 'UPDATE', 'UPDATE', 'DELETE'),
+        fc.array(mutation, { minLength: 1, maxLength: 3 }),
+        fc.array(mutation, { maxLength: 2 }),
+        async (kind, operation, changes, oldChanges) => {
+          const object = poolObject(kind, changes);
+          const oldObject = poolObject(kind, oldChanges);
+          const handler = handlers.get(kind.kind);
+          if (!handler) throw new Error(`no handler for ${kind.kind}`);
+          const decision = await timings.time(
+            () => `${operation} ${kind.kind} ${describeJSON({ changes, oldChanges }, 300)}`,
+            () => handler(request(kind, operation, object, oldObject)),
+          );
+          expectBounded(decision);
+          // DELETE looks at identity and annotations only; an update that leaves the spec as it was is always allowed.
+          if (operation === 'DELETE' || (operation === 'UPDATE' && sameSpec(object, oldObject))) return;
+          const valid = parseObject(kind.schema, kind.kind, object).success;
+          if (!valid) {
+            expect(decision.allowed).toBe(false);
+            expect(decision.status?.code).toBe(422);
+            expect(decision.status?.message).toMatch(FIELD_NAMED);
+          }
+        },
+      ),
+      { numRuns: HANDLER_RUNS, endOnFailure: true },
+    );
+    const totalMs = performance.now() - startedAt;
+    console.log(
+      `pool handlers: ${timings.count} inputs in ${(totalMs / 1000).toFixed(1)} s, slowest ${timings.slowestMs.toFixed(1)} ms (${timings.slowestInput})`,
+    );
+    expect(timings.count).toBe(HANDLER_RUNS);
+    expect(timings.overBudget).toBe(0);
+  });
+
+  const PARSERS: {
+    name: string;
+    parse: (input: unknown) => { success: boolean; error?: { issues: readonly { path: string }[]; message: string } };
+    base: () => Record<string, unknown>;
+  }[] = [
+    { name: 'TallyIPPool', parse: parseTallyIPPool, base: () => poolObject(POOL_KINDS[0] as PoolKindInfo, []) },
+    {
+      name: 'GlobalTallyIPPool',
+      parse: parseGlobalTallyIPPool,
+      base: () => poolObject(POOL_KINDS[1] as PoolKindInfo, []),
+    },
+    { name: 'TallyPrefixPool', parse: parseTallyPrefixPool, base: () => poolObject(POOL_KINDS[2] as PoolKindInfo, []) },
+    {
+      name: 'GlobalTallyPrefixPool',
+      parse: parseGlobalTallyPrefixPool,
+      base: () => poolObject(POOL_KINDS[3] as PoolKindInfo, []),
+    },
+    {
+      name: 'IPAddressClaim',
+      parse: parseIPAddressClaim,
+      base: () => ({
+        apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+        kind: 'IPAddressClaim',
+        metadata: { name: 'c', namespace: 'n' },
+        spec: { clusterName: 'c', poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'p' } },
+      }),
+    },
+    {
+      name: 'IPAddress',
+      parse: parseIPAddress,
+      base: () => ({
+        apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+        kind: 'IPAddress',
+        metadata: { name: 'c', namespace: 'n' },
+        spec: {
+          address: '10.0.0.1',
+          prefix: 24,
+          gateway: '10.0.0.254',
+          claimRef: { name: 'c' },
+          poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'p' },
+        },
+      }),
+    },
+    {
+      name: 'TallyAddressLock',
+      parse: parseTallyAddressLock,
+      base: () => ({
+        apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
+        kind: 'TallyAddressLock',
+        metadata: { name: 'l' },
+        spec: {
+          address: 'fd00::',
+          prefix: 64,
+          poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyPrefixPool', name: 'p', namespace: 'n' },
+          claimRef: { namespace: 'n', name: 'c', uid: 'u' },
+          releasedAt: '2026-01-02T03:04:05Z',
+        },
+      }),
+    },
+    {
+      name: 'Cluster',
+      parse: parseCluster,
+      base: () => ({
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'Cluster',
+        metadata: { name: 'c', namespace: 'n' },
+        spec: { paused: false },
+      }),
+    },
+    {
+      name: 'Machine',
+      parse: parseMachine,
+      base: () => ({
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'Machine',
+        metadata: { name: 'm', namespace: 'n' },
+        spec: { clusterName: 'c' },
+      }),
+    },
+    {
+      name: 'MachinePool',
+      parse: parseMachinePool,
+      base: () => ({
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'MachinePool',
+        metadata: { name: 'm', namespace: 'n' },
+        spec: { clusterName: 'c', replicas: 3 },
+      }),
+    },
+  ];
+
+  const anyField = fc.constantFrom(
+    ...SPEC_FIELDS,
+    'address',
+    'prefix',
+    'gateway',
+    'claimRef',
+    'poolRef',
+    'clusterName',
+    'replicas',
+    'paused',
+    'releasedAt',
+    'template',
+  );
+
+  it(`every api-types parser takes ${PARSER_RUNS} generated objects: no throw, issues name fields, bounded`, () => {
+    const timings = new Timings();
+    const startedAt = performance.now();
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...PARSERS),
+        fc.array(fc.oneof(fc.record({ where: fc.constant('spec'), field: anyField, value: hostileValue }), mutation), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        (parser, changes) => {
+          const object = parser.base();
+          if (typeof object.spec !== 'object' || object.spec === null) object.spec = {};
+          for (const change of changes) applyMutation(object, change);
+          const startedAtInput = performance.now();
+          const result = parser.parse(object);
+          timings.record(performance.now() - startedAtInput, () => `${parser.name} ${describeJSON(changes, 300)}`);
+          if (result.success) return;
+          expect(result.error?.issues.length).toBeGreaterThan(0);
+          for (const issue of result.error?.issues ?? []) expect(issue.path).not.toBe('');
+          expect(result.error?.message.length).toBeLessThanOrEqual(MAX_PARSE_MESSAGE_LENGTH);
+        },
+      ),
+      { numRuns: PARSER_RUNS, endOnFailure: true },
+    );
+    console.log(
+      `api-types parsers: ${timings.count} inputs in ${((performance.now() - startedAt) / 1000).toFixed(1)} s, slowest ${timings.slowestMs.toFixed(1)} ms (${timings.slowestInput})`,
+    );
+    expect(timings.count).toBe(PARSER_RUNS);
+    expect(timings.overBudget).toBe(0);
+  });
+});

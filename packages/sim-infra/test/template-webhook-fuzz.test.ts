@@ -1,0 +1,77 @@
+import type { AdmissionRequest } from '@tally-ipam/controller-kit';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { SIM_TEMPLATE_WEBHOOKS, templateImmutabilityHandler } from '../src/index.js';
+
+/**
+ * Hostile updates for the Sim template webhooks, through the handler the webhook server calls: nothing thrown, every
+ * answer bounded, a denial names the field, and no input over a generous per-input budget (a bound, not a speed claim).
+ */
+
+const RUNS = 5_000;
+const PER_INPUT_BUDGET_MS = 1_000;
+const MAX_MESSAGE_LENGTH = 8_192;
+
+let deep: unknown = 'x';
+for (let level = 0; level < 100_000; level += 1) deep = level % 2 === 0 ? [deep] : { a: deep };
+const HUGE = 'x'.repeat(1 << 20);
+
+const hostile = fc.oneof(
+  fc.constantFrom<unknown>(deep, HUGE, null, true, 2 ** 53, -(2 ** 31), -0, 1e300, 'NaN', [], {}, [deep]),
+  fc.jsonValue({ maxDepth: 4 }),
+);
+
+function template(kind: string, spec: unknown, metadata: unknown): Record<string, unknown> {
+  return {
+    apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+    kind,
+    metadata: metadata ?? { name: 't', namespace: 'n' },
+    spec: { template: { spec } },
+  };
+}
+
+describe('fuzz: Sim template webhooks under hostile updates', () => {
+  it(`answer ${RUNS} generated reviews without throwing, bounded, naming the field`, async () => {
+    let slowest = 0;
+    let overBudget = 0;
+    const startedAt = performance.now();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...SIM_TEMPLATE_WEBHOOKS),
+        hostile,
+        hostile,
+        fc.option(hostile, { nil: undefined }),
+        fc.boolean(),
+        async (webhook, before, after, metadata, dryRun) => {
+          const request: AdmissionRequest = {
+            uid: 'fuzz',
+            kind: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1alpha1', kind: webhook.kind },
+            resource: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1alpha1', resource: webhook.plural },
+            name: 't',
+            namespace: 'n',
+            operation: 'UPDATE',
+            userInfo: {},
+            object: template(webhook.kind, after, metadata),
+            oldObject: template(webhook.kind, before, undefined),
+            dryRun,
+            options: undefined,
+          };
+          const started = performance.now();
+          const decision = await templateImmutabilityHandler(webhook.kind)(request);
+          const elapsed = performance.now() - started;
+          slowest = Math.max(slowest, elapsed);
+          if (elapsed > PER_INPUT_BUDGET_MS) overBudget += 1;
+          if (!decision.allowed) {
+            expect(decision.status?.message.length).toBeLessThanOrEqual(MAX_MESSAGE_LENGTH);
+            expect(decision.status?.message).toMatch(/(spec|metadata)[.:[]/);
+          }
+        },
+      ),
+      { numRuns: RUNS, endOnFailure: true },
+    );
+    console.log(
+      `Sim template webhooks: ${RUNS} inputs in ${((performance.now() - startedAt) / 1000).toFixed(1)} s, slowest ${slowest.toFixed(1)} ms`,
+    );
+    expect(overBudget).toBe(0);
+  });
+});
