@@ -1,5 +1,14 @@
 export { type ControlPlaneBinaries, type EnsureBinariesOptions, ensureBinaries } from './binaries.js';
 export {
+  type CacheEntryRequest,
+  type CacheEntryResult,
+  commandOutput,
+  ensureCacheEntry,
+  type GoCommandOptions,
+  PROGRESS_INTERVAL_MS,
+  runGoCommand,
+} from './build-cache.js';
+export {
   CAPI_CRD_GROUPS,
   type CapiCRDGroup,
   type CapiCRDOptions,
@@ -43,6 +52,8 @@ export {
   startControlPlane,
 } from './control-plane.js';
 export { FIELD_MANAGER, type InstallCRDsOptions, installCRDs } from './crds.js';
+export { errorMessage, formatBytes, formatDuration } from './format.js';
+export { detectGo, downloadGoModule, type GoToolchain, goEnvironment } from './go.js';
 export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
 export { cacheRoot, capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
@@ -56,6 +67,7 @@ export {
   CLUSTER_API_VERSION,
   ETCD_VERSION,
   GO_BUILD_TAGS,
+  GO_ENV,
   GO_LDFLAGS,
   KUBERNETES_VERSION,
 } from './versions.js';
