@@ -189,6 +189,31 @@ async function writeAllocation(claim: KubeObject, write: AddressWrite): Promise<
   });
 }
 
+/**
+ * After the claim carries its finalizer: the contender's allocation writes for the `index`-th address of the pool, then
+ * the claim's status pointing at its IPAddress.
+ */
+async function bind(
+  client: Client,
+  contender: Contender,
+  claim: KubeObject,
+  entry: { pool: BenchPool; object: KubeObject },
+  index: number,
+): Promise<void> {
+  await writeAllocation(claim, {
+    client,
+    shape: shapeOf(contender),
+    poolKind: poolKindOf(contender),
+    poolObject: entry.object,
+    pool: entry.pool,
+    address: nthAddress(entry.pool, index),
+  });
+  await client.patchStatus(CLAIMS, claim, {
+    addressRef: { name: claim.metadata.name },
+    conditions: [readyCondition()],
+  });
+}
+
 export interface RawWriterOptions {
   readonly kubeConfig: KubeConfig;
   readonly contender: Contender;
@@ -222,18 +247,7 @@ export function startRawWriter(options: RawWriterOptions, signal: AbortSignal): 
       { namespace, name: claim.metadata.name },
       { metadata: { finalizers: [shape.claimFinalizer], resourceVersion: claim.metadata.resourceVersion } },
     );
-    await writeAllocation(patched, {
-      client,
-      shape,
-      poolKind: poolKindOf(contender),
-      poolObject: entry.object,
-      pool: entry.pool,
-      address: nthAddress(entry.pool, index),
-    });
-    await client.patchStatus(CLAIMS, patched, {
-      addressRef: { name: claim.metadata.name },
-      conditions: [readyCondition()],
-    });
+    await bind(client, contender, patched, entry, index);
   };
   for (let worker = 0; worker < WORKERS; worker += 1) {
     void (async () => {
@@ -271,18 +285,7 @@ export async function prefill(
       const body = claimObject(contender, namespace, `prefill-${index}`, entry.pool);
       body.metadata.finalizers = [shape.claimFinalizer];
       const claim = await client.create(CLAIMS, body);
-      await writeAllocation(claim, {
-        client,
-        shape,
-        poolKind: poolKindOf(contender),
-        poolObject: entry.object,
-        pool: entry.pool,
-        address: nthAddress(entry.pool, index),
-      });
-      await client.patchStatus(CLAIMS, claim, {
-        addressRef: { name: claim.metadata.name },
-        conditions: [readyCondition()],
-      });
+      await bind(client, contender, claim, entry, index);
       done += 1;
     });
   } finally {
