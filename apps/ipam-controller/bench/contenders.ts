@@ -234,7 +234,11 @@ export function startRawWriter(options: RawWriterOptions, signal: AbortSignal): 
   const client = new Client(kubeConfig, { fieldManager: `bench-${contender}` });
   const queue: KubeObject[] = [];
   const cache = new Cache({ kubeConfig, logger: pino({ level: 'silent' }) });
-  cache.addEventHandler(CLAIMS, { onAdd: (object) => queue.push(object) }, { namespace });
+  // Claims already bound (the prefill) are not the writer's to answer.
+  const onAdd = (object: KubeObject): void => {
+    if (!field(object, 'status', 'addressRef', 'name')) queue.push(object);
+  };
+  cache.addEventHandler(CLAIMS, { onAdd }, { namespace });
   void cache.start(signal);
   const work = async (claim: KubeObject): Promise<void> => {
     const poolName = String(field(claim, 'spec', 'poolRef', 'name'));
