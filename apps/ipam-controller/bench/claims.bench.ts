@@ -206,7 +206,7 @@ async function loadRun(
         options.ratePerSecond,
       );
       const wanted = new Set(names.map(({ name }) => name));
-      await bound.waitFor(wanted, 900_000);
+      await bound.waitFor(wanted, 1_800_000);
       const after = await apiRequests(kubeConfig);
       const latencies = names
         .map(({ name }) => (bound.at.get(name) ?? Number.NaN) - (sent.get(name) ?? 0))

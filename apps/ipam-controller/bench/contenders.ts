@@ -400,7 +400,7 @@ function cpuSeconds(pid: number): number {
  * Waits until the process has used under 5 % of one core for 3 s in a row: its start-up reconciles are done, so the
  * next measurement sees only its reaction to the new claims. Returns how long that took, in ms.
  */
-export async function waitSettled(pid: number, timeoutMs = 900_000): Promise<number> {
+export async function waitSettled(pid: number, timeoutMs = 1_800_000): Promise<number> {
   const started = performance.now();
   let quietWindows = 0;
   let last = cpuSeconds(pid);
