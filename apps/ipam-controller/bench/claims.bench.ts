@@ -423,4 +423,11 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// Exit explicitly: informers and keep-alive connections of the finished runs must not keep the process waiting.
+await main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
