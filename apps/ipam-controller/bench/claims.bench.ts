@@ -1,335 +1,433 @@
 /**
- * Burst benchmark: 2 000 IPAddressClaims created at once in one pool, against a local control plane.
+ * Side-by-side benchmark: Tally, the reference in-cluster provider, and two raw-client ceilings (Tally's writes; the
+ * contract's minimum), each measured on a fresh local control plane, in interleaved rounds, with the load average
+ * printed beside every figure and the ratios at the end.
  *
- * Two runs on the same API server, each in its own namespace:
- *   1. the ceiling — a raw client in this process that reacts to each claim with exactly the writes Tally makes per
- *      claim (finalizer patch, lock create, IPAddress create, status patch) and nothing else: no allocator, no cache
- *      reads, no conditions beyond Ready, no pool status;
- *   2. Tally — the built controller (`dist/main.js`) as a child process with its default concurrency.
- * Both see the same burst from the same creator, and claim → bound is measured the same way (create sent → watch
- * event showing `status.addressRef`). API requests come from the API server's own `apiserver_request_total`.
+ * Scenarios (`--scenario`, comma-separated, default all):
+ *   burst       `--claims` claims (default 2 000) created at once in one pool;
+ *   full-pool   the same burst into a pool already holding `--prefill` addresses (default 20 000);
+ *   many-pools  `--pools` pools (default 20) × `--claims-per-pool` claims (default 200) created at once;
+ *   steady      `--steady-claims` claims (default 1 000) at a steady `--rates` claims/s (default 50,100): p50/p99;
+ *   memory      start-to-synced time and RSS of the providers over `--objects` allocations (default 50 000).
+ * `--rounds` (default 2) interleaves the contenders round by round; `--contenders` picks them.
+ * Claim → bound is measured the same way for all (create sent → watch event showing `status.addressRef`); API requests
+ * come from the API server's own `apiserver_request_total`.
  *
- * Usage: pnpm --filter @tally-ipam/ipam-controller bench   (BENCH_CLAIMS, BENCH_CONCURRENCY to change the size)
+ * Usage: pnpm --filter @tally-ipam/ipam-controller bench -- [flags]
+ * Smoke: pnpm --filter @tally-ipam/ipam-controller bench -- --scenario=burst --claims=50 --rounds=1
  */
 
-import { readFileSync } from 'node:fs';
-import { type RequestOptions, request } from 'node:https';
-import { setTimeout as delay } from 'node:timers/promises';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
-import { Cache, Client, type KubeObject, type ResourceKind } from '@tally-ipam/controller-kit';
-import { ADDRESS_FINALIZER, addressLockName, CLAIM_FINALIZER } from '@tally-ipam/ipam-provider';
+import { Client, type KubeObject, type ResourceKind } from '@tally-ipam/controller-kit';
 import { startControlPlane } from '@tally-ipam/testenv';
-import { pino } from 'pino';
-import { type ControllerProcess, servingPort, startController } from '../test/controller-process.js';
-import { forEachLimited } from '../test/random.js';
-import { ADDRESSES, CLAIMS, CLUSTERS, claim, cluster, field, ipPool, LOCKS, POOLS } from '../test/support.js';
+import { z } from 'zod';
+import { CLUSTERS, cluster } from '../test/support.js';
+import { apiRequests, difference, mutatingRequests, type RequestCounts, totalRequests } from './api-requests.js';
+import {
+  type BenchPool,
+  CONTENDERS,
+  type Contender,
+  claimObject,
+  PROVIDERS,
+  peakRssMiB,
+  poolKindOf,
+  poolObject,
+  prefill,
+  type RunningProvider,
+  rssMiB,
+  startProvider,
+  startRawWriter,
+  WORKERS,
+  waitSettled,
+} from './contenders.js';
+import { createClaims, percentile, watchBinds } from './load.js';
+import { ensureReferenceProvider, type ReferenceProviderBinary } from './reference-provider.js';
 
-const CLAIM_COUNT = Number(process.env.BENCH_CLAIMS ?? 2000);
-/** Tally's default `--concurrency`; the ceiling gets the same number of workers. */
-const WORKERS = Number(process.env.BENCH_CONCURRENCY ?? 10);
-/** Creates in flight: "at once" within what one client connection pool sensibly sends. */
-const CREATORS = 50;
+const SCENARIOS = ['burst', 'full-pool', 'many-pools', 'steady', 'memory'] as const;
 const NAMESPACES: ResourceKind = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+const NAMESPACE = 'bench';
 
-interface RunFigures {
-  readonly name: string;
-  readonly seconds: number;
-  readonly claimsPerSecond: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly requestsPerClaim: number;
-  readonly requestsByVerb: Readonly<Record<string, number>>;
-  /** `VERB resource[/subresource]` → requests, for finding where the requests go. */
-  readonly requestsByTarget: Readonly<Record<string, number>>;
-  readonly peakRssMiB?: number;
-}
+const count = (fallback: number) => z.coerce.number().int().positive().max(1_000_000).default(fallback);
+const flagsSchema = z.object({
+  scenario: z
+    .string()
+    .default(SCENARIOS.join(','))
+    .transform((text) => text.split(','))
+    .pipe(z.array(z.enum(SCENARIOS)).min(1)),
+  contenders: z
+    .string()
+    .default(CONTENDERS.join(','))
+    .transform((text) => text.split(','))
+    .pipe(z.array(z.enum(CONTENDERS)).min(1)),
+  rounds: count(2),
+  claims: count(2_000),
+  prefill: count(20_000),
+  pools: count(20).pipe(z.number().max(200)),
+  'claims-per-pool': count(200),
+  'steady-claims': count(1_000),
+  rates: z
+    .string()
+    .default('50,100')
+    .transform((text) => text.split(',').map(Number))
+    .pipe(z.array(z.number().positive().max(10_000)).min(1)),
+  objects: count(50_000).pipe(z.number().max(65_000)),
+});
+type Flags = z.infer<typeof flagsSchema>;
 
-function percentile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
-}
-
-interface RequestCounts {
-  readonly byVerb: Map<string, number>;
-  /** `VERB resource` or `VERB resource/subresource`, e.g. `PATCH ipaddressclaims/status`. */
-  readonly byTarget: Map<string, number>;
-}
-
-function add(counts: Map<string, number>, key: string, value: number): void {
-  counts.set(key, (counts.get(key) ?? 0) + value);
-}
-
-/**
- * `apiserver_request_total` summed by verb and by verb + resource, read from the API server's /metrics with the admin
- * credentials. Requests of the API server to itself and of kube-controller-manager are included: they are the same in
- * both runs (no other workload), and the garbage collector's reads are part of what a claim costs.
- */
-async function apiRequests(kubeConfig: KubeConfig): Promise<RequestCounts> {
-  const server = new URL(kubeConfig.getCurrentCluster()?.server ?? '');
-  const options: RequestOptions = { host: server.hostname, port: server.port, path: '/metrics' };
-  await kubeConfig.applyToHTTPSOptions(options);
-  const body = await new Promise<string>((resolve, reject) => {
-    request(options, (response) => {
-      let text = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => {
-        text += chunk;
-      });
-      response.on('end', () => resolve(text)).on('error', reject);
-    })
-      .on('error', reject)
-      .end();
+function parseFlags(): Flags {
+  const { values } = parseArgs({
+    // `pnpm … bench -- --flag` passes the `--` through.
+    args: process.argv.slice(2).filter((arg) => arg !== '--'),
+    options: Object.fromEntries(Object.keys(flagsSchema.shape).map((name) => [name, { type: 'string' as const }])),
   });
-  const byVerb = new Map<string, number>();
-  const byTarget = new Map<string, number>();
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? '?';
-    const resource = /[{,]resource="([^"]*)"/.exec(line)?.[1] || '-';
-    const subresource = /subresource="([^"]*)"/.exec(line)?.[1];
-    const code = /code="(\d+)"/.exec(line)?.[1] ?? '?';
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    add(byVerb, verb, value);
-    const failed = code.startsWith('2') ? '' : ` ${code}`;
-    add(byTarget, `${verb} ${resource}${subresource ? `/${subresource}` : ''}${failed}`, value);
-  }
-  return { byVerb, byTarget };
-}
-
-function difference(after: Map<string, number>, before: Map<string, number>): Record<string, number> {
-  const result: Record<string, number> = {};
-  for (const [verb, value] of after) {
-    const delta = value - (before.get(verb) ?? 0);
-    if (delta > 0) result[verb] = delta;
-  }
-  return result;
-}
-
-/** Records when each claim of `namespace` is first seen bound, from a watch. */
-function watchBinds(kubeConfig: KubeConfig, namespace: string, signal: AbortSignal): Map<string, number> {
-  const bound = new Map<string, number>();
-  const cache = new Cache({ kubeConfig, logger: pino({ level: 'silent' }) });
-  const note = (object: KubeObject): void => {
-    if (!bound.has(object.metadata.name) && field(object, 'status', 'addressRef', 'name')) {
-      bound.set(object.metadata.name, performance.now());
-    }
-  };
-  cache.addEventHandler(CLAIMS, { onAdd: note, onUpdate: (_old, object) => note(object) }, { namespace });
-  void cache.start(signal);
-  return bound;
-}
-
-async function waitForCount(what: string, count: () => number, target: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (count() < target) {
-    if (Date.now() > deadline) throw new Error(`${what}: ${count()} of ${target} after ${timeoutMs / 1000} s`);
-    await delay(50);
-  }
-}
-
-/** The ceiling: the four writes Tally makes per claim, by `WORKERS` workers, with no controller logic. */
-function startRawWorkers(
-  kubeConfig: KubeConfig,
-  namespace: string,
-  pool: string,
-  secondOctet: number,
-  signal: AbortSignal,
-): void {
-  const client = new Client(kubeConfig, { fieldManager: 'bench-ceiling' });
-  const queue: KubeObject[] = [];
-  const cache = new Cache({ kubeConfig, logger: pino({ level: 'silent' }) });
-  cache.addEventHandler(CLAIMS, { onAdd: (object) => queue.push(object) }, { namespace });
-  void cache.start(signal);
-  let next = 0;
-  const work = async (claimObject: KubeObject): Promise<void> => {
-    const index = next;
-    next += 1;
-    const address = `10.${secondOctet}.${Math.floor(index / 250)}.${(index % 250) + 1}`;
-    const { name } = claimObject.metadata;
-    const patched = await client.mergePatch(
-      CLAIMS,
-      { namespace, name },
-      { metadata: { finalizers: [CLAIM_FINALIZER], resourceVersion: claimObject.metadata.resourceVersion } },
+  const parsed = flagsSchema.safeParse(values);
+  if (!parsed.success) {
+    throw new Error(
+      `bench flags: ${parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
     );
-    await client.create(LOCKS, {
-      apiVersion: LOCKS.apiVersion,
-      kind: LOCKS.kind,
-      metadata: { name: addressLockName(address) },
-      spec: {
-        address,
-        poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: pool, namespace },
-        claimRef: { namespace, name, uid: claimObject.metadata.uid ?? '' },
-      },
-    });
-    await client.create(ADDRESSES, {
-      apiVersion: ADDRESSES.apiVersion,
-      kind: ADDRESSES.kind,
-      metadata: { name, namespace, finalizers: [ADDRESS_FINALIZER] },
-      spec: {
-        address,
-        prefix: 16,
-        poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: pool },
-        claimRef: { name },
-      },
-    });
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    await client.patchStatus(CLAIMS, patched, {
-      addressRef: { name },
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'AddressAllocated',
-          message: '',
-          lastTransitionTime: now,
-          observedGeneration: 1,
-        },
-      ],
-    });
-  };
-  for (let worker = 0; worker < WORKERS; worker += 1) {
-    void (async () => {
-      while (!signal.aborted) {
-        const item = queue.shift();
-        if (item) await work(item);
-        else await delay(2);
-      }
-    })();
   }
+  return parsed.data;
 }
 
-async function burst(
-  name: string,
-  kubeConfig: KubeConfig,
-  namespace: string,
-  pool: string,
-  poolAddresses: string,
-  reactor: (signal: AbortSignal) => Promise<ControllerProcess | undefined>,
-): Promise<RunFigures> {
-  const client = new Client(kubeConfig, { fieldManager: 'bench' });
-  await client.create(NAMESPACES, { metadata: { name: namespace } });
-  await client.create(CLUSTERS, cluster(namespace, 'bench'));
-  await client.create(POOLS, ipPool(namespace, pool, { addresses: [poolAddresses], prefix: 16 }));
-  const stop = new AbortController();
-  const bound = watchBinds(kubeConfig, namespace, stop.signal);
-  const controller = await reactor(stop.signal);
-  const before = await apiRequests(kubeConfig);
-  const sent = new Map<string, number>();
-  const names = Array.from({ length: CLAIM_COUNT }, (_, index) => `claim-${index}`);
-  const started = performance.now();
-  await forEachLimited(names, CREATORS, async (claimName) => {
-    sent.set(claimName, performance.now());
-    await client.create(CLAIMS, claim(namespace, claimName, { kind: 'TallyIPPool', name: pool }, 'bench'));
-  });
-  await waitForCount(`${name}: claims bound`, () => bound.size, CLAIM_COUNT, 600_000);
-  const finished = Math.max(...bound.values());
-  const after = await apiRequests(kubeConfig);
-  const peakRssMiB = controller ? peakRss(controller.pid) : undefined;
-  stop.abort();
-  await controller?.stop('SIGTERM');
-  const latencies = names
-    .map((claimName) => (bound.get(claimName) ?? Number.NaN) - (sent.get(claimName) ?? 0))
-    .sort((a, b) => a - b);
-  const requestsByVerb = difference(after.byVerb, before.byVerb);
-  const total = Object.values(requestsByVerb).reduce((sum, value) => sum + value, 0);
-  const seconds = (finished - started) / 1000;
-  return {
-    name,
-    seconds,
-    claimsPerSecond: CLAIM_COUNT / seconds,
-    p50Ms: percentile(latencies, 0.5),
-    p99Ms: percentile(latencies, 0.99),
-    requestsPerClaim: total / CLAIM_COUNT,
-    requestsByVerb,
-    requestsByTarget: difference(after.byTarget, before.byTarget),
-    ...(peakRssMiB !== undefined ? { peakRssMiB } : {}),
-  };
+function load(): string {
+  return loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ');
 }
 
-/** VmHWM: the process's peak resident set size, from the kernel. */
-function peakRss(pid: number): number | undefined {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : undefined;
+/** One measurement of one contender. */
+interface Figure {
+  readonly contender: Contender;
+  readonly round: number;
+  /** The figure ratios are taken of (claims/s, or p99 ms for steady, or MiB / s for memory). */
+  readonly value: number;
+  readonly line: string;
 }
 
-function describe(run: RunFigures): string {
-  const verbs = Object.entries(run.requestsByVerb)
-    .map(([verb, count]) => `${verb} ${(count / CLAIM_COUNT).toFixed(2)}`)
-    .join(', ');
-  const targets = Object.entries(run.requestsByTarget)
-    .filter(([, count]) => count / CLAIM_COUNT >= 0.005)
-    .sort(([, a], [, b]) => b - a)
-    .map(([key, count]) => `${key} ${(count / CLAIM_COUNT).toFixed(2)}`)
-    .join(', ');
-  return [
-    `${run.name}:`,
-    `  all ${CLAIM_COUNT} bound after ${run.seconds.toFixed(1)} s → ${run.claimsPerSecond.toFixed(1)} claims/s`,
-    `  claim → bound latency p50 ${run.p50Ms.toFixed(0)} ms, p99 ${run.p99Ms.toFixed(0)} ms`,
-    `  API requests per claim ${run.requestsPerClaim.toFixed(2)} (${verbs}; the claim's own create included)`,
-    `    by target (≥ 0.005 per claim; failures with their code): ${targets}`,
-    ...(run.peakRssMiB !== undefined ? [`  controller peak RSS ${run.peakRssMiB.toFixed(1)} MiB`] : []),
-  ].join('\n');
+interface Run {
+  readonly flags: Flags;
+  readonly reference: ReferenceProviderBinary | undefined;
 }
 
-async function main(): Promise<void> {
-  console.log(`starting a local control plane (claims: ${CLAIM_COUNT}, workers: ${WORKERS}, creators: ${CREATORS})`);
+/** A fresh control plane with Tally's CRDs, the reference's pool CRDs and CAPI's IPAM and core CRDs. */
+async function withControlPlane<T>(
+  run: Run,
+  work: (kubeconfigPath: string, client: Client, plane: Awaited<ReturnType<typeof startControlPlane>>) => Promise<T>,
+): Promise<T> {
   const plane = await startControlPlane({
     ignoreTestKubeconfig: true,
-    crds: [tallyCRDDirectory()],
+    crds: [tallyCRDDirectory(), ...(run.reference ? [run.reference.crdDir] : [])],
     capiCRDs: ['ipam.cluster.x-k8s.io', 'cluster.x-k8s.io'],
-    onProgress: (message) => console.log(`  ${message}`),
   });
   try {
-    const kubeConfig = plane.kubeConfig();
-    // The ceiling runs before and after Tally: the machine is shared, and two runs show how much of a difference
-    // is noise. Tally is compared with the faster of the two (the conservative ratio).
-    const ceilingRun = (round: number): Promise<RunFigures> =>
-      burst(
-        `ceiling #${round} (raw client, same writes)`,
-        kubeConfig,
-        `bench-ceiling-${round}`,
-        'ceiling',
-        `10.${20 + round}.0.0/20`,
-        async (signal) => {
-          startRawWorkers(kubeConfig, `bench-ceiling-${round}`, 'ceiling', 20 + round, signal);
-          return undefined;
-        },
-      );
-    const before = await ceilingRun(1);
-    console.log(describe(before));
-    const tally = await burst('Tally (dist/main.js)', kubeConfig, 'bench-tally', 'tally', '10.30.0.0/20', async () => {
-      const controller = startController([
-        '--kubeconfig',
-        plane.kubeconfigPath,
-        '--namespace',
-        'bench-tally',
-        `--concurrency=${WORKERS}`,
-        '--metrics-bind-address=127.0.0.1:0',
-        '--health-probe-bind-address=0',
-        '--webhook-port=0',
-      ]);
-      await servingPort(controller, 'metrics');
-      // Ready once the pool reconciler has written the pool's status: caches synced, controllers running.
-      const client = new Client(kubeConfig, { fieldManager: 'bench' });
-      for (;;) {
-        const pool = await client.get(POOLS, { namespace: 'bench-tally', name: 'tally' });
-        if (field(pool, 'status', 'ipAddresses', 'total')) break;
-        await delay(100);
-      }
-      return controller;
-    });
-    console.log(describe(tally));
-    const after = await ceilingRun(2);
-    console.log(describe(after));
-    const ceiling = before.claimsPerSecond >= after.claimsPerSecond ? before : after;
-    const ratio = tally.claimsPerSecond / ceiling.claimsPerSecond;
-    console.log(
-      `\nTally / faster ceiling (${ceiling.name}): throughput ${(ratio * 100).toFixed(0)} % (target ≥ 70 %), ` +
-        `p50 ×${(tally.p50Ms / ceiling.p50Ms).toFixed(2)}, p99 ×${(tally.p99Ms / ceiling.p99Ms).toFixed(2)}, ` +
-        `requests per claim ×${(tally.requestsPerClaim / ceiling.requestsPerClaim).toFixed(2)}`,
-    );
+    const client = new Client(plane.kubeConfig(), { fieldManager: 'bench' });
+    await client.create(NAMESPACES, { metadata: { name: NAMESPACE } });
+    await client.create(CLUSTERS, cluster(NAMESPACE, 'bench'));
+    return await work(plane.kubeconfigPath, client, plane);
   } finally {
     await plane.stop();
   }
 }
 
-await main();
+async function createPools(
+  client: Client,
+  contender: Contender,
+  pools: readonly BenchPool[],
+): Promise<Map<string, { pool: BenchPool; object: KubeObject }>> {
+  const created = new Map<string, { pool: BenchPool; object: KubeObject }>();
+  const kind = poolKindOf(contender);
+  const resource: ResourceKind = {
+    apiVersion: kind === 'InClusterIPPool' ? 'ipam.cluster.x-k8s.io/v1alpha2' : 'ipam.cluster.x-k8s.io/v1alpha1',
+    kind,
+    plural: kind === 'InClusterIPPool' ? 'inclusterippools' : 'tallyippools',
+    namespaced: true,
+  };
+  for (const pool of pools) {
+    created.set(pool.name, { pool, object: await client.create(resource, poolObject(contender, NAMESPACE, pool)) });
+  }
+  return created;
+}
+
+interface LoadFigures {
+  readonly claims: number;
+  readonly seconds: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly requests: RequestCounts;
+  readonly peakRss: number | undefined;
+  readonly settleMs: number | undefined;
+}
+
+/**
+ * One run of one contender on a fresh control plane: pools, optional prefill, the contender started (a provider is
+ * left to settle its start-up work first), then the claims, until all are bound.
+ */
+async function loadRun(
+  run: Run,
+  contender: Contender,
+  pools: readonly BenchPool[],
+  options: { prefill: number; claimsPerPool: number; ratePerSecond?: number },
+): Promise<LoadFigures> {
+  return withControlPlane(run, async (kubeconfigPath, client, plane) => {
+    const kubeConfig = plane.kubeConfig();
+    const created = await createPools(client, contender, pools);
+    const nextIndex = new Map<string, number>();
+    const writer = { kubeConfig, contender, namespace: NAMESPACE, pools: created, nextIndex };
+    if (options.prefill > 0) {
+      await prefill({ ...writer, pool: pools[0]?.name ?? '', count: options.prefill }, (line) =>
+        console.log(`    ${line}`),
+      );
+    }
+    const stop = new AbortController();
+    let provider: RunningProvider | undefined;
+    let settleMs: number | undefined;
+    try {
+      if (PROVIDERS.includes(contender)) {
+        provider = await startProvider(contender, run.reference?.path ?? '', kubeconfigPath, NAMESPACE);
+        settleMs = await waitSettled(provider.pid);
+      } else {
+        startRawWriter(writer, stop.signal);
+      }
+      const names = pools.flatMap((_, poolIndex) =>
+        Array.from({ length: options.claimsPerPool }, (_unused, index) => ({
+          name: `claim-${poolIndex}-${index}`,
+          pool: pools[poolIndex] as BenchPool,
+        })),
+      );
+      // Interleaved across pools, so "at once" means every pool at once.
+      names.sort((a, b) => Number(a.name.split('-')[2]) - Number(b.name.split('-')[2]));
+      const bound = watchBinds(kubeConfig, NAMESPACE, stop.signal);
+      const before = await apiRequests(kubeConfig);
+      const sent = await createClaims(
+        client,
+        names.map(({ name, pool }) => claimObject(contender, NAMESPACE, name, pool)),
+        options.ratePerSecond,
+      );
+      const wanted = new Set(names.map(({ name }) => name));
+      await bound.waitFor(wanted, 1_800_000);
+      const after = await apiRequests(kubeConfig);
+      const latencies = names
+        .map(({ name }) => (bound.at.get(name) ?? Number.NaN) - (sent.get(name) ?? 0))
+        .sort((a, b) => a - b);
+      const first = Math.min(...sent.values());
+      const last = Math.max(...names.map(({ name }) => bound.at.get(name) ?? 0));
+      return {
+        claims: names.length,
+        seconds: (last - first) / 1000,
+        p50Ms: percentile(latencies, 0.5),
+        p99Ms: percentile(latencies, 0.99),
+        requests: {
+          byVerb: new Map(Object.entries(difference(after.byVerb, before.byVerb))),
+          byTarget: new Map(Object.entries(difference(after.byTarget, before.byTarget))),
+        },
+        peakRss: provider ? peakRssMiB(provider.pid) : undefined,
+        settleMs,
+      };
+    } finally {
+      stop.abort();
+      await provider?.stop();
+    }
+  });
+}
+
+function describeLoad(contender: Contender, round: number, figures: LoadFigures, loadBefore: string): string {
+  const perClaim = (value: number): string => (value / figures.claims).toFixed(2);
+  const writes = mutatingRequests(figures.requests.byVerb);
+  const targets = [...figures.requests.byTarget]
+    .filter(([, value]) => value / figures.claims >= 0.02)
+    .sort(([, a], [, b]) => b - a)
+    .map(([key, value]) => `${key} ${perClaim(value)}`)
+    .join(', ');
+  return [
+    `  round ${round} ${contender.padEnd(16)} ${(figures.claims / figures.seconds).toFixed(1).padStart(7)} claims/s ` +
+      `(${figures.claims} in ${figures.seconds.toFixed(1)} s), p50 ${figures.p50Ms.toFixed(0)} ms, ` +
+      `p99 ${figures.p99Ms.toFixed(0)} ms | load ${loadBefore} → ${load()}`,
+    `      requests per claim ${perClaim(totalRequests(figures.requests.byVerb))}, writes ${perClaim(writes)} ` +
+      `(the claim's create included; the contract's minimum is 4)` +
+      (figures.peakRss !== undefined ? `, peak RSS ${figures.peakRss.toFixed(0)} MiB` : '') +
+      (figures.settleMs !== undefined ? `, settled ${(figures.settleMs / 1000).toFixed(1)} s after sync` : ''),
+    `      by target (≥ 0.02 per claim): ${targets}`,
+  ].join('\n');
+}
+
+async function loadScenario(
+  run: Run,
+  title: string,
+  pools: readonly BenchPool[],
+  options: { prefill: number; claimsPerPool: number; ratePerSecond?: number },
+  value: (figures: LoadFigures) => number,
+): Promise<Figure[]> {
+  console.log(`\n== ${title}`);
+  const figures: Figure[] = [];
+  for (let round = 1; round <= run.flags.rounds; round += 1) {
+    // Interleaved: every contender once per round, the order rotated so none always runs first.
+    const order = run.flags.contenders.map(
+      (_, index) => run.flags.contenders[(index + round - 1) % run.flags.contenders.length] as Contender,
+    );
+    for (const contender of order) {
+      const loadBefore = load();
+      const result = await loadRun(run, contender, pools, options);
+      const line = describeLoad(contender, round, result, loadBefore);
+      console.log(line);
+      figures.push({ contender, round, value: value(result), line });
+    }
+  }
+  return figures;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/** Ratios of the medians over the rounds: Tally against each other contender (and the reference to the minimum). */
+function printRatios(title: string, figures: readonly Figure[], unit: string, higherIsBetter: boolean): void {
+  const medians = new Map<Contender, number>();
+  for (const contender of CONTENDERS) {
+    const values = figures.filter((figure) => figure.contender === contender).map((figure) => figure.value);
+    if (values.length > 0) medians.set(contender, median(values));
+  }
+  const parts = [...medians].map(([contender, value]) => `${contender} ${value.toFixed(1)} ${unit}`);
+  console.log(`  ${title}, median over rounds: ${parts.join(', ')}`);
+  const pairs: [Contender, Contender][] = [
+    ['tally', 'reference'],
+    ['tally', 'tally-writes'],
+    ['tally', 'contract-minimum'],
+    ['reference', 'contract-minimum'],
+    ['tally-writes', 'contract-minimum'],
+  ];
+  const ratios = pairs.flatMap(([a, b]) => {
+    const x = medians.get(a);
+    const y = medians.get(b);
+    if (x === undefined || y === undefined) return [];
+    return [`${a} / ${b} ${(higherIsBetter ? x / y : y / x).toFixed(2)}×`];
+  });
+  if (ratios.length > 0) console.log(`  ratios (> 1: the first is better): ${ratios.join(', ')}`);
+}
+
+/** Start-to-synced time and memory of the providers over `objects` allocations already in the cluster. */
+async function memoryScenario(run: Run): Promise<void> {
+  const { objects } = run.flags;
+  console.log(`\n== memory: start → synced and RSS over ${objects} bound claims with their IPAddresses`);
+  const providers = run.flags.contenders.filter((contender) => PROVIDERS.includes(contender));
+  const figures: { contender: Contender; syncedS: number; idleMiB: number }[] = [];
+  for (let round = 1; round <= run.flags.rounds; round += 1) {
+    for (const contender of round % 2 ? providers : [...providers].reverse()) {
+      const loadBefore = load();
+      const pool: BenchPool = { name: 'big', octet: 1 };
+      await withControlPlane(run, async (kubeconfigPath, client, plane) => {
+        const created = await createPools(client, contender, [pool]);
+        await prefill(
+          {
+            kubeConfig: plane.kubeConfig(),
+            contender,
+            namespace: NAMESPACE,
+            pools: created,
+            nextIndex: new Map(),
+            pool: pool.name,
+            count: objects,
+          },
+          (line) => console.log(`    ${line}`),
+        );
+        const loadAtStart = load();
+        const provider = await startProvider(contender, run.reference?.path ?? '', kubeconfigPath, NAMESPACE);
+        try {
+          const syncedS = (provider.syncedAt - provider.startedAt) / 1000;
+          const syncedMiB = rssMiB(provider.pid) ?? Number.NaN;
+          const settleMs = await waitSettled(provider.pid);
+          const idleMiB = rssMiB(provider.pid) ?? Number.NaN;
+          const peak = peakRssMiB(provider.pid) ?? Number.NaN;
+          console.log(
+            `  round ${round} ${contender.padEnd(10)} start → synced ${syncedS.toFixed(1)} s (load ${loadAtStart}), ` +
+              `RSS at sync ${syncedMiB.toFixed(0)} MiB, settled ${(settleMs / 1000).toFixed(1)} s later at ` +
+              `${idleMiB.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB | load ${loadBefore} → ${load()}`,
+          );
+          figures.push({ contender, syncedS, idleMiB });
+        } finally {
+          await provider.stop();
+        }
+      });
+    }
+  }
+  const tally = figures.filter((figure) => figure.contender === 'tally');
+  const reference = figures.filter((figure) => figure.contender === 'reference');
+  if (tally.length > 0 && reference.length > 0) {
+    const memory = median(tally.map((f) => f.idleMiB)) / median(reference.map((f) => f.idleMiB));
+    const sync = median(tally.map((f) => f.syncedS)) / median(reference.map((f) => f.syncedS));
+    console.log(
+      `  tally / reference (medians): settled RSS ${memory.toFixed(2)}× (target ≤ 0.50), ` +
+        `start → synced ${sync.toFixed(2)}× (target ≤ 1.00)`,
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags();
+  console.log(
+    `bench: scenarios ${flags.scenario.join(', ')}; contenders ${flags.contenders.join(', ')}; rounds ${flags.rounds}; ` +
+      `workers ${WORKERS}; node ${process.version}; load ${load()}`,
+  );
+  const reference = flags.contenders.includes('reference')
+    ? await ensureReferenceProvider({ onProgress: (line) => console.log(`  ${line}`) })
+    : undefined;
+  if (reference) {
+    console.log(
+      `  reference: ${reference.path} (${reference.version}, ${reference.goVersion}; ` +
+        `${reference.builtNow ? 'built now' : 'cached'}, build took ${(reference.buildDurationMs / 1000).toFixed(0)} s)`,
+    );
+  }
+  const run: Run = { flags, reference };
+  const throughput = (figures: LoadFigures): number => figures.claims / figures.seconds;
+  for (const scenario of flags.scenario) {
+    if (scenario === 'burst' || scenario === 'full-pool') {
+      const prefillCount = scenario === 'burst' ? 0 : flags.prefill;
+      const title =
+        scenario === 'burst'
+          ? `burst: ${flags.claims} claims at once into one pool`
+          : `full-pool: ${flags.claims} claims at once into a pool already holding ${prefillCount} addresses`;
+      const figures = await loadScenario(
+        run,
+        title,
+        [{ name: 'pool', octet: 1 }],
+        { prefill: prefillCount, claimsPerPool: flags.claims },
+        throughput,
+      );
+      printRatios(scenario, figures, 'claims/s', true);
+    } else if (scenario === 'many-pools') {
+      const pools = Array.from({ length: flags.pools }, (_, index) => ({ name: `pool-${index}`, octet: index + 1 }));
+      const figures = await loadScenario(
+        run,
+        `many-pools: ${flags.pools} pools × ${flags['claims-per-pool']} claims at once`,
+        pools,
+        { prefill: 0, claimsPerPool: flags['claims-per-pool'] },
+        throughput,
+      );
+      printRatios(scenario, figures, 'claims/s', true);
+    } else if (scenario === 'steady') {
+      for (const rate of flags.rates) {
+        const figures = await loadScenario(
+          run,
+          `steady: ${flags['steady-claims']} claims at ${rate}/s into one pool`,
+          [{ name: 'pool', octet: 1 }],
+          { prefill: 0, claimsPerPool: flags['steady-claims'], ratePerSecond: rate },
+          (result) => result.p99Ms,
+        );
+        printRatios(`steady ${rate}/s p99`, figures, 'ms', false);
+      }
+    } else {
+      await memoryScenario(run);
+    }
+  }
+}
+
+// Exit explicitly: informers and keep-alive connections of the finished runs must not keep the process waiting.
+await main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,415 @@
+/**
+ * The four contenders of the side-by-side benchmark and the raw writers behind the two ceilings and the prefill.
+ *
+ * - `tally`: the built controller (`dist/main.js`) as a child process, default concurrency;
+ * - `reference`: the in-cluster provider (see reference-provider.ts), one claim worker as it ships;
+ * - `tally-writes`: a raw client making exactly Tally's writes per claim and nothing else (the ceiling of Tally's
+ *   design): finalizer patch, lock create, IPAddress create, status patch;
+ * - `contract-minimum`: a raw client making only what the contract needs per claim: finalizer patch, IPAddress
+ *   create, status patch.
+ * The prefill (addresses already allocated before a run starts) is written by the same raw writer in each contender's
+ * own shape, so the provider starts on state it would have written itself. When Tally's writes per claim change, change
+ * `TALLY_WRITES` here: the ceiling and Tally's prefill follow.
+ */
+
+import { readFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Cache, Client, type KubeObject } from '@tally-ipam/controller-kit';
+import {
+  ADDRESS_FINALIZER,
+  addressLockName,
+  CLAIM_FINALIZER,
+  LOCK_POOL_KIND_LABEL,
+  LOCK_POOL_NAME_LABEL,
+  LOCK_POOL_NAMESPACE_LABEL,
+} from '@tally-ipam/ipam-provider';
+import { pino } from 'pino';
+import { type ControllerProcess, servingPort, startController } from '../test/controller-process.js';
+import { forEachLimited } from '../test/random.js';
+import { ADDRESSES, CLAIMS, field, IPAM_API_VERSION, LOCKS } from '../test/support.js';
+import { REFERENCE_POOL_API_VERSION, startReferenceProvider } from './reference-provider.js';
+
+export const CONTENDERS = ['tally', 'reference', 'tally-writes', 'contract-minimum'] as const;
+export type Contender = (typeof CONTENDERS)[number];
+export const PROVIDERS: readonly Contender[] = ['tally', 'reference'];
+
+/** Tally's default `--concurrency`; the raw ceilings get the same number of workers. */
+export const WORKERS = 10;
+const GROUP = 'ipam.cluster.x-k8s.io';
+/** The reference provider's finalizers (its pkg/ipamutil). */
+const REFERENCE_CLAIM_FINALIZER = 'ipam.cluster.x-k8s.io/ReleaseAddress';
+const REFERENCE_ADDRESS_FINALIZER = 'ipam.cluster.x-k8s.io/ProtectAddress';
+
+/** What a raw writer writes per claim beyond the contract's finalizer, IPAddress and status. */
+interface WriteShape {
+  readonly claimFinalizer: string;
+  readonly addressFinalizer: string;
+  /** Tally's design today: one cluster-scoped lock object per address, created before the IPAddress. */
+  readonly lock: boolean;
+}
+
+const TALLY_WRITES: WriteShape = { claimFinalizer: CLAIM_FINALIZER, addressFinalizer: ADDRESS_FINALIZER, lock: true };
+const CONTRACT_MINIMUM: WriteShape = {
+  claimFinalizer: CLAIM_FINALIZER,
+  addressFinalizer: ADDRESS_FINALIZER,
+  lock: false,
+};
+const REFERENCE_SHAPE: WriteShape = {
+  claimFinalizer: REFERENCE_CLAIM_FINALIZER,
+  addressFinalizer: REFERENCE_ADDRESS_FINALIZER,
+  lock: false,
+};
+
+/** The pool kind each contender's claims point at, and the shape its prefill is written in. */
+export function poolKindOf(contender: Contender): string {
+  return contender === 'reference' ? 'InClusterIPPool' : 'TallyIPPool';
+}
+
+function shapeOf(contender: Contender): WriteShape {
+  if (contender === 'reference') return REFERENCE_SHAPE;
+  return contender === 'contract-minimum' ? CONTRACT_MINIMUM : TALLY_WRITES;
+}
+
+/** One pool of a run: a /16 of its own, numbered by `octet`. */
+export interface BenchPool {
+  readonly name: string;
+  readonly octet: number;
+}
+
+export function poolCidr(pool: BenchPool): string {
+  return `10.${pool.octet}.0.0/16`;
+}
+
+/** The n-th address of a pool (n from 0), skipping the network address. */
+export function nthAddress(pool: BenchPool, n: number): string {
+  const ordinal = n + 1;
+  return `10.${pool.octet}.${Math.floor(ordinal / 256)}.${ordinal % 256}`;
+}
+
+/** An object this bench writes, before the API server has seen it. */
+export interface BenchObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace: string; finalizers?: string[] };
+  readonly spec: Record<string, unknown>;
+}
+
+export function poolObject(contender: Contender, namespace: string, pool: BenchPool): BenchObject {
+  const kind = poolKindOf(contender);
+  return {
+    apiVersion: kind === 'InClusterIPPool' ? REFERENCE_POOL_API_VERSION : 'ipam.cluster.x-k8s.io/v1alpha1',
+    kind,
+    metadata: { name: pool.name, namespace },
+    spec: { addresses: [poolCidr(pool)], prefix: 16 },
+  };
+}
+
+export function claimObject(contender: Contender, namespace: string, name: string, pool: BenchPool): BenchObject {
+  return {
+    apiVersion: IPAM_API_VERSION,
+    kind: 'IPAddressClaim',
+    metadata: { name, namespace },
+    spec: { clusterName: 'bench', poolRef: { apiGroup: GROUP, kind: poolKindOf(contender), name: pool.name } },
+  };
+}
+
+function readyCondition(): Record<string, unknown> {
+  return {
+    type: 'Ready',
+    status: 'True',
+    reason: 'AddressAllocated',
+    message: '',
+    lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    observedGeneration: 1,
+  };
+}
+
+interface AddressWrite {
+  readonly client: Client;
+  readonly shape: WriteShape;
+  readonly poolKind: string;
+  readonly poolObject: KubeObject;
+  readonly pool: BenchPool;
+  readonly address: string;
+}
+
+/** The lock (in Tally's shape) and the IPAddress of one allocation, after the claim carries its finalizer. */
+async function writeAllocation(claim: KubeObject, write: AddressWrite): Promise<void> {
+  const { client, shape, poolKind, pool, address } = write;
+  const namespace = claim.metadata.namespace ?? '';
+  const { name } = claim.metadata;
+  if (shape.lock) {
+    await client.create(LOCKS, {
+      apiVersion: LOCKS.apiVersion,
+      kind: LOCKS.kind,
+      metadata: {
+        name: addressLockName(address),
+        labels: {
+          [LOCK_POOL_KIND_LABEL]: poolKind,
+          [LOCK_POOL_NAME_LABEL]: pool.name,
+          [LOCK_POOL_NAMESPACE_LABEL]: namespace,
+        },
+      },
+      spec: {
+        address,
+        poolRef: { apiGroup: GROUP, kind: poolKind, name: pool.name, namespace },
+        claimRef: { namespace, name, uid: claim.metadata.uid ?? '' },
+      },
+    });
+  }
+  await client.create(ADDRESSES, {
+    apiVersion: ADDRESSES.apiVersion,
+    kind: ADDRESSES.kind,
+    metadata: {
+      name,
+      namespace,
+      finalizers: [shape.addressFinalizer],
+      ownerReferences: [
+        {
+          apiVersion: IPAM_API_VERSION,
+          kind: 'IPAddressClaim',
+          name,
+          uid: claim.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+        {
+          apiVersion: write.poolObject.apiVersion,
+          kind: poolKind,
+          name: pool.name,
+          uid: write.poolObject.metadata.uid ?? '',
+          controller: false,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: { address, prefix: 16, poolRef: { apiGroup: GROUP, kind: poolKind, name: pool.name }, claimRef: { name } },
+  });
+}
+
+/**
+ * After the claim carries its finalizer: the contender's allocation writes for the `index`-th address of the pool, then
+ * the claim's status pointing at its IPAddress.
+ */
+async function bind(
+  client: Client,
+  contender: Contender,
+  claim: KubeObject,
+  entry: { pool: BenchPool; object: KubeObject },
+  index: number,
+): Promise<void> {
+  await writeAllocation(claim, {
+    client,
+    shape: shapeOf(contender),
+    poolKind: poolKindOf(contender),
+    poolObject: entry.object,
+    pool: entry.pool,
+    address: nthAddress(entry.pool, index),
+  });
+  await client.patchStatus(CLAIMS, claim, {
+    addressRef: { name: claim.metadata.name },
+    conditions: [readyCondition()],
+  });
+}
+
+export interface RawWriterOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly contender: Contender;
+  readonly namespace: string;
+  /** The pools as created (with uids), by name. */
+  readonly pools: ReadonlyMap<string, { pool: BenchPool; object: KubeObject }>;
+  /** Per pool, the index of the next address to hand out (after the prefill). */
+  readonly nextIndex: Map<string, number>;
+}
+
+/**
+ * A ceiling: `WORKERS` workers reacting to each new claim with the contender's writes and nothing else (no allocator,
+ * no cache reads, no pool status).
+ */
+export function startRawWriter(options: RawWriterOptions, signal: AbortSignal): void {
+  const { kubeConfig, contender, namespace, pools, nextIndex } = options;
+  const shape = shapeOf(contender);
+  const client = new Client(kubeConfig, { fieldManager: `bench-${contender}` });
+  const queue: KubeObject[] = [];
+  const cache = new Cache({ kubeConfig, logger: pino({ level: 'silent' }) });
+  // Claims already bound (the prefill) are not the writer's to answer.
+  const onAdd = (object: KubeObject): void => {
+    if (!field(object, 'status', 'addressRef', 'name')) queue.push(object);
+  };
+  cache.addEventHandler(CLAIMS, { onAdd }, { namespace });
+  void cache.start(signal);
+  const work = async (claim: KubeObject): Promise<void> => {
+    const poolName = String(field(claim, 'spec', 'poolRef', 'name'));
+    const entry = pools.get(poolName);
+    if (!entry) throw new Error(`claim ${claim.metadata.name}: no bench pool named "${poolName}"`);
+    const index = nextIndex.get(poolName) ?? 0;
+    nextIndex.set(poolName, index + 1);
+    const patched = await client.mergePatch(
+      CLAIMS,
+      { namespace, name: claim.metadata.name },
+      { metadata: { finalizers: [shape.claimFinalizer], resourceVersion: claim.metadata.resourceVersion } },
+    );
+    await bind(client, contender, patched, entry, index);
+  };
+  for (let worker = 0; worker < WORKERS; worker += 1) {
+    void (async () => {
+      while (!signal.aborted) {
+        const item = queue.shift();
+        if (item) await work(item);
+        else await delay(2);
+      }
+    })();
+  }
+}
+
+/**
+ * Writes `count` bound claims into `pool` in the contender's own shape (the claim created with its finalizer, then
+ * lock and IPAddress, then status), `concurrency` at a time: the state a provider would have left after allocating
+ * them. Progress every 15 s.
+ */
+export async function prefill(
+  options: RawWriterOptions & { readonly pool: string; readonly count: number },
+  progress: (message: string) => void,
+): Promise<void> {
+  const { kubeConfig, contender, namespace, pools, count } = options;
+  const entry = pools.get(options.pool);
+  if (!entry) throw new Error(`prefill: no bench pool named "${options.pool}"`);
+  const shape = shapeOf(contender);
+  const client = new Client(kubeConfig, { fieldManager: `bench-prefill-${contender}` });
+  const started = performance.now();
+  let done = 0;
+  const timer = setInterval(() => {
+    progress(`prefill ${contender}: ${done} of ${count} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }, 15_000);
+  try {
+    const indexes = Array.from({ length: count }, (_, index) => index);
+    await forEachLimited(indexes, 40, async (index) => {
+      const body = claimObject(contender, namespace, `prefill-${index}`, entry.pool);
+      body.metadata.finalizers = [shape.claimFinalizer];
+      const claim = await client.create(CLAIMS, body);
+      await bind(client, contender, claim, entry, index);
+      done += 1;
+    });
+  } finally {
+    clearInterval(timer);
+  }
+  options.nextIndex.set(options.pool, count);
+  progress(`prefill ${contender}: ${count} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** A provider under test, running as a child process. */
+export interface RunningProvider {
+  readonly pid: number;
+  /** performance.now() when its caches had synced (Tally: /readyz; reference: its last "Starting workers" line). */
+  readonly syncedAt: number;
+  readonly startedAt: number;
+  stop(): Promise<void>;
+}
+
+async function httpStatus(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    get(url, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    }).on('error', () => resolve(0));
+  });
+}
+
+async function startTally(kubeconfigPath: string, namespace: string): Promise<RunningProvider> {
+  const startedAt = performance.now();
+  const controller: ControllerProcess = startController([
+    '--kubeconfig',
+    kubeconfigPath,
+    '--namespace',
+    namespace,
+    `--concurrency=${WORKERS}`,
+    '--metrics-bind-address=127.0.0.1:0',
+    '--health-probe-bind-address=127.0.0.1:0',
+    '--webhook-port=0',
+  ]);
+  const port = await servingPort(controller, 'health probes');
+  // Tally's readiness is "caches synced".
+  const deadline = Date.now() + 600_000;
+  while ((await httpStatus(`http://127.0.0.1:${port}/readyz`)) !== 200) {
+    if (Date.now() > deadline) throw new Error('Tally: /readyz not 200 within 600 s');
+    await delay(50);
+  }
+  return {
+    pid: controller.pid,
+    startedAt,
+    syncedAt: performance.now(),
+    stop: async () => {
+      await controller.stop('SIGTERM');
+    },
+  };
+}
+
+async function startReference(binary: string, kubeconfigPath: string, namespace: string): Promise<RunningProvider> {
+  const startedAt = performance.now();
+  const reference = startReferenceProvider({ binary, kubeconfigPath, namespace });
+  const syncedAt = await Promise.race([
+    reference.synced,
+    delay(600_000).then(() => {
+      throw new Error(`reference provider: not synced within 600 s:\n${reference.tail()}`);
+    }),
+  ]);
+  return { pid: reference.pid, startedAt, syncedAt, stop: () => reference.stop() };
+}
+
+export function startProvider(
+  contender: Contender,
+  binary: string,
+  kubeconfigPath: string,
+  namespace: string,
+): Promise<RunningProvider> {
+  return contender === 'tally'
+    ? startTally(kubeconfigPath, namespace)
+    : startReference(binary, kubeconfigPath, namespace);
+}
+
+function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
+  try {
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident set size now, MiB. */
+export function rssMiB(pid: number): number | undefined {
+  return procStatus(pid, 'VmRSS');
+}
+
+/** Peak resident set size (VmHWM), MiB. */
+export function peakRssMiB(pid: number): number | undefined {
+  return procStatus(pid, 'VmHWM');
+}
+
+/** CPU seconds used so far by the process (user + system), from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Waits until the process has used under 5 % of one core for 3 s in a row: its start-up reconciles are done, so the
+ * next measurement sees only its reaction to the new claims. Returns how long that took, in ms.
+ */
+export async function waitSettled(pid: number, timeoutMs = 1_800_000): Promise<number> {
+  const started = performance.now();
+  let quietWindows = 0;
+  let last = cpuSeconds(pid);
+  while (quietWindows < 3) {
+    if (performance.now() - started > timeoutMs) throw new Error(`pid ${pid} still busy after ${timeoutMs / 1000} s`);
+    await delay(1_000);
+    const now = cpuSeconds(pid);
+    quietWindows = now - last < 0.05 ? quietWindows + 1 : 0;
+    last = now;
+  }
+  return performance.now() - started;
+}
