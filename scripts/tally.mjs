@@ -133,6 +133,10 @@ switch (job) {
       '--capi',
     ]);
     check('prepare: controller images', ...pnpm('-r', '--workspace-concurrency=1', 'run', 'image'));
+    check(
+      'prepare: reference IPAM provider for the side-by-side benchmark (Go build, cached)',
+      ...pnpm('--filter', '@tally-ipam/ipam-controller', 'run', 'prepare:reference'),
+    );
 
     const lane = kindLanePresent();
     removeTestResults(root, lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_NODE_REPORT)] : []);
