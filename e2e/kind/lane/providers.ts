@@ -16,8 +16,6 @@ export interface LaneProvider {
   readonly appDir: string;
   /** The components file `gen-components` writes. */
   readonly componentsFile: string;
-  /** The clusterctl variable of the controller image in the components. */
-  readonly imageVariable: string;
   /** The archive the app's `image/build.sh` writes. */
   readonly imageArchive: string;
   readonly namespace: string;
@@ -33,7 +31,6 @@ export const LANE_PROVIDERS: Readonly<Record<'ipam' | 'sim', LaneProvider>> = {
     app: 'ipam',
     appDir: appDir('ipam-controller'),
     componentsFile: 'ipam-components.yaml',
-    imageVariable: 'TALLY_IPAM_IMAGE',
     imageArchive: join(appDir('ipam-controller'), 'dist', 'image', 'ipam-controller.tar'),
     namespace: 'tally-system',
     deployment: 'tally-ipam-controller-manager',
@@ -43,7 +40,6 @@ export const LANE_PROVIDERS: Readonly<Record<'ipam' | 'sim', LaneProvider>> = {
     app: 'sim',
     appDir: appDir('sim-infra-controller'),
     componentsFile: 'infrastructure-components.yaml',
-    imageVariable: 'SIM_INFRA_IMAGE',
     imageArchive: join(appDir('sim-infra-controller'), 'dist', 'image', 'sim-infra-controller.tar'),
     namespace: 'sim-system',
     deployment: 'sim-infra-controller-manager',
@@ -69,17 +65,22 @@ export function archiveTag(archive: string): string {
 }
 
 /**
- * The app's components file, written by its `gen-components` into a temporary directory, variables substituted as
- * `clusterctl init` would with `<imageVariable>=<image>` in the environment.
+ * The app's components file, written by its `gen-components --image <image>` into a temporary directory (the
+ * components carry a literal image; the release's is `ghcr.io/tally-ipam/<image>:v<version>`, here the tag loaded into
+ * kind), the remaining clusterctl variables substituted with their defaults as `clusterctl init` would.
  */
 export function renderProviderComponents(provider: LaneProvider, image: string): Manifest[] {
   const out = mkdtempSync(join(tmpdir(), `tally-lane-${provider.app}-release-`));
   try {
-    execFileSync('pnpm', ['--dir', provider.appDir, 'run', '--silent', 'gen-components', '--out', out], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    execFileSync(
+      'pnpm',
+      ['--dir', provider.appDir, 'run', '--silent', 'gen-components', '--out', out, '--image', image],
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     const file = join(out, provider.componentsFile);
-    return parseManifests(substituteVariables(readFileSync(file, 'utf8'), { [provider.imageVariable]: image }), file);
+    return parseManifests(substituteVariables(readFileSync(file, 'utf8'), {}), file);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

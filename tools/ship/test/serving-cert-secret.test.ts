@@ -18,13 +18,13 @@ const TALLY = defineProvider({
   appDir: new URL('../../../apps/ipam-controller/', import.meta.url),
   providerName: 'ipam-tally',
   imageName: 'ipam-controller',
-  imageVariable: 'TALLY_IPAM_IMAGE',
+  variablePrefix: 'TALLY_IPAM_',
 });
 const SIM = defineProvider({
   appDir: new URL('../../../apps/sim-infra-controller/', import.meta.url),
   providerName: 'infrastructure-sim',
   imageName: 'sim-infra-controller',
-  imageVariable: 'SIM_INFRA_IMAGE',
+  variablePrefix: 'SIM_INFRA_',
 });
 
 const FAKE: IssuedServingCertificate = { certPem: 'CERT\n', keyPem: 'KEY\n', caPem: 'CA\n' };
