@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureClusterctl } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import {
   appsVersion,
   type ClusterctlRepository,
@@ -80,9 +80,7 @@ describe.each(
 
   it("clusterctl's own images: override replaces the literal image's repository", () => {
     const config = join(work, `${provider.label}-override.yaml`);
-    const providers = (
-      parseAllDocuments(readFileSync(repository.configPath, 'utf8'))[0]?.toJS() as { providers: unknown[] }
-    ).providers;
+    const providers = (parse(readFileSync(repository.configPath, 'utf8')) as { providers: unknown[] }).providers;
     writeFileSync(
       config,
       stringify({ providers, images: { [provider.label]: { repository: 'registry.example/mirror' } } }),
