@@ -1,4 +1,8 @@
 import { packageTestConfig } from '../../vitest.shared.ts';
 
-// Packing, an npm install and a changesets run per file: tens of seconds on a loaded machine; files one at a time.
-export default packageTestConfig({ testTimeout: 300_000, sequential: true });
+// A registry, a changesets run, npm installs, clusterctl: many minutes on a loaded 2-core machine; one file at a time.
+export default packageTestConfig({
+  globalSetup: ['test/global-setup.ts', 'test/global-setup-plane.ts'],
+  testTimeout: 900_000,
+  sequential: true,
+});

@@ -23,6 +23,7 @@ export {
   type ClusterKubeconfigSecretOptions,
   createClusterKubeconfigSecret,
 } from './capi-cluster.js';
+export { CLUSTERCTL_PACKAGE, type ClusterctlBinary, clusterctlCacheDir, ensureClusterctl } from './capi-clusterctl.js';
 export {
   CAPI_MANAGER_DEFAULT_FEATURE_GATES,
   type CapiManager,

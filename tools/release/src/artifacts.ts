@@ -1,0 +1,134 @@
+/**
+ * The release artifacts of one version:
+ *
+ *   pnpm --filter @tally-ipam/release artifacts [--out <dir>] [--version <x.y.z>] [--no-images]
+ *
+ * writes, under `<dir>` (default `dist/release/v<version>` at the repository root):
+ *   clusterctl/<provider>/v<version>/<type>-components.yaml + metadata.yaml   a clusterctl provider repository per app,
+ *       each naming its image as the literal `ghcr.io/tally-ipam/<image>:v<version>`
+ *   clusterctl.yaml                                                          a clusterctl config pointing at them
+ *   images/<image>.tar                                                       each app's image, tagged with the version
+ * The version defaults to the apps' package.json version (they are versioned together). Run `pnpm build` first.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { z } from 'zod';
+import { REPOSITORY_ROOT, run } from './workspace.js';
+
+export const IMAGE_REGISTRY = 'ghcr.io/tally-ipam';
+
+/** The two shipped providers: their app, their clusterctl identity and their image. */
+export const RELEASED_PROVIDERS = [
+  {
+    app: 'apps/ipam-controller',
+    name: 'tally',
+    type: 'IPAMProvider',
+    label: 'ipam-tally',
+    componentsFile: 'ipam-components.yaml',
+    image: 'ipam-controller',
+  },
+  {
+    app: 'apps/sim-infra-controller',
+    name: 'sim',
+    type: 'InfrastructureProvider',
+    label: 'infrastructure-sim',
+    componentsFile: 'infrastructure-components.yaml',
+    image: 'sim-infra-controller',
+  },
+] as const;
+
+export type ReleasedProvider = (typeof RELEASED_PROVIDERS)[number];
+
+export interface ClusterctlRepository {
+  /** `clusterctl.yaml`: the `providers:` list with `file://` URLs into this repository. */
+  readonly configPath: string;
+  readonly componentsPaths: Readonly<Record<ReleasedProvider['label'], string>>;
+}
+
+const AppPackage = z.object({ version: z.string().regex(/^\d+\.\d+\.\d+$/) });
+
+/** The version both apps carry; they are released together, so a difference is an error. */
+export function appsVersion(root: string = REPOSITORY_ROOT): string {
+  const versions = RELEASED_PROVIDERS.map(
+    (provider) => AppPackage.parse(JSON.parse(readFileSync(join(root, provider.app, 'package.json'), 'utf8'))).version,
+  );
+  if (new Set(versions).size !== 1) throw new Error(`the apps' versions differ: ${versions.join(' vs ')}`);
+  return versions[0] ?? '';
+}
+
+/** Renders every provider's components and metadata into a clusterctl repository under `<out>/clusterctl`. */
+export function writeClusterctlRepository(
+  out: string,
+  version: string,
+  root: string = REPOSITORY_ROOT,
+): ClusterctlRepository {
+  const componentsPaths: Record<string, string> = {};
+  for (const provider of RELEASED_PROVIDERS) {
+    const dir = join(out, 'clusterctl', provider.label, `v${version}`);
+    // The app's own generator (tools/ship), as `pnpm gen-components` runs it.
+    run(
+      process.execPath,
+      ['--import', 'tsx', join(root, provider.app, 'scripts/render-components.ts'), '--out', dir, '--version', version],
+      join(root, provider.app),
+    );
+    componentsPaths[provider.label] = join(dir, provider.componentsFile);
+  }
+  const configPath = join(out, 'clusterctl.yaml');
+  writeFileSync(
+    configPath,
+    stringify({
+      providers: RELEASED_PROVIDERS.map((provider) => ({
+        name: provider.name,
+        type: provider.type,
+        url: pathToFileURL(componentsPaths[provider.label] ?? '').href,
+      })),
+    }),
+  );
+  return { configPath, componentsPaths: componentsPaths as ClusterctlRepository['componentsPaths'] };
+}
+
+/** Builds every app's image tagged `<registry>/<image>:v<version>` with the app's image entry point. */
+export function buildImages(out: string, version: string, root: string = REPOSITORY_ROOT): string[] {
+  const archives: string[] = [];
+  for (const provider of RELEASED_PROVIDERS) {
+    const outDir = join(out, 'images');
+    mkdirSync(outDir, { recursive: true });
+    run('bash', [join(root, provider.app, 'image/build.sh')], join(root, provider.app), {
+      ...process.env,
+      IMAGE_REF: `${IMAGE_REGISTRY}/${provider.image}:v${version}`,
+      OUT_DIR: outDir,
+    });
+    const archive = join(outDir, `${provider.image}.tar`);
+    if (!existsSync(archive)) throw new Error(`${provider.app}/image/build.sh wrote no ${archive}`);
+    archives.push(archive);
+  }
+  return archives;
+}
+
+function main(argv: readonly string[]): void {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { out: { type: 'string' }, version: { type: 'string' }, 'no-images': { type: 'boolean', default: false } },
+  });
+  const version = values.version ?? appsVersion();
+  const out = resolve(values.out ?? join(REPOSITORY_ROOT, 'dist', 'release', `v${version}`));
+  const repository = writeClusterctlRepository(out, version);
+  process.stdout.write(`clusterctl repository: ${Object.values(repository.componentsPaths).join(', ')}\n`);
+  process.stdout.write(`clusterctl config: ${repository.configPath}\n`);
+  if (!values['no-images']) {
+    for (const archive of buildImages(out, version)) process.stdout.write(`image: ${archive}\n`);
+  }
+}
+
+const script = process.argv[1];
+if (script && import.meta.url === pathToFileURL(resolve(script)).href) {
+  try {
+    main(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`artifacts: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * A local clusterctl repository for what `clusterctl init` installs besides Tally's providers, built from the pinned
+ * Cluster API module (no download): the core provider (`cluster-api`), the kubeadm bootstrap and control-plane
+ * providers and cert-manager. They are stand-ins, and say so: each holds its Namespace and its CRDs (the core CRDs with
+ * the conversion webhook settings Cluster API's kustomization gives them) but no Deployment — nothing on a control
+ * plane without a kubelet could run one — and cert-manager is only its Issuer and Certificate CRDs, which is what
+ * clusterctl's readiness probe for cert-manager creates.
+ */
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CLUSTER_API_VERSION, capiModuleDir, readCapiConversions } from '@tally-ipam/testenv';
+import { parseAllDocuments, stringify } from 'yaml';
+
+/** The cert-manager version the stand-in claims (clusterctl v1.12's default). */
+export const CERT_MANAGER_STAND_IN_VERSION = 'v1.19.1';
+
+export interface StandInRepository {
+  /** `providers:` entries (file:// URLs) and the `cert-manager:` setting for a clusterctl config. */
+  readonly config: {
+    providers: { name: string; type: string; url: string }[];
+    'cert-manager': { url: string; version: string };
+  };
+  /** The `--core`, `--bootstrap`, `--control-plane` values for `clusterctl init`. */
+  readonly initArgs: readonly string[];
+}
+
+function readObjects(dir: string): Record<string, unknown>[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort()
+    .flatMap((name) =>
+      parseAllDocuments(readFileSync(join(dir, name), 'utf8')).map((d) => d.toJS() as Record<string, unknown>),
+    );
+}
+
+function namespace(name: string): Record<string, unknown> {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+}
+
+function writeComponents(
+  dir: string,
+  file: string,
+  objects: readonly Record<string, unknown>[],
+  metadata: string,
+): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, file), objects.map((object) => `---\n${stringify(object, { lineWidth: 0 })}`).join(''));
+  copyFileSync(metadata, join(dir, 'metadata.yaml'));
+  return pathToFileURL(join(dir, file)).href;
+}
+
+function crd(group: string, kind: string, plural: string): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+}
+
+/** Writes the stand-in repository under `root`. */
+export async function writeStandInRepository(root: string): Promise<StandInRepository> {
+  const module = await capiModuleDir();
+  const metadata = join(module, 'metadata.yaml');
+  const conversions = new Map((await readCapiConversions()).map((c) => [c.crdName, c]));
+  const coreCRDs = readObjects(join(module, 'config', 'crd', 'bases')).map((object) => {
+    const name = (object.metadata as { name: string }).name;
+    const conversion = conversions.get(name);
+    if (!conversion) return object;
+    // What config/crd/kustomization.yaml and config/default give these CRDs in Cluster API's own release.
+    return {
+      ...object,
+      metadata: {
+        ...(object.metadata as object),
+        annotations: { 'cert-manager.io/inject-ca-from': 'capi-system/capi-serving-cert' },
+      },
+      spec: {
+        ...(object.spec as object),
+        conversion: {
+          strategy: 'Webhook',
+          webhook: {
+            conversionReviewVersions: conversion.conversionReviewVersions,
+            clientConfig: {
+              service: { name: 'capi-webhook-service', namespace: 'capi-system', path: conversion.path },
+            },
+          },
+        },
+      },
+    };
+  });
+  const version = CLUSTER_API_VERSION;
+  const core = writeComponents(
+    join(root, 'cluster-api', version),
+    'core-components.yaml',
+    [namespace('capi-system'), ...coreCRDs],
+    metadata,
+  );
+  const bootstrap = writeComponents(
+    join(root, 'bootstrap-kubeadm', version),
+    'bootstrap-components.yaml',
+    [
+      namespace('capi-kubeadm-bootstrap-system'),
+      ...readObjects(join(module, 'bootstrap', 'kubeadm', 'config', 'crd', 'bases')),
+    ],
+    metadata,
+  );
+  const controlPlane = writeComponents(
+    join(root, 'control-plane-kubeadm', version),
+    'control-plane-components.yaml',
+    [
+      namespace('capi-kubeadm-control-plane-system'),
+      ...readObjects(join(module, 'controlplane', 'kubeadm', 'config', 'crd', 'bases')),
+    ],
+    metadata,
+  );
+  const certManagerDir = join(root, 'cert-manager', CERT_MANAGER_STAND_IN_VERSION);
+  mkdirSync(certManagerDir, { recursive: true });
+  const certManagerFile = join(certManagerDir, 'cert-manager.yaml');
+  writeFileSync(
+    certManagerFile,
+    [crd('cert-manager.io', 'Issuer', 'issuers'), crd('cert-manager.io', 'Certificate', 'certificates')]
+      .map((object) => `---\n${stringify(object)}`)
+      .join(''),
+  );
+  return {
+    config: {
+      providers: [
+        { name: 'cluster-api', type: 'CoreProvider', url: core },
+        { name: 'kubeadm', type: 'BootstrapProvider', url: bootstrap },
+        { name: 'kubeadm', type: 'ControlPlaneProvider', url: controlPlane },
+      ],
+      'cert-manager': { url: pathToFileURL(certManagerFile).href, version: CERT_MANAGER_STAND_IN_VERSION },
+    },
+    initArgs: [
+      '--core',
+      `cluster-api:${version}`,
+      '--bootstrap',
+      `kubeadm:${version}`,
+      '--control-plane',
+      `kubeadm:${version}`,
+    ],
+  };
+}
