@@ -175,9 +175,15 @@ switch (job) {
   case 'start': {
     required('install (frozen lockfile)', ...pnpm('install', '--frozen-lockfile'));
     required('build', ...turbo('build'));
-    const [cmd, args] = pnpm('--filter', '@tally-ipam/ipam-controller', 'start', ...process.argv.slice(3));
-    console.error(`\n▶ ${cmd} ${args.join(' ')}`);
-    const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: process.env });
+    // The controller is run directly, not through `pnpm run`: Ctrl-C reaches the whole foreground process group, and
+    // the shell pnpm puts in between dies of the signal, so pnpm reported a failure after a clean stop. Here the
+    // controller alone handles SIGINT/SIGTERM, and this process waits for it and exits with its status.
+    const main = join(root, 'apps', 'ipam-controller', 'dist', 'main.js');
+    const args = [main, ...process.argv.slice(3)];
+    console.error(`\n▶ node ${args.join(' ')}`);
+    process.on('SIGINT', () => {});
+    process.on('SIGTERM', () => {});
+    const res = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: process.env });
     process.exit(res.status ?? 1);
     break;
   }
