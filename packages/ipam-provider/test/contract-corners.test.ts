@@ -1,5 +1,5 @@
 import { TALLY_GROUP } from '@tally-ipam/api-types';
-import type { Client } from '@tally-ipam/controller-kit';
+import { type Client, isNotFound } from '@tally-ipam/controller-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
@@ -69,8 +69,14 @@ async function deleteAsClusterctlMove(
   ns: string,
   name: string,
 ) {
-  await client.mergePatch(resource, { namespace: ns, name }, { metadata: { finalizers: null } });
-  await client.delete(resource, { namespace: ns, name });
+  // Like clusterctl, an object already gone counts as deleted: once its claim is gone, the garbage collector or Tally
+  // may delete the IPAddress before this does (a fresh-clone run hit that race).
+  try {
+    await client.mergePatch(resource, { namespace: ns, name }, { metadata: { finalizers: null } });
+    await client.delete(resource, { namespace: ns, name });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
 }
 
 describe('adoption of a pre-existing IPAddress', () => {
