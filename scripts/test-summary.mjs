@@ -40,9 +40,15 @@ function firstLine(text) {
   return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 }
 
+/** The last two segments of a test file's path (`test/foo.test.ts`), enough to find it within its project. */
+function shortPath(path) {
+  if (typeof path !== 'string') return 'a test file';
+  return path.split(/[\\/]/).slice(-2).join('/');
+}
+
 /**
- * Counts one vitest JSON report. Returns { passed, failed, problems }, where problems are one-line reasons for the
- * failures that are not failed tests (files that failed to load or set up, a run that did not succeed).
+ * Counts one vitest JSON report. Returns { passed, failed, problems }, where problems are one-line reasons for every
+ * failure: each failed test by name, files that failed to load or set up, a run that did not succeed.
  */
 export function countReport(report) {
   let passed = 0;
@@ -55,6 +61,13 @@ export function countReport(report) {
     const fileFailedTests = results.filter((r) => r.status === 'failed').length;
     passed += filePassed;
     failed += fileFailedTests;
+    // Each failed test is named, so a log that keeps only its tail still says which test failed and why.
+    for (const result of results) {
+      if (result.status !== 'failed') continue;
+      const name = result.fullName ?? result.title ?? 'a test';
+      const why = firstLine((result.failureMessages ?? [])[0]) || 'no message';
+      problems.push(`failed: ${shortPath(file.name)} > ${name}: ${why}`);
+    }
     if (file.status !== 'failed') continue;
     const notRun = results.length - filePassed - fileFailedTests;
     const extra = notRun > 0 ? notRun : fileFailedTests === 0 ? 1 : 0;

@@ -86,6 +86,13 @@ describe('npm test summary', () => {
     expect(counts('failing-test')).toEqual({ passed: 1, failed: 1 });
   });
 
+  it('names each failed test with its file and first failure line, so a log tail says what failed', () => {
+    const problems = byName.get(join('packages', 'failing-test'))?.problems ?? [];
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^failed: failing-test\/a\.test\.mjs > fails: AssertionError: expected 1 to be 2/);
+    expect(byName.get(join('packages', 'passing'))?.problems).toEqual([]);
+  });
+
   it('counts a test file that did not load as one failed, next to the files that ran', () => {
     expect(counts('syntax-error')).toEqual({ passed: 1, failed: 1 });
   });
