@@ -1,11 +1,13 @@
 /**
- * Writes the generated CRDs to config/crd/ (run: `pnpm --filter @tally-ipam/api-types gen-crds`).
- * With `--check` it writes nothing and exits 1 when a committed file differs, for CI.
+ * Writes the generated CRDs to config/crd/ and the Metal3 CRDs to config/metal3/crd/ (run:
+ * `pnpm --filter @tally-ipam/api-types gen-crds`). With `--check` it writes nothing and exits 1 when a committed file
+ * differs, for CI.
  */
 import { runGenCRDs } from '../src/crd/crd-files.js';
 import { generatedCRDFiles, tallyCRDDirectory } from '../src/crds.js';
+import { metal3CRDDirectory, metal3GeneratedCRDFiles } from '../src/metal3/v1alpha1/crds.js';
 
-process.exitCode = await runGenCRDs(tallyCRDDirectory(), generatedCRDFiles(), {
-  argv: process.argv,
-  regenerate: 'pnpm --filter @tally-ipam/api-types gen-crds',
-});
+const options = { argv: process.argv, regenerate: 'pnpm --filter @tally-ipam/api-types gen-crds' };
+const tally = await runGenCRDs(tallyCRDDirectory(), generatedCRDFiles(), options);
+const metal3 = await runGenCRDs(metal3CRDDirectory(), metal3GeneratedCRDFiles(), options);
+process.exitCode = Math.max(tally, metal3);

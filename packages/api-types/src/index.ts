@@ -7,6 +7,7 @@ export * from './crd/index.js';
 export * from './crds.js';
 export * from './ipam/v1beta2/index.js';
 export * from './meta/v1/index.js';
+export * from './metal3/v1alpha1/index.js';
 export * from './parse.js';
 export * from './resources.js';
 export * from './tally/v1alpha1/index.js';
