@@ -109,6 +109,21 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
     shipped: ['@tally-ipam/api-types', '@tally-ipam/controller-kit'],
     development: ['@tally-ipam/testenv'],
   },
+  '@tally-ipam/metal3-ipam': {
+    role: 'library',
+    purpose:
+      "serving Metal3's IPAM API from the allocator, the pure half: IPPool spec to ranges, pre-allocations, " +
+      'the address for a claim, IPAddress names',
+    shipped: ['@tally-ipam/allocator'],
+    development: ['@tally-ipam/api-types'],
+    forbiddenExternals: [
+      {
+        prefix: '@kubernetes/',
+        in: 'every file',
+        why: 'pure logic; the reconcilers that talk to the API server belong to the IPAM provider',
+      },
+    ],
+  },
   '@tally-ipam/sim-infra': {
     role: 'library',
     purpose:

@@ -69,7 +69,7 @@ afterAll(async () => {
 });
 
 it('changeset publish puts every publishable package, at its workspace version, into the local registry only', () => {
-  expect(publishable.length).toBe(7);
+  expect(publishable.length).toBe(8);
   for (const { name, version } of publishable) {
     const view = run('npm', ['view', `${name}@${version}`, '--json'], work, publishEnv);
     const published = PublishedVersion.parse(JSON.parse(view));
