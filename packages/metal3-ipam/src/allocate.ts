@@ -7,7 +7,8 @@ import {
   type IP,
   parseIP,
 } from '@tally-ipam/allocator';
-import { echo, Metal3AllocationError } from './errors.js';
+import { echo } from '@tally-ipam/api-types';
+import { Metal3AllocationError } from './errors.js';
 import { ipAddressName } from './names.js';
 import type { Metal3PoolPlan, Metal3Range } from './ranges.js';
 

@@ -1,13 +1,5 @@
 import type { PoolSpecIssue } from '@tally-ipam/allocator';
 
-/** The longest value a message echoes in full; longer values are cut with an ellipsis. */
-const MAX_ECHOED = 100;
-
-/** `value` as a message shows it: in full when short, else cut and marked with an ellipsis. */
-export function echo(value: string): string {
-  return value.length <= MAX_ECHOED ? value : `${value.slice(0, MAX_ECHOED - 1)}…`;
-}
-
 /** An IPPool spec that cannot be served; every issue names the field (`spec.pools[1].start`) and the value. */
 export class Metal3PoolSpecError extends Error {
   readonly issues: readonly PoolSpecIssue[];

@@ -3,7 +3,7 @@
  * allocator — IPPool spec to ranges, pre-allocations, the address for a claim, the IPAddress name.
  */
 export { type AllocateOptions, allocateForClaim, type HeldAddress, type Metal3Allocation } from './allocate.js';
-export { echo, Metal3AllocationError, type Metal3AllocationFailure, Metal3PoolSpecError } from './errors.js';
+export { Metal3AllocationError, type Metal3AllocationFailure, Metal3PoolSpecError } from './errors.js';
 export { ipAddressName } from './names.js';
 export {
   buildMetal3PoolPlan,

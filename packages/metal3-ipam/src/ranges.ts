@@ -11,7 +11,8 @@ import {
   parseIP,
   tryBuildAddressPool,
 } from '@tally-ipam/allocator';
-import { echo, Metal3PoolSpecError } from './errors.js';
+import { echo } from '@tally-ipam/api-types';
+import { Metal3PoolSpecError } from './errors.js';
 
 /**
  * An IPPool spec (`ipam.metal3.io/v1alpha1`) turned into what the allocator serves: one address pool per entry of

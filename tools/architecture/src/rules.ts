@@ -114,8 +114,8 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
     purpose:
       "serving Metal3's IPAM API from the allocator, the pure half: IPPool spec to ranges, pre-allocations, " +
       'the address for a claim, IPAddress names',
-    shipped: ['@tally-ipam/allocator'],
-    development: ['@tally-ipam/api-types'],
+    shipped: ['@tally-ipam/allocator', '@tally-ipam/api-types'],
+    development: [],
     forbiddenExternals: [
       {
         prefix: '@kubernetes/',
