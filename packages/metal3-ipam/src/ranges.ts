@@ -139,7 +139,7 @@ function rangeBounds(
     issues.push({
       field,
       value: range,
-      message: `start ${echo(range.start ?? '')} has neither end nor subnet to stop at`,
+      message: `start ${echo(range.start ?? '')} needs end or subnet to stop at`,
     });
     return undefined;
   }

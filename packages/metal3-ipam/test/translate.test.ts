@@ -153,7 +153,7 @@ describe('specs that cannot be served are refused, naming the field and the valu
       'start without end or subnet',
       { pools: [{ start: '10.0.0.5' }] },
       'spec.pools[0]',
-      'start 10.0.0.5 has neither end nor subnet to stop at',
+      'start 10.0.0.5 needs end or subnet to stop at',
     ],
     [
       'end before start',

@@ -32,6 +32,13 @@ export const POOL_RANGE_RULES: ValidationRule[] = [
     reason: 'FieldValueRequired',
   },
   {
+    // Metal3 would count up from start to the end of the address space.
+    rule: `!has(${START}) || has(${END}) || has(${SUBNET})`,
+    message: 'start needs end or subnet to stop at',
+    messageExpression: `'start ' + ${START} + ' needs end or subnet to stop at'`,
+    reason: 'FieldValueRequired',
+  },
+  {
     rule: `!${START_OK} || !${END_OK} || ${familyOf('start')} == ${familyOf('end')}`,
     message: 'end is not of the IP family of start',
     messageExpression: `'end ' + ${END} + ' is not of the IP family of start ' + ${START}`,
@@ -92,6 +99,9 @@ export function refineMetal3PoolRange(range: PoolRangeView, ctx: z.RefinementCtx
       code: 'custom',
       message: 'a pool needs start or subnet (without start, the first address is the subnet address plus one)',
     });
+  }
+  if (range.start !== undefined && range.end === undefined && range.subnet === undefined) {
+    ctx.addIssue({ code: 'custom', message: `start ${echo(range.start)} needs end or subnet to stop at` });
   }
   const start = ipOf(range.start);
   const end = ipOf(range.end);
