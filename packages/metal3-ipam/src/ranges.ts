@@ -185,6 +185,14 @@ function rangeBounds(
 /** Turns an IPPool spec into ranges and placed pre-allocations, or lists every problem (field, value, message). */
 export function translateIPPoolSpec(spec: Metal3PoolSpecInput): Metal3Translation {
   const issues: PoolSpecIssue[] = [];
+  // Checked here too: objects written under Metal3's own CRD (no minimum, no check on IPv4) reach the translation.
+  const checkPrefix = (field: string, prefix: number | undefined): void => {
+    if (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= 128)) {
+      issues.push({ field, value: prefix, message: `${prefix} is not a prefix length from 0 to 128` });
+    }
+  };
+  checkPrefix('spec.prefix', spec.prefix);
+  for (const [index, range] of (spec.pools ?? []).entries()) checkPrefix(`spec.pools[${index}].prefix`, range.prefix);
   const poolPrefix = given(spec.prefix);
   const poolGateway = spec.gateway === undefined ? undefined : tryIP('spec.gateway', spec.gateway, issues);
   // Every gateway named anywhere in the spec is kept out of every range of its family.

@@ -193,6 +193,12 @@ describe('specs that cannot be served are refused, naming the field and the valu
       'is IPv6 but spec.pools[0] is IPv4',
     ],
     [
+      'a prefix out of range (objects written under Metal3’s CRD, which has no minimum)',
+      { prefix: -1, pools: [{ start: '10.0.0.1', end: '10.0.0.5', prefix: 129 }] },
+      'spec.pools[0].prefix',
+      '129 is not a prefix length from 0 to 128',
+    ],
+    [
       'prefix 33 on IPv4',
       { prefix: 33, pools: [{ start: '10.0.0.1', end: '10.0.0.5' }] },
       'spec.prefix',
