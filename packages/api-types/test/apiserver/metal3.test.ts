@@ -229,3 +229,49 @@ describe('malformed Metal3 objects are refused, naming the field and the value',
     expect(answer.message).toContain(entry.text);
   });
 });
+
+describe('objects at the schema limits stay inside the runtime CEL cost budget', () => {
+  it('an IPPool with 128 IPv6 ranges (16 DNS servers each) and 128 pre-allocations is admitted', async () => {
+    const hex = (n: number) => n.toString(16);
+    const pools = Array.from({ length: 128 }, (_, i) => ({
+      start: `fd00:0:0:${hex(i)}:ffff:ffff:ffff:0`,
+      end: `fd00:0:0:${hex(i)}:ffff:ffff:ffff:ffff`,
+      subnet: `fd00:0:0:${hex(i)}::/64`,
+      prefix: 64,
+      gateway: `fd00:0:0:${hex(i)}::1`,
+      dnsServers: Array.from({ length: 16 }, (_, d) => `fd00:0:0:${hex(i)}::${hex(d + 2)}`),
+    }));
+    const preAllocations = Object.fromEntries(
+      Array.from({ length: 128 }, (_, i) => [
+        `claim-${'x'.repeat(200)}-${i}`,
+        `fd00:0:0:${hex(i)}:ffff:ffff:ffff:${hex(i)}`,
+      ]),
+    );
+    const manifest = {
+      apiVersion: 'ipam.metal3.io/v1alpha1',
+      kind: 'IPPool',
+      metadata: { name: 'at-the-limits' },
+      spec: { namePrefix: 'p'.repeat(213), pools, preAllocations, prefix: 64, dnsServers: pools[0]?.dnsServers },
+    };
+    const answer = await createObject(testEnv().kubeConfig, manifest, NAMESPACE);
+    expect(answer.accepted ? 'accepted' : answer.message).toBe('accepted');
+    expect(parseMetal3IPPool(manifest).success).toBe(true);
+  });
+
+  it('one pre-allocation more is refused by the schema, naming the field', async () => {
+    const preAllocations = Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`c-${i}`, `10.0.${i}.1`]));
+    const answer = await createObject(
+      testEnv().kubeConfig,
+      {
+        apiVersion: 'ipam.metal3.io/v1alpha1',
+        kind: 'IPPool',
+        metadata: { name: 'too-many' },
+        spec: { namePrefix: 'p', preAllocations },
+      },
+      NAMESPACE,
+    );
+    expect(!answer.accepted && answer.message).toContain(
+      'spec.preAllocations: Too many: 129: must have at most 128 items',
+    );
+  });
+});

@@ -27,7 +27,11 @@ export const METAL3_CRD_PROVIDER_LABEL_VALUE = TALLY_PROVIDER_LABEL_VALUE;
  */
 export const METAL3_MAX_POOLS = 128;
 export const METAL3_MAX_DNS_SERVERS = 16;
-export const METAL3_MAX_PRE_ALLOCATIONS = 256;
+/**
+ * As Tally's own `reservations`. The rule that no address is pre-allocated twice compares every pair: at 256 entries
+ * the API server cancelled it for exceeding the per-call runtime cost limit.
+ */
+export const METAL3_MAX_PRE_ALLOCATIONS = 128;
 /**
  * Longest `namePrefix`: an IPAddress is named `<namePrefix>-<address with '.' and ':' as '-'>`, an object name holds
  * at most 253 characters and a canonical address at most 39.
