@@ -98,7 +98,7 @@ export {
   GO_LDFLAGS,
   KUBERNETES_VERSION,
 } from './versions.js';
-export { eventually, type WaitOptions, waitFor } from './wait.js';
+export { eventually, forEachLimited, type WaitOptions, waitFor } from './wait.js';
 export { startWatchedProcess, type WatchedProcess, type WatchedProcessOptions } from './watched-process.js';
 export {
   deleteWebhookConfiguration,
