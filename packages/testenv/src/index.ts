@@ -50,6 +50,8 @@ export {
 export {
   CAPI_WEBHOOK_CONFIGURATION_NAMES,
   CAPI_WEBHOOK_FIELD_MANAGER,
+  CAPI_WEBHOOK_SERVICE,
+  CAPI_WEBHOOK_SERVICE_DNS_NAME,
   type CapiConversion,
   type CapiWebhookConfiguration,
   readCapiConversions,
