@@ -186,12 +186,13 @@ describe('startCapiManager', () => {
     expect(isAlive(managerPid)).toBe(true);
     holder.child.kill('SIGKILL');
     await holder.exited;
-    await eventually('the orphaned manager to be killed', () => !isAlive(managerPid), 30_000);
+    // Bounded only by eventually's default (90 s): a loaded machine delays the deaths of SIGKILLed processes.
+    await eventually('the orphaned manager to be killed', () => !isAlive(managerPid));
     await eventually(
       'the manager and control plane processes to be gone',
       () => processesMentioning(managerStateDir).length === 0 && processesMentioning(planeStateDir).length === 0,
-      30_000,
     );
-    await eventually(`${managerStateDir} to be removed`, () => !existsSync(managerStateDir), 30_000);
-  });
+    await eventually(`${managerStateDir} to be removed`, () => !existsSync(managerStateDir));
+    // A control plane and the manager start in the child first: minutes on a loaded 2-core machine.
+  }, 600_000);
 });
