@@ -193,6 +193,5 @@ describe('startCapiManager', () => {
       () => processesMentioning(managerStateDir).length === 0 && processesMentioning(planeStateDir).length === 0,
     );
     await eventually(`${managerStateDir} to be removed`, () => !existsSync(managerStateDir));
-    // A control plane and the manager start in the child first: minutes on a loaded 2-core machine.
-  }, 600_000);
+  });
 });

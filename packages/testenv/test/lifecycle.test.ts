@@ -148,7 +148,6 @@ describe('a control plane whose Node process goes away', () => {
       if (ending.signal) expect(exit.signal ?? exit.code).toBeTruthy();
       else expect(exit.code).not.toBe(0);
       await expectNothingLeft(stateDir, Object.values(pids));
-      // A whole control plane starts in the child first: minutes on a loaded 2-core machine.
-    }, 600_000);
+    });
   }
 });
