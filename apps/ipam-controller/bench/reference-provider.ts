@@ -9,25 +9,18 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { access, chmod, cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   cacheRoot,
   commandOutput,
-  detectGo,
-  downloadGoModule,
-  ensureCacheEntry,
-  formatBytes,
-  formatDuration,
+  ensureGoBinary,
   GO_ENV,
+  type GoBinaryRequest,
   type GoToolchain,
-  runGoCommand,
 } from '@tally-ipam/testenv';
-import { z } from 'zod';
 
 export const REFERENCE_MODULE = 'sigs.k8s.io/cluster-api-ipam-provider-in-cluster';
 /** The first release serving `ipam.cluster.x-k8s.io/v1beta2` claims (Cluster API 1.11 contract). */
@@ -39,7 +32,6 @@ const CACHE_FORMAT = 1;
 const BUILD_GOFLAGS = '-mod=mod -modcacherw';
 const BUILD_LDFLAGS = '-s -w';
 const CRD_DIR = 'crds';
-const STAMP_FILE = 'stamp.json';
 /** The reference's pool kinds (group `ipam.cluster.x-k8s.io`, version `v1alpha2`). */
 export const REFERENCE_POOL_API_VERSION = 'ipam.cluster.x-k8s.io/v1alpha2';
 /**
@@ -62,47 +54,13 @@ export interface ReferenceProviderBinary {
   readonly sizeBytes: number;
 }
 
-const stampSchema = z.object({
-  format: z.literal(CACHE_FORMAT),
-  key: z.string(),
-  version: z.string(),
-  goVersion: z.string(),
-  builtAt: z.string(),
-  buildDurationMs: z.number(),
-  sizeBytes: z.number(),
-});
-type Stamp = z.infer<typeof stampSchema>;
-
 export function referenceCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheRoot(env), 'reference-ipam');
 }
 
-function cacheKey(go: GoToolchain): string {
-  const material = JSON.stringify({
-    format: CACHE_FORMAT,
-    module: REFERENCE_MODULE,
-    version: REFERENCE_VERSION,
-    go: go.version,
-    platform: `${go.goos}/${go.goarch}`,
-    ldflags: BUILD_LDFLAGS,
-    env: { ...GO_ENV, GOFLAGS: BUILD_GOFLAGS },
-  });
-  return createHash('sha256').update(material).digest('hex').slice(0, 20);
-}
-
-async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
-  try {
-    const stamp = stampSchema.parse(JSON.parse(await readFile(join(dir, STAMP_FILE), 'utf8')));
-    await access(join(dir, REFERENCE_BINARY));
-    if ((await readdir(join(dir, CRD_DIR))).length === 0) return undefined;
-    return stamp;
-  } catch {
-    return undefined;
-  }
-}
-
 /** `--help` runs its flag parsing: the flags `startReferenceProvider` passes must exist in this build. */
-async function verifyBuild(binary: string): Promise<void> {
+async function verifyBuild(paths: Readonly<Record<string, string>>): Promise<void> {
+  const binary = paths[REFERENCE_BINARY] ?? REFERENCE_BINARY;
   // pflag exits 0 on --help for this binary, and prints the usage to stderr, which commandOutput collects.
   const output = await commandOutput(binary, ['--help']).catch((error: unknown) =>
     error instanceof Error ? error.message : String(error),
@@ -117,57 +75,43 @@ async function verifyBuild(binary: string): Promise<void> {
   }
 }
 
-async function build(
-  go: GoToolchain,
-  key: string,
-  entryDir: string,
-  logPath: string,
-  progress: (message: string) => void,
-): Promise<Stamp> {
-  const started = Date.now();
-  progress(`downloading ${REFERENCE_MODULE}@${REFERENCE_VERSION} from the Go module proxy`);
-  const moduleDir = await downloadGoModule(REFERENCE_MODULE, REFERENCE_VERSION);
-  // The module cache is read-only and `go build` in it would refuse to touch go.mod: build a writable copy.
-  const workDir = await mkdtemp(join(tmpdir(), 'tally-reference-ipam-'));
-  try {
-    await cp(moduleDir, workDir, { recursive: true });
-    await makeWritable(workDir);
-    progress(
-      `building ${REFERENCE_BINARY} ${REFERENCE_VERSION} with ${go.version} ` +
-        `(a cold build takes a few minutes on 2 cores; log: ${logPath})`,
-    );
-    const binary = join(entryDir, REFERENCE_BINARY);
-    await runGoCommand(['build', '-v', '-trimpath', '-ldflags', BUILD_LDFLAGS, '-o', binary, '.'], {
-      cwd: workDir,
-      logPath,
-      what: `the reference IPAM provider (${REFERENCE_MODULE}@${REFERENCE_VERSION})`,
-      progress,
-      env: { GOFLAGS: BUILD_GOFLAGS, CGO_ENABLED: '0' },
-    });
-    await verifyBuild(binary);
-    await cp(join(workDir, 'config', 'crd', 'bases'), join(entryDir, CRD_DIR), { recursive: true });
-    const stamp: Stamp = {
-      format: CACHE_FORMAT,
-      key,
+/**
+ * What `ensureReferenceProvider` builds. `go install …@v1.1.0` does not work for this module (the proxy's version
+ * list does not offer it to `go install`), so it is built from a writable copy of the downloaded module; its pool CRDs
+ * (`config/crd/bases`) are copied next to the binary, so CRDs and binary always match.
+ */
+export function referenceProviderBuild(onProgress?: (message: string) => void): GoBinaryRequest {
+  return {
+    cacheDir: referenceCacheDir(),
+    what: `the reference IPAM provider ${REFERENCE_VERSION}`,
+    format: CACHE_FORMAT,
+    keyMaterial: (go: GoToolchain) => ({
+      module: REFERENCE_MODULE,
       version: REFERENCE_VERSION,
-      goVersion: go.version,
-      builtAt: new Date().toISOString(),
-      buildDurationMs: Date.now() - started,
-      sizeBytes: (await stat(binary)).size,
-    };
-    await writeFile(join(entryDir, STAMP_FILE), `${JSON.stringify(stamp, null, 2)}\n`);
-    progress(`built ${REFERENCE_BINARY} in ${formatDuration(stamp.buildDurationMs)}: ${formatBytes(stamp.sizeBytes)}`);
-    return stamp;
-  } finally {
-    await rm(workDir, { recursive: true, force: true });
-  }
-}
-
-async function makeWritable(path: string): Promise<void> {
-  const info = await stat(path);
-  await chmod(path, info.mode | 0o200);
-  if (!info.isDirectory()) return;
-  for (const entry of await readdir(path)) await makeWritable(join(path, entry));
+      go: go.version,
+      platform: `${go.goos}/${go.goarch}`,
+      ldflags: BUILD_LDFLAGS,
+      env: { ...GO_ENV, GOFLAGS: BUILD_GOFLAGS },
+    }),
+    binaries: [REFERENCE_BINARY],
+    steps: [
+      {
+        name: `${REFERENCE_BINARY} ${REFERENCE_VERSION}`,
+        logName: 'reference',
+        source: { kind: 'proxy-module', module: REFERENCE_MODULE, version: REFERENCE_VERSION },
+        packages: ['.'],
+        ldflags: BUILD_LDFLAGS,
+        env: { GOFLAGS: BUILD_GOFLAGS, CGO_ENABLED: '0' },
+        output: REFERENCE_BINARY,
+        copyFromModule: { 'config/crd/bases': CRD_DIR },
+      },
+    ],
+    verify: verifyBuild,
+    isComplete: async (dir) => (await readdir(join(dir, CRD_DIR))).length > 0,
+    stampFields: { version: REFERENCE_VERSION },
+    coldBuildHint: 'a cold build takes a few minutes on 2 cores',
+    onProgress,
+  };
 }
 
 export interface EnsureReferenceProviderOptions {
@@ -183,27 +127,17 @@ export interface EnsureReferenceProviderOptions {
 export async function ensureReferenceProvider(
   options: EnsureReferenceProviderOptions = {},
 ): Promise<ReferenceProviderBinary> {
-  const progress = options.onProgress ?? ((): void => {});
-  const go = await detectGo();
-  const key = cacheKey(go);
-  const { dir, entry, builtNow } = await ensureCacheEntry({
-    cacheDir: referenceCacheDir(),
-    key,
-    what: `the reference IPAM provider ${REFERENCE_VERSION}`,
-    read: readCompleteEntry,
-    build: (tmpDir, logPath) => build(go, key, tmpDir, logPath, progress),
-    progress,
-  });
+  const entry = await ensureGoBinary(referenceProviderBuild(options.onProgress));
   return {
-    dir,
-    path: join(dir, REFERENCE_BINARY),
-    crdDir: join(dir, CRD_DIR),
-    version: entry.version,
+    dir: entry.dir,
+    path: join(entry.dir, REFERENCE_BINARY),
+    crdDir: join(entry.dir, CRD_DIR),
+    version: REFERENCE_VERSION,
     goVersion: entry.goVersion,
     key: entry.key,
-    builtNow,
+    builtNow: entry.builtNow,
     buildDurationMs: entry.buildDurationMs,
-    sizeBytes: entry.sizeBytes,
+    sizeBytes: entry.sizes[REFERENCE_BINARY] ?? 0,
   };
 }
 

@@ -10,19 +10,5 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** Runs `work` over `items` with at most `limit` in flight. */
-export async function forEachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next] as T;
-      next += 1;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
+/** Kept as a re-export so this file's importers (chaos test, bench) need no change. */
+export { forEachLimited } from '@tally-ipam/testenv';

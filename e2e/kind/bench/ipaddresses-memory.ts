@@ -17,10 +17,9 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
-import { startControlPlane, waitFor } from '@tally-ipam/testenv';
+import { forEachLimited, startControlPlane, waitFor } from '@tally-ipam/testenv';
 import { z } from 'zod';
 import { startApp } from '../../test/apps.js';
-import { forEachLimited } from '../lane/concurrency.js';
 import { mebibytes } from '../lane/mebibytes.js';
 import { LANE_PROVIDERS } from '../lane/providers.js';
 

@@ -8,10 +8,10 @@ import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE } from '@tally-ipam/api-types';
 import { Cache, Client, isAlreadyExists, KubeApiError, type ResourceKind } from '@tally-ipam/controller-kit';
 import { LOCK_POOL_NAMESPACE_LABEL, LOCK_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { forEachLimited } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { CLUSTER_V1BETA2, eventually, logsHint, Objects, SIM_CLUSTER } from '../../test/harness.js';
-import { forEachLimited } from '../lane/concurrency.js';
 import { type ContainerCgroup, managerContainers, mebibytes, memoryUsage, resetPeakMemory } from '../lane/memory.js';
 import { LANE_CLUSTER_PROVIDE_KEY } from '../lane/provided.js';
 

@@ -1,10 +1,7 @@
-import { createHash } from 'node:crypto';
-import { access, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { commandOutput, ensureCacheEntry, runGoCommand } from './build-cache.js';
-import { formatBytes, formatDuration } from './format.js';
-import { detectGo, type GoToolchain } from './go.js';
+import { commandOutput } from './build-cache.js';
+import type { GoToolchain } from './go.js';
+import { ensureGoBinary, type GoBinaryRequest } from './go-binary.js';
 import { cacheRoot } from './paths.js';
 import { CLUSTER_API_MODULE, CLUSTER_API_VERSION, GO_ENV } from './versions.js';
 
@@ -34,79 +31,47 @@ export interface ClusterctlBinary {
   readonly sizeBytes: number;
 }
 
-const stampSchema = z.object({
-  format: z.literal(CACHE_FORMAT),
-  key: z.string(),
-  version: z.string(),
-  goVersion: z.string(),
-  buildDurationMs: z.number(),
-  sizeBytes: z.number(),
-});
-type Stamp = z.infer<typeof stampSchema>;
-
 /** `<cache root>/clusterctl`: one directory per content key. */
 export function clusterctlCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheRoot(env), 'clusterctl');
 }
 
-function cacheKey(go: GoToolchain): string {
-  const material = JSON.stringify({
-    format: CACHE_FORMAT,
-    package: CLUSTERCTL_PACKAGE,
-    version: CLUSTER_API_VERSION,
-    go: go.version,
-    platform: `${go.goos}/${go.goarch}`,
-    ldflags: LDFLAGS,
-    env: GO_ENV,
-  });
-  return createHash('sha256').update(material).digest('hex').slice(0, 20);
-}
-
-async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
-  try {
-    const stamp = stampSchema.parse(JSON.parse(await readFile(join(dir, 'stamp.json'), 'utf8')));
-    await access(join(dir, BINARY));
-    return stamp;
-  } catch {
-    return undefined;
-  }
-}
-
-async function build(
-  go: GoToolchain,
-  key: string,
-  tmpDir: string,
-  logPath: string,
-  progress: (message: string) => void,
-): Promise<Stamp> {
-  const started = Date.now();
-  progress(`building clusterctl ${CLUSTER_API_VERSION} with ${go.version} (log: ${logPath})`);
-  await runGoCommand(
-    ['install', '-v', '-trimpath', '-ldflags', LDFLAGS, `${CLUSTERCTL_PACKAGE}@${CLUSTER_API_VERSION}`],
-    {
-      cwd: '/',
-      logPath,
-      what: `clusterctl (${CLUSTERCTL_PACKAGE}@${CLUSTER_API_VERSION})`,
-      progress,
-      env: { GOBIN: tmpDir },
-    },
-  );
-  const binary = join(tmpDir, BINARY);
+async function verifyBuild(paths: Readonly<Record<string, string>>): Promise<void> {
+  const binary = paths[BINARY] ?? BINARY;
   const reported = await commandOutput(binary, ['version', '-o', 'short']);
   if (reported !== CLUSTER_API_VERSION) {
     throw new Error(`${binary} version -o short printed "${reported.slice(0, 80)}", expected ${CLUSTER_API_VERSION}`);
   }
-  const stamp: Stamp = {
+}
+
+/** What `ensureClusterctl` builds: `go install` of clusterctl's package at the pinned Cluster API version. */
+export function clusterctlBuild(onProgress?: (message: string) => void): GoBinaryRequest {
+  return {
+    cacheDir: clusterctlCacheDir(),
+    what: `clusterctl ${CLUSTER_API_VERSION}`,
     format: CACHE_FORMAT,
-    key,
-    version: CLUSTER_API_VERSION,
-    goVersion: go.version,
-    buildDurationMs: Date.now() - started,
-    sizeBytes: (await stat(binary)).size,
+    keyMaterial: (go: GoToolchain) => ({
+      package: CLUSTERCTL_PACKAGE,
+      version: CLUSTER_API_VERSION,
+      go: go.version,
+      platform: `${go.goos}/${go.goarch}`,
+      ldflags: LDFLAGS,
+      env: GO_ENV,
+    }),
+    binaries: [BINARY],
+    steps: [
+      {
+        name: `clusterctl ${CLUSTER_API_VERSION}`,
+        logName: 'clusterctl',
+        source: { kind: 'install', version: CLUSTER_API_VERSION },
+        packages: [CLUSTERCTL_PACKAGE],
+        ldflags: LDFLAGS,
+      },
+    ],
+    verify: verifyBuild,
+    stampFields: { version: CLUSTER_API_VERSION },
+    onProgress,
   };
-  await writeFile(join(tmpDir, 'stamp.json'), `${JSON.stringify(stamp, null, 2)}\n`);
-  progress(`built clusterctl in ${formatDuration(stamp.buildDurationMs)} (${formatBytes(stamp.sizeBytes)})`);
-  return stamp;
 }
 
 /**
@@ -116,24 +81,14 @@ async function build(
 export async function ensureClusterctl(
   options: { onProgress?: (message: string) => void } = {},
 ): Promise<ClusterctlBinary> {
-  const progress = options.onProgress ?? ((): void => {});
-  const go = await detectGo();
-  const key = cacheKey(go);
-  const { dir, entry, builtNow } = await ensureCacheEntry({
-    cacheDir: clusterctlCacheDir(),
-    key,
-    what: `clusterctl ${CLUSTER_API_VERSION}`,
-    read: readCompleteEntry,
-    build: (tmpDir, logPath) => build(go, key, tmpDir, logPath, progress),
-    progress,
-  });
+  const entry = await ensureGoBinary(clusterctlBuild(options.onProgress));
   return {
-    path: join(dir, BINARY),
-    version: entry.version,
+    path: entry.paths[BINARY] ?? BINARY,
+    version: CLUSTER_API_VERSION,
     goVersion: entry.goVersion,
     key: entry.key,
-    builtNow,
+    builtNow: entry.builtNow,
     buildDurationMs: entry.buildDurationMs,
-    sizeBytes: entry.sizeBytes,
+    sizeBytes: entry.sizes[BINARY] ?? 0,
   };
 }

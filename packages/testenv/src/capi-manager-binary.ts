@@ -1,11 +1,6 @@
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { access, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { z } from 'zod';
-import { ensureCacheEntry, runGoCommand } from './build-cache.js';
-import { formatBytes, formatDuration } from './format.js';
-import { detectGo, type GoToolchain } from './go.js';
+import type { GoToolchain } from './go.js';
+import { ensureGoBinary, type GoBinaryRequest } from './go-binary.js';
 import { capiManagerCacheDir } from './paths.js';
 import {
   CLUSTER_API_CACHE_FORMAT,
@@ -38,47 +33,12 @@ export interface EnsureCapiManagerOptions {
   onProgress?: (message: string) => void;
 }
 
-const stampSchema = z.object({
-  format: z.literal(CLUSTER_API_CACHE_FORMAT),
-  key: z.string(),
-  version: z.string(),
-  goVersion: z.string(),
-  builtAt: z.string(),
-  buildDurationMs: z.number(),
-  sizeBytes: z.number(),
-});
-type Stamp = z.infer<typeof stampSchema>;
-
-const STAMP_FILE = 'stamp.json';
-
-function cacheKey(go: GoToolchain): string {
-  const material = JSON.stringify({
-    format: CLUSTER_API_CACHE_FORMAT,
-    module: CLUSTER_API_MODULE,
-    version: CLUSTER_API_VERSION,
-    go: go.version,
-    platform: `${go.goos}/${go.goarch}`,
-    ldflags: CLUSTER_API_LDFLAGS,
-    env: GO_ENV,
-  });
-  return createHash('sha256').update(material).digest('hex').slice(0, 20);
-}
-
-async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
-  try {
-    const stamp = stampSchema.parse(JSON.parse(await readFile(join(dir, STAMP_FILE), 'utf8')));
-    await access(join(dir, CLUSTER_API_MANAGER_BINARY));
-    return stamp;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The manager has no `--version` flag; `--help` runs its flag parsing and must list the flags `startCapiManager`
  * passes, which proves the binary is the core manager and runs on this machine.
  */
-async function verifyBuild(binary: string): Promise<void> {
+async function verifyBuild(paths: Readonly<Record<string, string>>): Promise<void> {
+  const binary = paths[CLUSTER_API_MANAGER_BINARY] ?? CLUSTER_API_MANAGER_BINARY;
   const child = spawn(binary, ['--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer): void => {
@@ -106,47 +66,38 @@ async function verifyBuild(binary: string): Promise<void> {
   }
 }
 
-async function build(
-  go: GoToolchain,
-  key: string,
-  tmpDir: string,
-  logPath: string,
-  progress: (message: string) => void,
-): Promise<Stamp> {
-  const started = Date.now();
-  progress(
-    `building the Cluster API core manager ${CLUSTER_API_VERSION} with ${go.version} ` +
-      `(a cold build takes several minutes on 2 cores; log: ${logPath})`,
-  );
-  // `go install pkg@version` builds the module exactly as released (its own go.mod and go.sum, checked against the
-  // checksum database), outside any module so nothing around the caller changes the build list. GOBIN puts the
-  // binary straight into the temporary cache entry.
-  await runGoCommand(
-    ['install', '-v', '-trimpath', '-ldflags', CLUSTER_API_LDFLAGS, `${CLUSTER_API_MODULE}@${CLUSTER_API_VERSION}`],
-    {
-      cwd: '/',
-      logPath,
-      what: `the Cluster API manager (${CLUSTER_API_MODULE}@${CLUSTER_API_VERSION})`,
-      progress,
-      env: { GOBIN: tmpDir },
-    },
-  );
-  const binary = join(tmpDir, CLUSTER_API_MANAGER_BINARY);
-  await verifyBuild(binary);
-  const stamp: Stamp = {
+/**
+ * What `ensureCapiManager` builds: `go install` of the module root at the pinned version, exactly as released (its
+ * own go.mod and go.sum, checked against the checksum database).
+ */
+export function capiManagerBuild(onProgress?: (message: string) => void): GoBinaryRequest {
+  return {
+    cacheDir: capiManagerCacheDir(),
+    what: `the Cluster API manager ${CLUSTER_API_VERSION}`,
     format: CLUSTER_API_CACHE_FORMAT,
-    key,
-    version: CLUSTER_API_VERSION,
-    goVersion: go.version,
-    builtAt: new Date().toISOString(),
-    buildDurationMs: Date.now() - started,
-    sizeBytes: (await stat(binary)).size,
+    keyMaterial: (go: GoToolchain) => ({
+      module: CLUSTER_API_MODULE,
+      version: CLUSTER_API_VERSION,
+      go: go.version,
+      platform: `${go.goos}/${go.goarch}`,
+      ldflags: CLUSTER_API_LDFLAGS,
+      env: GO_ENV,
+    }),
+    binaries: [CLUSTER_API_MANAGER_BINARY],
+    steps: [
+      {
+        name: `the Cluster API core manager ${CLUSTER_API_VERSION}`,
+        logName: 'manager',
+        source: { kind: 'install', version: CLUSTER_API_VERSION },
+        packages: [CLUSTER_API_MODULE],
+        ldflags: CLUSTER_API_LDFLAGS,
+      },
+    ],
+    verify: verifyBuild,
+    stampFields: { version: CLUSTER_API_VERSION },
+    coldBuildHint: 'a cold build takes several minutes on 2 cores',
+    onProgress,
   };
-  await writeFile(join(tmpDir, STAMP_FILE), `${JSON.stringify(stamp, null, 2)}\n`);
-  progress(
-    `built the Cluster API manager in ${formatDuration(stamp.buildDurationMs)}: ${CLUSTER_API_MANAGER_BINARY} ${formatBytes(stamp.sizeBytes)}`,
-  );
-  return stamp;
 }
 
 /**
@@ -155,25 +106,15 @@ async function build(
  * from many processes at once: one builds while the others wait for its result.
  */
 export async function ensureCapiManager(options: EnsureCapiManagerOptions = {}): Promise<CapiManagerBinary> {
-  const progress = options.onProgress ?? ((): void => {});
-  const go = await detectGo();
-  const key = cacheKey(go);
-  const { dir, entry, builtNow } = await ensureCacheEntry({
-    cacheDir: capiManagerCacheDir(),
-    key,
-    what: `the Cluster API manager ${CLUSTER_API_VERSION}`,
-    read: readCompleteEntry,
-    build: (tmpDir, logPath) => build(go, key, tmpDir, logPath, progress),
-    progress,
-  });
+  const entry = await ensureGoBinary(capiManagerBuild(options.onProgress));
   return {
-    dir,
-    path: join(dir, CLUSTER_API_MANAGER_BINARY),
-    version: entry.version,
+    dir: entry.dir,
+    path: entry.paths[CLUSTER_API_MANAGER_BINARY] ?? CLUSTER_API_MANAGER_BINARY,
+    version: CLUSTER_API_VERSION,
     goVersion: entry.goVersion,
     key: entry.key,
-    builtNow,
+    builtNow: entry.builtNow,
     buildDurationMs: entry.buildDurationMs,
-    sizeBytes: entry.sizeBytes,
+    sizeBytes: entry.sizes[CLUSTER_API_MANAGER_BINARY] ?? 0,
   };
 }

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { installCapiCRDs } from './capi.js';
 import { type CapiManagerBinary, ensureCapiManager } from './capi-manager-binary.js';
-import { readCapiConversions, registerCapiWebhooks, unregisterCapiWebhooks } from './capi-webhooks.js';
+import {
+  CAPI_WEBHOOK_SERVICE_DNS_NAME,
+  readCapiConversions,
+  registerCapiWebhooks,
+  unregisterCapiWebhooks,
+} from './capi-webhooks.js';
 import { generateServingCertificates } from './certs.js';
 import type { ControlPlane } from './control-plane.js';
 import { errorMessage, formatDuration } from './format.js';
@@ -170,7 +175,11 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
   const kc = plane.kubeConfig();
   const [binary, certs] = await Promise.all([
     ensureCapiManager({ onProgress: progress }),
-    generateServingCertificates('cluster-api-webhook'),
+    // The admission webhooks are called at 127.0.0.1; conversions through the Service, verified against its DNS name.
+    generateServingCertificates('cluster-api-webhook', {
+      dnsNames: ['localhost', CAPI_WEBHOOK_SERVICE_DNS_NAME],
+      ipAddresses: ['127.0.0.1'],
+    }),
     options.installCRDs === false ? Promise.resolve() : installCapiCRDs(kc),
   ]);
   const stateDir = mkdtempSync(join(tmpdir(), 'tally-capi-manager-'));

@@ -8,7 +8,6 @@ import { kubeRequest } from './kube-request.js';
 import {
   deleteWebhookConfiguration,
   expectSuccess,
-  loopbackClientConfig,
   loopbackWebhookConfiguration,
   parseWebhookConfigurations,
   registerLoopbackWebhooks,
@@ -108,15 +107,71 @@ export function rewriteWebhookConfiguration(
 }
 
 /**
+ * The Service Cluster API's components name in every CRD's conversion (`config/crd/patches/webhook_in_*.yaml`, after
+ * kustomize's `namespace: capi-system` and `namePrefix: capi-`).
+ */
+export const CAPI_WEBHOOK_SERVICE = { namespace: 'capi-system', name: 'capi-webhook-service' } as const;
+
+/** The DNS name the API server verifies the webhook certificate against when it calls through the Service. */
+export const CAPI_WEBHOOK_SERVICE_DNS_NAME = `${CAPI_WEBHOOK_SERVICE.name}.${CAPI_WEBHOOK_SERVICE.namespace}.svc`;
+
+function servicePath(): string {
+  const { namespace, name } = CAPI_WEBHOOK_SERVICE;
+  return `/api/v1/namespaces/${namespace}/services/${name}`;
+}
+
+/**
+ * Makes `capi-system/capi-webhook-service` reach the manager on this machine: an ExternalName Service for
+ * `localhost`, which the API server resolves to `https://localhost:<port of the reference>` (Endpoints and
+ * EndpointSlices may not hold loopback addresses, so a selector-less Service with endpoints cannot do it).
+ */
+async function applyWebhookService(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<void> {
+  const { namespace, name } = CAPI_WEBHOOK_SERVICE;
+  await expectSuccess(
+    `creating namespace ${namespace}`,
+    kubeRequest(kc, {
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
+      contentType: 'application/json',
+    }),
+    [409],
+  );
+  await expectSuccess(
+    `applying Service ${namespace}/${name}`,
+    kubeRequest(kc, {
+      method: 'PATCH',
+      path: `${servicePath()}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}&force=true`,
+      body: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name, namespace },
+        spec: {
+          type: 'ExternalName',
+          externalName: 'localhost',
+          ports: [{ name: 'webhook-server', port: endpoint.port, protocol: 'TCP' }],
+        },
+      }),
+      contentType: 'application/apply-patch+yaml',
+    }),
+  );
+}
+
+/**
  * Registers Cluster API's admission webhooks and CRD conversions with the API server, pointing at `endpoint`: the two
  * webhook configurations are server-side applied, and each CRD of `conversions` that exists gets
  * `spec.conversion.strategy: Webhook` with the manager's `/convert`. Returns the CRDs it patched.
+ *
+ * The conversions name the Service Cluster API's own components name (`CAPI_WEBHOOK_SERVICE`), never a `url`:
+ * `clusterctl init` updates existing CRDs with a JSON merge patch, which keeps any field it does not mention, so a
+ * `url` left here plus clusterctl's `service` made the CRDs invalid ("exactly one of url or service is required").
  */
 export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<string[]> {
   const [configurations, conversions] = await Promise.all([readCapiWebhookConfigurations(), readCapiConversions()]);
   for (const configuration of configurations) {
     await registerLoopbackWebhooks(kc, configuration, endpoint, { fieldManager: CAPI_WEBHOOK_FIELD_MANAGER });
   }
+  await applyWebhookService(kc, endpoint);
   const patched: string[] = [];
   for (const conversion of conversions) {
     const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(conversion.crdName)}`;
@@ -129,7 +184,12 @@ export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndp
             strategy: 'Webhook',
             webhook: {
               conversionReviewVersions: conversion.conversionReviewVersions,
-              clientConfig: loopbackClientConfig(endpoint, conversion.path),
+              clientConfig: {
+                url: null,
+                // The port is the manager's; clusterctl's components leave it out, so its patch keeps it.
+                service: { ...CAPI_WEBHOOK_SERVICE, path: conversion.path, port: endpoint.port },
+                caBundle: Buffer.from(endpoint.caPem, 'utf8').toString('base64'),
+              },
             },
           },
         },
@@ -163,4 +223,15 @@ export async function unregisterCapiWebhooks(kc: KubeConfig, crdNames: readonly 
       [404],
     );
   }
+  // Only the Service this module made: after `clusterctl init` the name may hold Cluster API's own.
+  const service = await kubeRequest(kc, { method: 'GET', path: servicePath() });
+  if (service.status === 200 && serviceSchema.parse(JSON.parse(service.body)).spec.type === 'ExternalName') {
+    await expectSuccess(
+      `deleting Service ${CAPI_WEBHOOK_SERVICE.namespace}/${CAPI_WEBHOOK_SERVICE.name}`,
+      kubeRequest(kc, { method: 'DELETE', path: servicePath() }),
+      [404],
+    );
+  }
 }
+
+const serviceSchema = z.object({ spec: z.object({ type: z.string().optional() }).loose() }).loose();

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ensureBinaries } from './binaries.js';
 import { capiCRDDir } from './capi.js';
+import { ensureClusterctl } from './capi-clusterctl.js';
 import { type CapiManager, startCapiManager } from './capi-manager.js';
 import { ensureCapiManager } from './capi-manager-binary.js';
 import { startControlPlane } from './control-plane.js';
@@ -11,7 +12,7 @@ const USAGE = `usage: tally-testenv <command> [--capi]
 
   prepare   build (or find in the cache) etcd, kube-apiserver and kube-controller-manager, and fetch
             Cluster API's CRDs into the Go module cache; prints progress and the build time
-            --capi: also build (or find) the Cluster API core manager
+            --capi: also build (or find) the Cluster API core manager and clusterctl
   start     start a control plane with kube-controller-manager and Cluster API's CRDs, print its
             kubeconfig path, and run until Ctrl+C
             --capi: also run the Cluster API core manager with its webhooks
@@ -30,6 +31,14 @@ async function prepareCapiManager(): Promise<void> {
     log(
       `cached: ${manager.path} (${manager.version}, built earlier in ${formatDuration(manager.buildDurationMs)}; ` +
         `${formatBytes(manager.sizeBytes)})`,
+    );
+  }
+  // The release tests run the real clusterctl; built here so its first build never happens inside the test run.
+  const clusterctl = await ensureClusterctl({ onProgress: log });
+  if (!clusterctl.builtNow) {
+    log(
+      `cached: ${clusterctl.path} (${clusterctl.version}, built earlier in ${formatDuration(clusterctl.buildDurationMs)}; ` +
+        `${formatBytes(clusterctl.sizeBytes)})`,
     );
   }
 }

@@ -1,4 +1,9 @@
-export { type ControlPlaneBinaries, type EnsureBinariesOptions, ensureBinaries } from './binaries.js';
+export {
+  type ControlPlaneBinaries,
+  controlPlaneBuild,
+  type EnsureBinariesOptions,
+  ensureBinaries,
+} from './binaries.js';
 export {
   type CacheEntryRequest,
   type CacheEntryResult,
@@ -23,17 +28,30 @@ export {
   type ClusterKubeconfigSecretOptions,
   createClusterKubeconfigSecret,
 } from './capi-cluster.js';
-export { CLUSTERCTL_PACKAGE, type ClusterctlBinary, clusterctlCacheDir, ensureClusterctl } from './capi-clusterctl.js';
+export {
+  CLUSTERCTL_PACKAGE,
+  type ClusterctlBinary,
+  clusterctlBuild,
+  clusterctlCacheDir,
+  ensureClusterctl,
+} from './capi-clusterctl.js';
 export {
   CAPI_MANAGER_DEFAULT_FEATURE_GATES,
   type CapiManager,
   type CapiManagerOptions,
   startCapiManager,
 } from './capi-manager.js';
-export { type CapiManagerBinary, type EnsureCapiManagerOptions, ensureCapiManager } from './capi-manager-binary.js';
+export {
+  type CapiManagerBinary,
+  capiManagerBuild,
+  type EnsureCapiManagerOptions,
+  ensureCapiManager,
+} from './capi-manager-binary.js';
 export {
   CAPI_WEBHOOK_CONFIGURATION_NAMES,
   CAPI_WEBHOOK_FIELD_MANAGER,
+  CAPI_WEBHOOK_SERVICE,
+  CAPI_WEBHOOK_SERVICE_DNS_NAME,
   type CapiConversion,
   type CapiWebhookConfiguration,
   readCapiConversions,
@@ -56,6 +74,15 @@ export {
 export { FIELD_MANAGER, type InstallCRDsOptions, installCRDs } from './crds.js';
 export { errorMessage, formatBytes, formatDuration } from './format.js';
 export { detectGo, downloadGoModule, type GoToolchain, goEnvironment } from './go.js';
+export {
+  ensureGoBinary,
+  type GoBinaryEntry,
+  type GoBinaryRequest,
+  type GoBuildStep,
+  type GoSource,
+  goBinaryCacheKey,
+  goBinaryKey,
+} from './go-binary.js';
 export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
 export { cacheRoot, capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
@@ -73,7 +100,7 @@ export {
   GO_LDFLAGS,
   KUBERNETES_VERSION,
 } from './versions.js';
-export { eventually, type WaitOptions, waitFor } from './wait.js';
+export { eventually, forEachLimited, type WaitOptions, waitFor } from './wait.js';
 export { startWatchedProcess, type WatchedProcess, type WatchedProcessOptions } from './watched-process.js';
 export {
   deleteWebhookConfiguration,

@@ -72,3 +72,34 @@ export async function eventually<T>(what: string, attempt: () => Awaitable<T>, o
   const settled = await waitFor(what, async () => ({ value: await attempt() }), options);
   return settled.value;
 }
+
+/**
+ * Runs `work` for every item, in order, with at most `limit` in flight (bursts of creates against the API server).
+ * After a failure no further item starts; the promise rejects with the first failure once the items in flight settle.
+ */
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new RangeError(`forEachLimited: limit must be a positive integer, got ${String(limit).slice(0, 20)}`);
+  }
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      const item = items[next] as T;
+      next += 1;
+      try {
+        await work(item);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failure) throw failure.reason;
+}

@@ -39,22 +39,39 @@ function readPids() {
   try { return JSON.parse(fs.readFileSync(pidsFile, 'utf8')).map((p) => p.pid).filter(Number.isInteger); }
   catch { return undefined; }
 }
-function killAll() {
-  for (const pid of readPids() ?? []) {
+function running(pid) {
+  if (linux) return ours(pid);
+  try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; }
+}
+function killAll(pids) {
+  for (const pid of pids) {
     if (!ours(pid)) continue;
     try { process.kill(-pid, 'SIGKILL'); } catch { try { process.kill(pid, 'SIGKILL'); } catch {} }
   }
+}
+// The state directory goes only once no listed process runs any more: a process in uninterruptible disk I/O (etcd's
+// fsync on a loaded machine) dies only when that I/O ends and could still create files, which made a single removal
+// attempt fail and left the directory. Gives up after 10 minutes (an unkillable process).
+function cleanUp(pids) {
+  const started = Date.now();
+  const retry = setInterval(() => {
+    killAll(pids);
+    if (pids.some(running) && Date.now() - started < 600000) return;
+    try {
+      fs.rmSync(stateDir, { recursive: true, force: true, maxRetries: 5 });
+      clearInterval(retry);
+    } catch {
+      if (Date.now() - started >= 600000) clearInterval(retry);
+    }
+  }, 250);
 }
 const timer = setInterval(() => {
   if (!fs.existsSync(pidsFile)) { clearInterval(timer); return; }
   if (parentAlive()) return;
   clearInterval(timer);
-  killAll();
-  // Processes die asynchronously; give them a moment before deleting the files they hold open.
-  setTimeout(() => {
-    killAll();
-    try { fs.rmSync(stateDir, { recursive: true, force: true, maxRetries: 5 }); } catch {}
-  }, 300);
+  const pids = readPids() ?? [];
+  killAll(pids);
+  cleanUp(pids);
 }, 250);
 process.on('SIGTERM', () => process.exit(0));
 `;

@@ -48,7 +48,9 @@ describe('ensureBinaries', () => {
     } finally {
       rmSync(cacheDir, { recursive: true, force: true });
     }
-  });
+    // A real build into an empty cache: with a warm Go build cache it links three large binaries (about 50 s on an
+    // idle 2-core machine, several times that under load); without one, a cold build. A bound for hangs only.
+  }, 1_800_000);
 });
 
 describe('ensureBinaries without Go', () => {

@@ -13,8 +13,10 @@ interface HolderOutput {
 
 /** Nothing of a control plane run is left: no process mentions its state directory, and the directory is gone. */
 async function expectNothingLeft(stateDir: string, pids: readonly number[]): Promise<void> {
-  await eventually(`the processes of ${stateDir} to be gone`, () => processesMentioning(stateDir).length === 0, 30_000);
-  await eventually(`${stateDir} to be removed`, () => !existsSync(stateDir), 30_000);
+  // Bounded only by eventually's default (90 s): SIGKILLed processes in disk I/O die when it ends, which a loaded
+  // machine can delay for many seconds.
+  await eventually(`the processes of ${stateDir} to be gone`, () => processesMentioning(stateDir).length === 0);
+  await eventually(`${stateDir} to be removed`, () => !existsSync(stateDir));
   expect(pids.filter(isAlive)).toEqual([]);
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventually, waitFor } from '../src/wait.js';
+import { eventually, forEachLimited, waitFor } from '../src/wait.js';
 
 describe('waitFor', () => {
   it('keeps polling through undefined, false and throws, and resolves with the first other value', async () => {
@@ -102,5 +102,48 @@ describe('eventually', () => {
     expect((error as Error).message).toBe(
       'timed out after 20 ms waiting for the webhook: connection refused\nsee the webhook server log',
     );
+  });
+});
+
+describe('forEachLimited', () => {
+  it('runs every item once, in order of start, never more than the limit at a time', async () => {
+    const items = Array.from({ length: 50 }, (_, index) => index);
+    const started: number[] = [];
+    let inFlight = 0;
+    let mostInFlight = 0;
+    await forEachLimited(items, 4, async (item) => {
+      started.push(item);
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      // Uneven work, so workers overtake each other.
+      for (let turn = 0; turn < item % 5; turn++) await Promise.resolve();
+      inFlight -= 1;
+    });
+    expect(started).toEqual(items);
+    expect(mostInFlight).toBe(4);
+  });
+
+  it('starts no item after a failure and rejects with that failure once the items in flight settle', async () => {
+    const started: number[] = [];
+    let finishedAfterFailure = 0;
+    let failedYet = false;
+    const run = forEachLimited([0, 1, 2, 3, 4, 5, 6, 7], 2, async (item) => {
+      started.push(item);
+      if (item === 2) {
+        failedYet = true;
+        throw new Error('item 2 failed');
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      if (failedYet) finishedAfterFailure += 1;
+    });
+    await expect(run).rejects.toThrow('item 2 failed');
+    // Item 1 was in flight when item 2 failed: it finishes, and its worker starts nothing more.
+    expect(started).toEqual([0, 1, 2]);
+    expect(finishedAfterFailure).toBe(1);
+  });
+
+  it('refuses a limit that would run nothing', async () => {
+    await expect(forEachLimited([1], 0, async () => {})).rejects.toThrow(/limit must be a positive integer, got 0/);
+    await expect(forEachLimited([1], 1.5, async () => {})).rejects.toThrow(RangeError);
   });
 });

@@ -6,26 +6,27 @@ interface WatchEvent {
   readonly type: string;
   readonly name: string | undefined;
   readonly resourceVersion: string | undefined;
+  /** A bookmark that ends the initial events of a `sendInitialEvents` watch. */
+  readonly initialEventsEnd: boolean;
 }
 
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
 interface WatchedObject {
-  metadata?: { name?: string; resourceVersion?: string };
+  metadata?: { name?: string; resourceVersion?: string; annotations?: Record<string, string> };
 }
 
 interface WatchOptions {
-  readonly resourceVersion: string;
-  readonly timeoutSeconds: number;
+  /** Extra query parameters (`resourceVersion`, `sendInitialEvents`, …). */
+  readonly query: Readonly<Record<string, string | boolean>>;
   /** Runs once the server has answered the watch request, i.e. the watcher is registered. */
   readonly onStarted: () => Promise<unknown>;
-  readonly stopWhen?: (events: readonly WatchEvent[]) => boolean;
+  readonly stopWhen: (events: readonly WatchEvent[]) => boolean;
 }
 
-/**
- * Watches ConfigMaps of one namespace with bookmarks on, until the server ends the watch (`timeoutSeconds`) or
- * `stopWhen` says so.
- */
+/** Watches ConfigMaps of one namespace with bookmarks on until `stopWhen` says so (the server's timeout is 60 s). */
 async function watchConfigMaps(kc: KubeConfig, namespace: string, options: WatchOptions): Promise<WatchEvent[]> {
-  const { resourceVersion, timeoutSeconds, onStarted, stopWhen = () => false } = options;
+  const { query, onStarted, stopWhen } = options;
   const events: WatchEvent[] = [];
   let abort: AbortController | undefined;
   let stopped = false;
@@ -33,9 +34,14 @@ async function watchConfigMaps(kc: KubeConfig, namespace: string, options: Watch
     new Watch(kc)
       .watch(
         `/api/v1/namespaces/${namespace}/configmaps`,
-        { allowWatchBookmarks: true, resourceVersion, timeoutSeconds },
+        { allowWatchBookmarks: true, timeoutSeconds: 60, ...query },
         (type: string, object: WatchedObject) => {
-          events.push({ type, name: object.metadata?.name, resourceVersion: object.metadata?.resourceVersion });
+          events.push({
+            type,
+            name: object.metadata?.name,
+            resourceVersion: object.metadata?.resourceVersion,
+            initialEventsEnd: object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true',
+          });
           if (!stopped && stopWhen(events)) {
             stopped = true;
             abort?.abort();
@@ -43,8 +49,9 @@ async function watchConfigMaps(kc: KubeConfig, namespace: string, options: Watch
           }
         },
         (error: unknown) => {
-          if (error && !stopped && !(error instanceof Error && error.name === 'AbortError')) reject(error);
-          else resolve();
+          if (stopped || (error instanceof Error && error.name === 'AbortError')) resolve();
+          else
+            reject(error ?? new Error(`the watch ended before its condition held; events: ${JSON.stringify(events)}`));
         },
       )
       .then(async (controller) => {
@@ -61,29 +68,25 @@ describe('watch bookmarks', () => {
     const kc = testEnv().kubeConfig;
     const core = kc.makeApiClient(CoreV1Api);
     const ns = await withTestNamespace(kc, 'watch');
-    const listed = await core.listNamespacedConfigMap({ namespace: ns.name });
-    const startVersion = listed.metadata?.resourceVersion;
-    expect(startVersion).toBeTruthy();
+    await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'before' } } });
 
-    // A bookmark carries the newest resourceVersion the server has processed, and is only sent when that is newer
-    // than what the watcher has seen; so the change happens while the watch is open. The API server sends the
-    // bookmark shortly (about 2 s) before the watch's timeout.
+    // A streaming list (sendInitialEvents): the server sends the current objects, then a bookmark marked
+    // initial-events-end whose resourceVersion covers them. That bookmark comes when the state is sent, not on a
+    // timer (the periodic bookmarks come about 2 s before a watch's timeout, which a loaded machine can miss).
     const first = await watchConfigMaps(kc, ns.name, {
-      resourceVersion: startVersion ?? '',
-      timeoutSeconds: 6,
-      onStarted: () => core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'before' } } }),
+      query: { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', resourceVersion: '' },
+      onStarted: async () => {},
+      stopWhen: (events) => events.some((e) => e.initialEventsEnd),
     });
     expect(first.filter((e) => e.type === 'ADDED').map((e) => e.name)).toEqual(['before']);
-    const bookmark = first.findLast((e) => e.type === 'BOOKMARK');
+    const bookmark = first.find((e) => e.initialEventsEnd);
+    expect(bookmark?.type).toBe('BOOKMARK');
     expect(bookmark?.resourceVersion).toBeTruthy();
-    // Events of one watch are ordered: a bookmark after the ADDED event covers it.
-    expect(first.findLastIndex((e) => e.type === 'BOOKMARK')).toBeGreaterThan(
-      first.findIndex((e) => e.type === 'ADDED'),
-    );
+    // Events of one watch are ordered: the bookmark after the ADDED event covers it.
+    expect(first.findIndex((e) => e.initialEventsEnd)).toBeGreaterThan(first.findIndex((e) => e.type === 'ADDED'));
 
     const resumed = await watchConfigMaps(kc, ns.name, {
-      resourceVersion: bookmark?.resourceVersion ?? '',
-      timeoutSeconds: 30,
+      query: { resourceVersion: bookmark?.resourceVersion ?? '' },
       onStarted: () => core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'after' } } }),
       stopWhen: (events) => events.some((e) => e.type === 'ADDED'),
     });

@@ -12,7 +12,7 @@ describe('startWatchedProcess', () => {
       args: (stateDir) => ['-e', 'console.log("helper up"); setInterval(() => {}, 60_000);', stateDir],
     });
     try {
-      await eventually('the helper to print', () => readFileSync(helper.logPath, 'utf8').includes('helper up'), 30_000);
+      await eventually('the helper to print', () => readFileSync(helper.logPath, 'utf8').includes('helper up'));
       expect(isAlive(helper.pid)).toBe(true);
       expect(processesMentioning(helper.stateDir)).toContain(helper.pid);
       expect(helper.exit()).toBeUndefined();

@@ -1,22 +1,16 @@
-import { access, chmod, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   commandOutput,
-  detectGo,
-  ensureCacheEntry,
-  formatBytes,
-  formatDuration,
+  ensureGoBinary,
   GO_BUILD_TAGS,
   GO_ENV,
   GO_LDFLAGS,
+  type GoBinaryRequest,
   type GoToolchain,
   KUBERNETES_VERSION,
-  runGoCommand,
 } from '@tally-ipam/testenv';
-import { z } from 'zod';
-import { hashTrees, shortKey } from './hash.js';
+import { hashTrees } from './hash.js';
 import { kindCacheDir, packageDir } from './paths.js';
-import { baseStampSchema, readStamp, writeStamp } from './stamp.js';
 import {
   COREDNS_MODULE,
   COREDNS_VERSION,
@@ -47,129 +41,73 @@ export interface KindBinaries {
   readonly sizes: Readonly<Record<string, number>>;
 }
 
-const stampSchema = baseStampSchema.extend({
-  goVersion: z.string(),
-  stepDurationsMs: z.record(z.string(), z.number()),
-  sizes: z.record(z.string(), z.number()),
-});
-type Stamp = z.infer<typeof stampSchema>;
-
-async function cacheKey(go: GoToolchain): Promise<string> {
-  return shortKey({
-    format: KIND_CACHE_FORMAT,
-    kubernetes: KUBERNETES_VERSION,
-    coredns: COREDNS_VERSION,
-    kind: KIND_VERSION,
-    pause: PAUSE_VERSION,
-    go: go.version,
-    platform: `${go.goos}/${go.goarch}`,
-    tags: GO_BUILD_TAGS,
-    ldflags: GO_LDFLAGS,
-    env: GO_ENV,
-    packages: KUBE_PACKAGES,
-    sources: await hashTrees([packageDir('go')]),
-  });
-}
-
-async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
-  const stamp = await readStamp(dir, stampSchema);
-  if (!stamp) return undefined;
-  try {
-    await Promise.all(BINARY_NAMES.map((name) => access(join(dir, name))));
-    return stamp;
-  } catch {
-    return undefined;
+/** A bad build never enters the cache: each binary must run and report the pinned version. */
+async function verifyBuild(paths: Readonly<Record<string, string>>): Promise<void> {
+  const checks = [
+    { name: 'kubeadm', args: ['version', '-o', 'short'], expected: KUBERNETES_VERSION },
+    { name: 'kind', args: ['version'], expected: KIND_VERSION },
+    { name: 'coredns', args: ['-version'], expected: COREDNS_VERSION.replace(/^v/, '') },
+  ];
+  for (const { name, args, expected } of checks) {
+    const printed = await commandOutput(paths[name] ?? name, args);
+    if (!printed.includes(expected))
+      throw new Error(`${name} ${args.join(' ')} printed "${printed}", expected ${expected}`);
   }
 }
 
-async function build(
-  go: GoToolchain,
-  key: string,
-  tmpDir: string,
-  logPath: string,
-  progress: (m: string) => void,
-): Promise<Stamp> {
-  const started = Date.now();
-  const stepDurationsMs: Record<string, number> = {};
-  const timed = async (name: string, work: () => Promise<void>): Promise<void> => {
-    const stepStarted = Date.now();
-    progress(`building ${name} (log: ${logPath})`);
-    await work();
-    stepDurationsMs[name] = Date.now() - stepStarted;
-    progress(`built ${name} in ${formatDuration(stepDurationsMs[name])}`);
-  };
-  await timed(`${KUBE_PACKAGES.map((p) => p.binary).join(', ')} ${KUBERNETES_VERSION}`, () =>
-    runGoCommand(
-      [
-        'build',
-        '-v',
-        '-trimpath',
-        '-tags',
-        GO_BUILD_TAGS,
-        '-ldflags',
-        GO_LDFLAGS,
-        '-o',
-        `${tmpDir}/`,
-        ...KUBE_PACKAGES.map((p) => p.goPackage),
-      ],
-      { cwd: packageDir('go/kube'), logPath: `${logPath}.kube`, what: 'the node Kubernetes binaries', progress },
-    ),
-  );
+/** What `ensureKindBinaries` builds, in four steps; exported so a test pins its cache key. */
+export function kindBinariesBuild(onProgress?: (message: string) => void): GoBinaryRequest {
   // Both modules have no replace directives, so `go install module@version` builds them as their authors pinned.
-  for (const { name, module, version } of [
+  const installed = [
     { name: 'coredns', module: COREDNS_MODULE, version: COREDNS_VERSION },
     { name: 'kind', module: KIND_MODULE, version: KIND_VERSION },
-  ]) {
-    await timed(`${name} ${version}`, () =>
-      runGoCommand(['install', '-v', '-trimpath', '-ldflags', '-s -w', `${module}@${version}`], {
-        cwd: '/',
-        logPath: `${logPath}.${name}`,
-        what: name,
-        progress,
-        env: { GOBIN: tmpDir },
-      }),
-    );
-  }
-  await timed('pause', () =>
-    runGoCommand(['build', '-v', '-trimpath', '-ldflags', '-s -w', '-o', join(tmpDir, 'pause'), '.'], {
-      cwd: packageDir('go/pause'),
-      logPath: `${logPath}.pause`,
-      what: 'pause',
-      progress,
-    }),
-  );
-  const sizes: Record<string, number> = {};
-  for (const name of BINARY_NAMES) {
-    await chmod(join(tmpDir, name), 0o755);
-    sizes[name] = (await stat(join(tmpDir, name))).size;
-  }
-  // A bad build never enters the cache: each binary must run and report the pinned version.
-  const kubeadm = await commandOutput(join(tmpDir, 'kubeadm'), ['version', '-o', 'short']);
-  if (kubeadm !== KUBERNETES_VERSION)
-    throw new Error(`kubeadm version printed "${kubeadm}", expected ${KUBERNETES_VERSION}`);
-  const kind = await commandOutput(join(tmpDir, 'kind'), ['version']);
-  if (!kind.includes(KIND_VERSION)) throw new Error(`kind version printed "${kind}", expected ${KIND_VERSION}`);
-  const coredns = await commandOutput(join(tmpDir, 'coredns'), ['-version']);
-  if (!coredns.includes(COREDNS_VERSION.replace(/^v/, ''))) {
-    throw new Error(`coredns -version printed "${coredns}", expected ${COREDNS_VERSION}`);
-  }
-  const stamp: Stamp = {
+  ];
+  return {
+    cacheDir: join(kindCacheDir(), 'binaries'),
+    what: 'the kind node binaries',
     format: KIND_CACHE_FORMAT,
-    key,
-    goVersion: go.version,
-    builtAt: new Date().toISOString(),
-    buildDurationMs: Date.now() - started,
-    stepDurationsMs,
-    sizes,
+    keyMaterial: async (go: GoToolchain) => ({
+      kubernetes: KUBERNETES_VERSION,
+      coredns: COREDNS_VERSION,
+      kind: KIND_VERSION,
+      pause: PAUSE_VERSION,
+      go: go.version,
+      platform: `${go.goos}/${go.goarch}`,
+      tags: GO_BUILD_TAGS,
+      ldflags: GO_LDFLAGS,
+      env: GO_ENV,
+      packages: KUBE_PACKAGES,
+      sources: await hashTrees([packageDir('go')]),
+    }),
+    binaries: BINARY_NAMES,
+    steps: [
+      {
+        name: `${KUBE_PACKAGES.map((p) => p.binary).join(', ')} ${KUBERNETES_VERSION}`,
+        logName: 'kube',
+        source: { kind: 'module-dir', dir: packageDir('go/kube') },
+        packages: KUBE_PACKAGES.map((p) => p.goPackage),
+        tags: GO_BUILD_TAGS,
+        ldflags: GO_LDFLAGS,
+      },
+      ...installed.map(({ name, module, version }) => ({
+        name: `${name} ${version}`,
+        logName: name,
+        source: { kind: 'install', version } as const,
+        packages: [module],
+        ldflags: '-s -w',
+      })),
+      {
+        name: 'pause',
+        logName: 'pause',
+        source: { kind: 'module-dir', dir: packageDir('go/pause') },
+        packages: ['.'],
+        ldflags: '-s -w',
+        output: 'pause',
+      },
+    ],
+    verify: verifyBuild,
+    onProgress,
   };
-  await writeStamp(tmpDir, stamp);
-  progress(
-    `built the kind binaries in ${formatDuration(stamp.buildDurationMs)}: ` +
-      Object.entries(sizes)
-        .map(([name, size]) => `${name} ${formatBytes(size)}`)
-        .join(', '),
-  );
-  return stamp;
 }
 
 /**
@@ -177,26 +115,13 @@ async function build(
  * built from the Go module proxy into `<cache>/kind/binaries/<key>`; one builder at a time, others wait.
  */
 export async function ensureKindBinaries(onProgress: (message: string) => void = () => {}): Promise<KindBinaries> {
-  const go = await detectGo();
-  const key = await cacheKey(go);
-  const result = await ensureCacheEntry({
-    cacheDir: join(kindCacheDir(), 'binaries'),
-    key,
-    what: 'the kind node binaries',
-    read: readCompleteEntry,
-    build: (tmpDir, logPath) => build(go, key, tmpDir, logPath, onProgress),
-    progress: onProgress,
-  });
-  const paths = Object.fromEntries(BINARY_NAMES.map((name) => [name, join(result.dir, name)])) as Record<
-    KindBinaryName,
-    string
-  >;
+  const entry = await ensureGoBinary(kindBinariesBuild(onProgress));
   return {
-    dir: result.dir,
-    key,
-    paths,
-    builtNow: result.builtNow,
-    buildDurationMs: result.entry.buildDurationMs,
-    sizes: result.entry.sizes,
+    dir: entry.dir,
+    key: entry.key,
+    paths: entry.paths as Record<KindBinaryName, string>,
+    builtNow: entry.builtNow,
+    buildDurationMs: entry.buildDurationMs,
+    sizes: entry.sizes,
   };
 }
