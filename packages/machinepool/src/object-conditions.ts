@@ -1,5 +1,6 @@
 import { Conditions } from '@tally-ipam/api-types';
-import type { Condition, KubeObject } from '@tally-ipam/controller-kit';
+import type { KubeObject } from '@tally-ipam/controller-kit/cache';
+import type { Condition } from '@tally-ipam/controller-kit/capi';
 import * as z from 'zod';
 
 const WithConditions = z.looseObject({

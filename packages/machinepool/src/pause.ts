@@ -1,16 +1,14 @@
 import { PAUSED_CONDITION } from '@tally-ipam/api-types';
+import type { KubeObject } from '@tally-ipam/controller-kit/cache';
 import {
-  type Client,
   type Condition,
   type ConditionInput,
   getCondition,
   isPaused,
-  type KubeObject,
-  type ObjectOf,
   pausedCondition,
-  type ResourceKind,
   setCondition,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/capi';
+import type { Client, ObjectOf, ResourceKind } from '@tally-ipam/controller-kit/client';
 import { conditionsOf } from './object-conditions.js';
 
 export interface EnsurePausedConditionInput<R extends ResourceKind> {

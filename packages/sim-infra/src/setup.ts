@@ -1,15 +1,14 @@
 import { CLUSTER_GROUP } from '@tally-ipam/api-types';
 import {
-  Client,
-  Controller,
   controllerOwnerOf,
   type KubeObject,
-  type Manager,
-  type ObjectKey,
   OWNER_UID_INDEX,
-  resourceHasFilterLabel,
   type SharedInformer,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/cache';
+import { resourceHasFilterLabel } from '@tally-ipam/controller-kit/capi';
+import { Client, type ObjectKey } from '@tally-ipam/controller-kit/client';
+import { Controller } from '@tally-ipam/controller-kit/controller';
+import type { Manager } from '@tally-ipam/controller-kit/manager';
 import {
   formatLabelValue,
   MACHINE_POOL_RESOURCE,

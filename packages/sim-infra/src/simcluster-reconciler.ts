@@ -5,29 +5,27 @@ import {
   IPAM_V1BETA2_API_VERSION,
   inspectIP,
 } from '@tally-ipam/api-types';
+import { OWNER_UID_INDEX, type SharedInformer } from '@tally-ipam/controller-kit/cache';
+import {
+  type Condition,
+  getCondition,
+  MANAGED_BY_ANNOTATION,
+  pausedCondition,
+  setCondition,
+} from '@tally-ipam/controller-kit/capi';
 import {
   addFinalizer,
   type Client,
-  type Condition,
   type EventRecorder,
   findOwnerReference,
-  getCondition,
   hasFinalizer,
   isAlreadyExists,
   isControlledBy,
   isNotFound,
-  MANAGED_BY_ANNOTATION,
-  OWNER_UID_INDEX,
   ownerReferenceTo,
-  pausedCondition,
-  type ReconcileContext,
-  type Reconciler,
-  type Request,
-  type Result,
   removeFinalizer,
-  type SharedInformer,
-  setCondition,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/client';
+import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
   CONTROL_PLANE_ENDPOINT_READY_CONDITION,
   DEFAULT_CONTROL_PLANE_PORT,

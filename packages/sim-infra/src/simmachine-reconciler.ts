@@ -5,28 +5,21 @@ import {
   MACHINE_KIND,
   MACHINEPOOL_KIND,
 } from '@tally-ipam/api-types';
+import { OWNER_UID_INDEX, type SharedInformer } from '@tally-ipam/controller-kit/cache';
+import { type Condition, getCondition, pausedCondition, setCondition } from '@tally-ipam/controller-kit/capi';
 import {
   addFinalizer,
   type Client,
-  type Condition,
   type EventRecorder,
   findOwnerReference,
-  getCondition,
   hasFinalizer,
   isAlreadyExists,
   isControlledBy,
   isNotFound,
-  OWNER_UID_INDEX,
   ownerReferenceTo,
-  pausedCondition,
-  type ReconcileContext,
-  type Reconciler,
-  type Request,
-  type Result,
   removeFinalizer,
-  type SharedInformer,
-  setCondition,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/client';
+import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import { bootstrapDataSecretName, isMachinePoolOwned, type StoredMachinePool } from '@tally-ipam/machinepool';
 import {
   DELETING_REASON,

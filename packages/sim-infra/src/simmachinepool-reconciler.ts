@@ -1,24 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { CLUSTER_GROUP, MACHINEPOOL_KIND } from '@tally-ipam/api-types';
+import type { SharedInformer } from '@tally-ipam/controller-kit/cache';
+import {
+  type Condition,
+  type ConditionInput,
+  getCondition,
+  pausedCondition,
+  setCondition,
+} from '@tally-ipam/controller-kit/capi';
 import {
   addFinalizer,
   type Client,
-  type Condition,
-  type ConditionInput,
   findOwnerReference,
-  getCondition,
   hasFinalizer,
   isNotFound,
   isOwnedBy,
-  pausedCondition,
-  type ReconcileContext,
-  type Reconciler,
-  type Request,
-  type Result,
   removeFinalizer,
-  type SharedInformer,
-  setCondition,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/client';
+import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
   bootstrapDataSecretName,
   formatLabelValue,
