@@ -8,9 +8,10 @@ import {
 import { OWNER_UID_INDEX, type SharedInformer } from '@tally-ipam/controller-kit/cache';
 import {
   type Condition,
+  ensurePausedCondition,
   getCondition,
+  isPaused,
   MANAGED_BY_ANNOTATION,
-  pausedCondition,
   setCondition,
 } from '@tally-ipam/controller-kit/capi';
 import {
@@ -96,7 +97,7 @@ export class SimClusterReconciler implements Reconciler {
     const cluster = owner ? this.deps.clusters.store.get(`${namespace}/${owner.name}`) : undefined;
 
     if (simCluster.metadata.deletionTimestamp) {
-      if (cluster && pausedCondition(cluster, simCluster).status === 'True') return {};
+      if (cluster && isPaused(cluster, simCluster)) return {};
       return this.reconcileDelete(simCluster, context);
     }
     if (!owner || !cluster) {
@@ -106,12 +107,18 @@ export class SimClusterReconciler implements Reconciler {
 
     const now = this.deps.now();
     const generation = simCluster.metadata.generation ?? 0;
-    const paused = pausedCondition(cluster, simCluster);
-    let conditions: Condition[] = setCondition(simCluster.status?.conditions, paused, now);
-    if (paused.status === 'True') {
-      await this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context);
-      return {};
-    }
+    const pause = await ensurePausedCondition({
+      client: this.deps.client,
+      resource: SIM_CLUSTER_RESOURCE,
+      cluster,
+      object: simCluster,
+      conditions: simCluster.status?.conditions,
+      write: 'when paused',
+      now,
+      signal: context.signal,
+    });
+    if (pause.paused) return {};
+    let conditions: Condition[] = pause.conditions;
 
     let current = await addFinalizer(this.deps.client, SIM_CLUSTER_RESOURCE, simCluster, SIM_CLUSTER_FINALIZER, {
       signal: context.signal,

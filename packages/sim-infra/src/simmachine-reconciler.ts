@@ -6,7 +6,13 @@ import {
   MACHINEPOOL_KIND,
 } from '@tally-ipam/api-types';
 import { OWNER_UID_INDEX, type SharedInformer } from '@tally-ipam/controller-kit/cache';
-import { type Condition, getCondition, pausedCondition, setCondition } from '@tally-ipam/controller-kit/capi';
+import {
+  type Condition,
+  ensurePausedCondition,
+  getCondition,
+  isPaused,
+  setCondition,
+} from '@tally-ipam/controller-kit/capi';
 import {
   addFinalizer,
   type Client,
@@ -154,7 +160,7 @@ export class SimMachineReconciler implements Reconciler {
     const cluster = clusterName ? this.deps.clusters.store.get(`${namespace}/${clusterName}`) : undefined;
 
     if (simMachine.metadata.deletionTimestamp) {
-      if (cluster && pausedCondition(cluster, simMachine).status === 'True') return {};
+      if (cluster && isPaused(cluster, simMachine)) return {};
       return this.reconcileDelete(simMachine, cluster, context);
     }
     if (!owner) {
@@ -169,12 +175,18 @@ export class SimMachineReconciler implements Reconciler {
 
     const now = this.deps.now();
     const generation = simMachine.metadata.generation ?? 0;
-    const paused = pausedCondition(cluster, simMachine);
-    let conditions: Condition[] = setCondition(simMachine.status?.conditions, paused, now);
-    if (paused.status === 'True') {
-      await this.writeStatus(simMachine, { ...(simMachine.status ?? {}), conditions }, context);
-      return {};
-    }
+    const pause = await ensurePausedCondition({
+      client: this.deps.client,
+      resource: SIM_MACHINE_RESOURCE,
+      cluster,
+      object: simMachine,
+      conditions: simMachine.status?.conditions,
+      write: 'when paused',
+      now,
+      signal: context.signal,
+    });
+    if (pause.paused) return {};
+    let conditions: Condition[] = pause.conditions;
 
     let current = await addFinalizer(this.deps.client, SIM_MACHINE_RESOURCE, simMachine, SIM_MACHINE_FINALIZER, {
       signal: context.signal,

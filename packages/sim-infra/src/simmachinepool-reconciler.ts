@@ -4,8 +4,9 @@ import type { SharedInformer } from '@tally-ipam/controller-kit/cache';
 import {
   type Condition,
   type ConditionInput,
+  ensurePausedCondition,
   getCondition,
-  pausedCondition,
+  isPaused,
   setCondition,
 } from '@tally-ipam/controller-kit/capi';
 import {
@@ -113,7 +114,7 @@ export class SimMachinePoolReconciler implements Reconciler {
       : undefined;
 
     if (pool.metadata.deletionTimestamp) {
-      if (cluster && pausedCondition(cluster, pool).status === 'True') return {};
+      if (cluster && isPaused(cluster, pool)) return {};
       return this.reconcileDelete(pool, context);
     }
     if (!machinePool || !cluster) {
@@ -122,12 +123,18 @@ export class SimMachinePoolReconciler implements Reconciler {
     }
     const now = this.deps.now();
     const generation = pool.metadata.generation ?? 0;
-    const paused = pausedCondition(cluster, pool);
-    let conditions: Condition[] = setCondition(pool.status?.conditions, paused, now);
-    if (paused.status === 'True') {
-      await this.writeStatus(pool, { conditions }, context);
-      return {};
-    }
+    const pause = await ensurePausedCondition({
+      client: this.deps.client,
+      resource: SIM_MACHINE_POOL_RESOURCE,
+      cluster,
+      object: pool,
+      conditions: pool.status?.conditions,
+      write: 'when paused',
+      now,
+      signal: context.signal,
+    });
+    if (pause.paused) return {};
+    let conditions: Condition[] = pause.conditions;
     let current = await addFinalizer(this.deps.client, SIM_MACHINE_POOL_RESOURCE, pool, SIM_MACHINE_POOL_FINALIZER, {
       signal: context.signal,
     });
