@@ -41,18 +41,18 @@ import {
   SIM_CLUSTER_FINALIZER,
   WAITING_FOR_CONTROL_PLANE_ENDPOINT_REASON,
   WAITING_FOR_IP_ADDRESS_REASON,
-} from './api/v1alpha1/constants.js';
-import type { PoolReference, SimCluster } from './api/v1alpha1/types.js';
+} from '../api/v1alpha1/constants.js';
+import type { PoolReference, SimCluster } from '../api/v1alpha1/types.js';
 import {
   CLAIM_RESOURCE,
   SIM_CLUSTER_RESOURCE,
   type StoredAddress,
   type StoredClaim,
   type StoredCluster,
-} from './resources.js';
-import { controlPlaneEndpointClaimName } from './util/claim-name.js';
-import { type ConditionVerdict, conditionOf, summarizeReady } from './util/conditions.js';
-import { statusMergePatch, statusUnchanged } from './util/status.js';
+} from '../resources.js';
+import { controlPlaneEndpointClaimName } from '../util/claim-name.js';
+import { type ConditionVerdict, conditionOf, summarizeReady } from '../util/conditions.js';
+import { statusMergePatch, statusUnchanged } from '../util/status.js';
 
 const STATUS_FIELDS = ['initialization', 'failureDomains', 'conditions', 'observedGeneration'];
 /** A safety net while the endpoint claim is being deleted; its delete event normally re-queues first. */

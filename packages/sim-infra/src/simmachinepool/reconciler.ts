@@ -36,16 +36,16 @@ import {
   SIM_MACHINE_KIND,
   SIM_MACHINE_POOL_FINALIZER,
   WAITING_FOR_BOOTSTRAP_DATA_REASON,
-} from './api/v1alpha1/constants.js';
-import type { SimMachine, SimMachinePool } from './api/v1alpha1/types.js';
+} from '../api/v1alpha1/constants.js';
+import type { SimMachine, SimMachinePool } from '../api/v1alpha1/types.js';
 import {
   MACHINE_RESOURCE,
   SIM_MACHINE_POOL_RESOURCE,
   SIM_MACHINE_RESOURCE,
   type StoredCluster,
   type StoredMachine,
-} from './resources.js';
-import { shortenName } from './util/claim-name.js';
+} from '../resources.js';
+import { shortenName } from '../util/claim-name.js';
 
 /** Characters of randomness in an instance name (`<pool>-<hex>`), as CAPD's `worker-<rand6>`. */
 const INSTANCE_SUFFIX_BYTES = 3;
