@@ -1,6 +1,6 @@
 import type { Cache, KubeObject, SharedInformer } from '@tally-ipam/controller-kit/cache';
-import type { Client, EventRecorder } from '@tally-ipam/controller-kit/client';
-import type { Predicate } from '@tally-ipam/controller-kit/controller';
+import type { Client, EventRecorder, ResourceKind } from '@tally-ipam/controller-kit/client';
+import { Controller, type Predicate, type Reconciler } from '@tally-ipam/controller-kit/controller';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
 import type { StoredMachinePool } from '@tally-ipam/machinepool';
 import type { SimCluster, SimMachine, SimMachinePool } from './api/v1alpha1/types.js';
@@ -35,3 +35,22 @@ export interface SimControllerContext {
 /** Indexes of the shared informers the controllers' watches look up by. */
 export const MACHINES_BY_CLUSTER_INDEX = 'simInfra:clusterName';
 export const MACHINE_POOLS_BY_CLUSTER_INDEX = 'simInfra:clusterName';
+
+/** A Sim controller for `resource`: the shared cache, metrics registry and logger, the namespace and filter label. */
+export function newSimController<R extends ResourceKind>(
+  shared: SimControllerContext,
+  name: string,
+  resource: R,
+  reconciler: Reconciler,
+): Controller<R> {
+  return new Controller({
+    name,
+    for: resource,
+    forOptions: { namespace: shared.namespace, predicates: [shared.filter] },
+    reconciler,
+    cache: shared.cache,
+    registry: shared.registry,
+    logger: shared.logger,
+    maxConcurrentReconciles: shared.concurrency,
+  });
+}

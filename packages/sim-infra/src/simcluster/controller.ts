@@ -1,7 +1,7 @@
-import { Controller } from '@tally-ipam/controller-kit/controller';
+import type { Controller } from '@tally-ipam/controller-kit/controller';
 import { SIM_CLUSTER_KIND } from '../api/v1alpha1/constants.js';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, SIM_CLUSTER_RESOURCE } from '../resources.js';
-import type { SimControllerContext } from '../shared.js';
+import { newSimController, type SimControllerContext } from '../shared.js';
 import { addressToClaimOwner, infrastructureRequest } from '../watches.js';
 import { SimClusterReconciler } from './reconciler.js';
 
@@ -18,16 +18,7 @@ export function newSimClusterController(shared: SimControllerContext): Controlle
     recorder: shared.recorderFor('simcluster'),
     now: shared.now,
   });
-  return new Controller({
-    name: 'simcluster',
-    for: SIM_CLUSTER_RESOURCE,
-    forOptions: { namespace: shared.namespace, predicates: [shared.filter] },
-    reconciler,
-    cache: shared.cache,
-    registry: shared.registry,
-    logger: shared.logger,
-    maxConcurrentReconciles: shared.concurrency,
-  })
+  return newSimController(shared, 'simcluster', SIM_CLUSTER_RESOURCE, reconciler)
     .owns(CLAIM_RESOURCE, scope)
     .watches(ADDRESS_RESOURCE, addressToClaimOwner(informers.claims, SIM_CLUSTER_KIND), scope)
     .watches(CLUSTER_RESOURCE, (cluster) => infrastructureRequest(cluster, SIM_CLUSTER_KIND), scope);

@@ -1,12 +1,12 @@
-import { CLUSTER_NAME_LABEL, IPAM_V1BETA2_API_VERSION } from '@tally-ipam/api-types';
 import { OWNER_UID_INDEX } from '@tally-ipam/controller-kit/cache';
 import { getCondition } from '@tally-ipam/controller-kit/capi';
-import { isAlreadyExists, isControlledBy, isNotFound, ownerReferenceTo } from '@tally-ipam/controller-kit/client';
+import { isControlledBy, isNotFound } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext } from '@tally-ipam/controller-kit/controller';
 import type { DeviceStatus, PoolReference, SimMachine } from '../api/v1alpha1/types.js';
 import { CLAIM_RESOURCE, type StoredClaim } from '../resources.js';
 import { deviceToken, ipAddressClaimName } from '../util/claim-name.js';
 import { type ClaimProgress, type ConditionVerdict, ipAddressesCondition } from '../util/conditions.js';
+import { createIPAddressClaim } from '../util/ip-address-claim.js';
 import { type ClaimedAddress, validateClaimedAddresses } from '../util/ip-addresses.js';
 
 import type { InstanceOwner, SimMachineReconcilerDeps } from './deps.js';
@@ -136,40 +136,16 @@ export class SimMachineClaims {
     };
   }
 
-  /**
-   * The IPAM contract's consumer side: `spec.poolRef`, `spec.clusterName` and the cluster-name label (IPAM providers
-   * read either; clusterctl move needs the owner chain), and a controller owner reference to the SimMachine with
-   * blockOwnerDeletion, so garbage collection — where it runs — also removes the claim and the chain is moved along.
-   */
+  /** The claim of one (device, pool), owned by the SimMachine (see `createIPAddressClaim`). */
   private async createClaim(
     simMachine: SimMachine,
     clusterName: string,
     want: DesiredClaim,
     context: ReconcileContext,
   ): Promise<void> {
-    try {
-      await this.deps.client.create(
-        CLAIM_RESOURCE,
-        {
-          apiVersion: IPAM_V1BETA2_API_VERSION,
-          kind: 'IPAddressClaim',
-          metadata: {
-            name: want.name,
-            namespace: simMachine.metadata.namespace,
-            labels: { [CLUSTER_NAME_LABEL]: clusterName },
-            ownerReferences: [ownerReferenceTo(simMachine, { controller: true, blockOwnerDeletion: true })],
-          },
-          spec: {
-            clusterName,
-            poolRef: { apiGroup: want.poolRef.apiGroup, kind: want.poolRef.kind, name: want.poolRef.name },
-          },
-        },
-        { signal: context.signal },
-      );
+    const claim = { name: want.name, clusterName, poolRef: want.poolRef };
+    if (await createIPAddressClaim(this.deps.client, simMachine, claim, context.signal)) {
       context.logger.info({ claim: want.name, pool: want.poolRef }, 'IPAddressClaim created');
-    } catch (error) {
-      // Created by an earlier reconcile the cache has not shown yet: the next event brings it.
-      if (!isAlreadyExists(error)) throw error;
     }
   }
 

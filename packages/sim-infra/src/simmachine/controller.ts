@@ -1,4 +1,4 @@
-import { Controller } from '@tally-ipam/controller-kit/controller';
+import type { Controller } from '@tally-ipam/controller-kit/controller';
 import { MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
 import { SIM_MACHINE_KIND } from '../api/v1alpha1/constants.js';
 import {
@@ -9,7 +9,7 @@ import {
   SIM_MACHINE_POOL_RESOURCE,
   SIM_MACHINE_RESOURCE,
 } from '../resources.js';
-import { MACHINES_BY_CLUSTER_INDEX, type SimControllerContext } from '../shared.js';
+import { MACHINES_BY_CLUSTER_INDEX, newSimController, type SimControllerContext } from '../shared.js';
 import { addressToClaimOwner, infrastructureRequest, instancesOfMachinePool, simMachinesOwnedBy } from '../watches.js';
 import { SimMachineReconciler } from './reconciler.js';
 
@@ -34,16 +34,7 @@ export function newSimMachineController(shared: SimControllerContext): Controlle
     now: shared.now,
   });
   return (
-    new Controller({
-      name: 'simmachine',
-      for: SIM_MACHINE_RESOURCE,
-      forOptions: { namespace: shared.namespace, predicates: [shared.filter] },
-      reconciler,
-      cache: shared.cache,
-      registry: shared.registry,
-      logger: shared.logger,
-      maxConcurrentReconciles: shared.concurrency,
-    })
+    newSimController(shared, 'simmachine', SIM_MACHINE_RESOURCE, reconciler)
       .owns(CLAIM_RESOURCE, scope)
       .watches(ADDRESS_RESOURCE, addressToClaimOwner(informers.claims, SIM_MACHINE_KIND), scope)
       .watches(MACHINE_RESOURCE, (machine) => infrastructureRequest(machine, SIM_MACHINE_KIND), scope)

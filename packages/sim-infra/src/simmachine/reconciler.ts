@@ -1,18 +1,17 @@
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
-import { type Condition, ensurePausedCondition, isPaused, setCondition } from '@tally-ipam/controller-kit/capi';
-import { addFinalizer, hasFinalizer, isNotFound, removeFinalizer } from '@tally-ipam/controller-kit/client';
+import { type Condition, isPaused, setCondition } from '@tally-ipam/controller-kit/capi';
+import { hasFinalizer, isNotFound } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
-  DELETING_REASON,
   INSTANCE_PROVISIONED_CONDITION,
   IP_ADDRESSES_READY_CONDITION,
   NODE_PROVISIONED_CONDITION,
   PROVISIONED_REASON,
-  READY_CONDITION,
   SIM_MACHINE_FINALIZER,
   WAITING_FOR_INSTANCE_REASON,
 } from '../api/v1alpha1/constants.js';
 import type { MachineAddress, SimMachine } from '../api/v1alpha1/types.js';
+import { finishDeletion, pauseThenFinalizer } from '../lifecycle.js';
 import { SIM_MACHINE_RESOURCE, type StoredCluster } from '../resources.js';
 import { type ConditionVerdict, conditionOf, summarizeReady } from '../util/conditions.js';
 import { simProviderID } from '../util/provider-id.js';
@@ -23,8 +22,6 @@ import type { SimMachineReconcilerDeps } from './deps.js';
 import { SimMachineInstance } from './instance.js';
 import { SimMachineNode } from './node.js';
 
-/** A safety net while claims are being deleted; their delete events normally re-queue the machine first. */
-const DELETION_POLL_MS = 5_000;
 const STATUS_FIELDS = ['initialization', 'addresses', 'devices', 'failureDomain', 'conditions', 'observedGeneration'];
 
 /**
@@ -69,22 +66,19 @@ export class SimMachineReconciler implements Reconciler {
 
     const now = this.deps.now();
     const generation = simMachine.metadata.generation ?? 0;
-    const pause = await ensurePausedCondition({
+    const started = await pauseThenFinalizer({
       client: this.deps.client,
       resource: SIM_MACHINE_RESOURCE,
-      cluster,
       object: simMachine,
       conditions: simMachine.status?.conditions,
-      write: 'when paused',
+      finalizer: SIM_MACHINE_FINALIZER,
+      cluster,
       now,
-      signal: context.signal,
+      context,
     });
-    if (pause.paused) return {};
-    let conditions: Condition[] = pause.conditions;
-
-    let current = await addFinalizer(this.deps.client, SIM_MACHINE_RESOURCE, simMachine, SIM_MACHINE_FINALIZER, {
-      signal: context.signal,
-    });
+    if (!started) return {};
+    let conditions: Condition[] = started.conditions;
+    let current = started.object;
 
     const claims = await this.claimsStep.reconcile(current, owner, context);
     conditions = setCondition(conditions, conditionOf(IP_ADDRESSES_READY_CONDITION, claims.verdict, generation), now);
@@ -177,28 +171,23 @@ export class SimMachineReconciler implements Reconciler {
     for (const claim of remaining) {
       if (!claim.metadata.deletionTimestamp) await this.claimsStep.delete(claim, context);
     }
-    if (remaining.length > 0) {
-      const names = remaining.map((claim) => claim.metadata.name).join(', ');
-      const generation = simMachine.metadata.generation ?? 0;
-      const conditions = setCondition(
-        simMachine.status?.conditions,
-        {
-          type: READY_CONDITION,
-          status: 'False',
-          reason: DELETING_REASON,
-          message: `waiting for ${remaining.length} IPAddressClaims to be deleted: ${names}`,
-          observedGeneration: generation,
-        },
-        this.deps.now(),
-      );
-      await this.writeStatus(simMachine, { ...(simMachine.status ?? {}), conditions }, context);
-      return { requeueAfterMs: DELETION_POLL_MS };
-    }
-    await removeFinalizer(this.deps.client, SIM_MACHINE_RESOURCE, simMachine, SIM_MACHINE_FINALIZER, {
-      signal: context.signal,
+    const result = await finishDeletion({
+      client: this.deps.client,
+      resource: SIM_MACHINE_RESOURCE,
+      object: simMachine,
+      conditions: simMachine.status?.conditions,
+      finalizer: SIM_MACHINE_FINALIZER,
+      now: this.deps.now(),
+      context,
+      waitingFor:
+        remaining.length > 0
+          ? `waiting for ${remaining.length} IPAddressClaims to be deleted: ${remaining.map((claim) => claim.metadata.name).join(', ')}`
+          : undefined,
+      writeConditions: (conditions) =>
+        this.writeStatus(simMachine, { ...(simMachine.status ?? {}), conditions }, context),
     });
-    context.logger.info('claims gone, finalizer removed');
-    return {};
+    if (remaining.length === 0) context.logger.info('claims gone, finalizer removed');
+    return result;
   }
 
   private async writeStatus(

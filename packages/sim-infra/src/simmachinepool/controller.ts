@@ -1,9 +1,9 @@
 import type { ObjectKey } from '@tally-ipam/controller-kit/client';
-import { Controller } from '@tally-ipam/controller-kit/controller';
+import type { Controller } from '@tally-ipam/controller-kit/controller';
 import { MACHINE_POOL_RESOURCE, type StoredMachinePool } from '@tally-ipam/machinepool';
 import { SIM_MACHINE_POOL_KIND } from '../api/v1alpha1/constants.js';
 import { CLUSTER_RESOURCE, SIM_MACHINE_POOL_RESOURCE, SIM_MACHINE_RESOURCE } from '../resources.js';
-import { MACHINE_POOLS_BY_CLUSTER_INDEX, type SimControllerContext } from '../shared.js';
+import { MACHINE_POOLS_BY_CLUSTER_INDEX, newSimController, type SimControllerContext } from '../shared.js';
 import { infrastructureRefRequest, poolsOwning } from '../watches.js';
 import { SimMachinePoolReconciler } from './reconciler.js';
 
@@ -26,16 +26,7 @@ export function newSimMachinePoolController(shared: SimControllerContext): Contr
       machinePool.spec.template.spec.infrastructureRef,
       SIM_MACHINE_POOL_KIND,
     );
-  return new Controller({
-    name: 'simmachinepool',
-    for: SIM_MACHINE_POOL_RESOURCE,
-    forOptions: { namespace: shared.namespace, predicates: [shared.filter] },
-    reconciler,
-    cache: shared.cache,
-    registry: shared.registry,
-    logger: shared.logger,
-    maxConcurrentReconciles: shared.concurrency,
-  })
+  return newSimController(shared, 'simmachinepool', SIM_MACHINE_POOL_RESOURCE, reconciler)
     .watches(SIM_MACHINE_RESOURCE, poolsOwning, scope)
     .watches(MACHINE_POOL_RESOURCE, machinePoolRequest, scope)
     .watches(

@@ -4,19 +4,16 @@ import type { SharedInformer } from '@tally-ipam/controller-kit/cache';
 import {
   type Condition,
   type ConditionInput,
-  ensurePausedCondition,
   getCondition,
   isPaused,
   setCondition,
 } from '@tally-ipam/controller-kit/capi';
 import {
-  addFinalizer,
   type Client,
   findOwnerReference,
   hasFinalizer,
   isNotFound,
   isOwnedBy,
-  removeFinalizer,
 } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
@@ -30,7 +27,6 @@ import {
   writeInfraMachinePoolState,
 } from '@tally-ipam/machinepool';
 import {
-  DELETING_REASON,
   READY_CONDITION,
   READY_REASON,
   SIM_MACHINE_KIND,
@@ -38,6 +34,7 @@ import {
   WAITING_FOR_BOOTSTRAP_DATA_REASON,
 } from '../api/v1alpha1/constants.js';
 import type { SimMachine, SimMachinePool } from '../api/v1alpha1/types.js';
+import { finishDeletion, pauseThenFinalizer } from '../lifecycle.js';
 import {
   MACHINE_RESOURCE,
   SIM_MACHINE_POOL_RESOURCE,
@@ -49,8 +46,6 @@ import { shortenName } from '../util/claim-name.js';
 
 /** Characters of randomness in an instance name (`<pool>-<hex>`), as CAPD's `worker-<rand6>`. */
 const INSTANCE_SUFFIX_BYTES = 3;
-/** Safety net while instances are being deleted; their delete events normally re-queue the pool first. */
-const DELETION_POLL_MS = 5_000;
 /** Scale-down waits for CAPI's MachinePool controller to create the Machines it deletes through. */
 const WAITING_FOR_MACHINES_POLL_MS = 5_000;
 
@@ -123,21 +118,19 @@ export class SimMachinePoolReconciler implements Reconciler {
     }
     const now = this.deps.now();
     const generation = pool.metadata.generation ?? 0;
-    const pause = await ensurePausedCondition({
+    const started = await pauseThenFinalizer({
       client: this.deps.client,
       resource: SIM_MACHINE_POOL_RESOURCE,
-      cluster,
       object: pool,
       conditions: pool.status?.conditions,
-      write: 'when paused',
+      finalizer: SIM_MACHINE_POOL_FINALIZER,
+      cluster,
       now,
-      signal: context.signal,
+      context,
     });
-    if (pause.paused) return {};
-    let conditions: Condition[] = pause.conditions;
-    let current = await addFinalizer(this.deps.client, SIM_MACHINE_POOL_RESOURCE, pool, SIM_MACHINE_POOL_FINALIZER, {
-      signal: context.signal,
-    });
+    if (!started) return {};
+    let conditions: Condition[] = started.conditions;
+    let current = started.object;
 
     const version = machinePool.spec.template.spec.version;
     const instances = poolInstances(this.deps.simMachines.store.list(), current, machinePool).filter(
@@ -251,25 +244,17 @@ export class SimMachinePoolReconciler implements Reconciler {
         if (!isNotFound(error)) throw error;
       }
     }
-    if (instances.length > 0) {
-      const conditions = setCondition(
-        pool.status?.conditions,
-        {
-          type: READY_CONDITION,
-          status: 'False',
-          reason: DELETING_REASON,
-          message: `waiting for ${instances.length} instances to be deleted`,
-          observedGeneration: pool.metadata.generation ?? 0,
-        },
-        this.deps.now(),
-      );
-      await this.writeStatus(pool, { conditions }, context);
-      return { requeueAfterMs: DELETION_POLL_MS };
-    }
-    await removeFinalizer(this.deps.client, SIM_MACHINE_POOL_RESOURCE, pool, SIM_MACHINE_POOL_FINALIZER, {
-      signal: context.signal,
+    return finishDeletion({
+      client: this.deps.client,
+      resource: SIM_MACHINE_POOL_RESOURCE,
+      object: pool,
+      conditions: pool.status?.conditions,
+      finalizer: SIM_MACHINE_POOL_FINALIZER,
+      now: this.deps.now(),
+      context,
+      waitingFor: instances.length > 0 ? `waiting for ${instances.length} instances to be deleted` : undefined,
+      writeConditions: (conditions) => this.writeStatus(pool, { conditions }, context),
     });
-    return {};
   }
 
   /** The instance's owner Machine was just deleted or is being deleted (a Machine missing from the cache may be new). */
