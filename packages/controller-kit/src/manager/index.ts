@@ -10,7 +10,7 @@ export {
 export * from './bind-address.js';
 export * from './diagnostics.js';
 export * from './flags.js';
-export { loadKubeConfig } from './kubeconfig.js';
+export { loadKubeConfig, readInClusterNamespace } from './kubeconfig.js';
 export * from './leader-election.js';
 export { LEASE_RESOURCE } from './lease.js';
 export { type CreateLoggerOptions, createLogger } from './logger.js';
