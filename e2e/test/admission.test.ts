@@ -7,7 +7,7 @@ import {
   TALLY_V1ALPHA1_VERSION,
   TallyIPPoolStatus,
 } from '@tally-ipam/api-types';
-import { Client, isNotFound } from '@tally-ipam/controller-kit';
+import { Client, isNotFound } from '@tally-ipam/controller-kit/client';
 import { POOL_IN_USE_MESSAGE, POOL_RESOURCES, poolWebhookName } from '@tally-ipam/ipam-provider';
 import {
   ADDRESS_RESOURCE,

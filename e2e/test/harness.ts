@@ -8,7 +8,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import type { Client } from '@tally-ipam/controller-kit';
+import type { Client } from '@tally-ipam/controller-kit/client';
 import {
   CLUSTER_RESOURCE,
   MACHINE_RESOURCE,

@@ -9,7 +9,8 @@ import {
   TALLY_V1ALPHA1_API_VERSION,
   TallyIPPoolStatus,
 } from '@tally-ipam/api-types';
-import { Client, type Condition, isNotFound } from '@tally-ipam/controller-kit';
+import type { Condition } from '@tally-ipam/controller-kit/capi';
+import { Client, isNotFound } from '@tally-ipam/controller-kit/client';
 import {
   LOCK_POOL_NAME_LABEL,
   LOCK_POOL_NAMESPACE_LABEL,

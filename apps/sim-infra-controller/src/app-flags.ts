@@ -3,7 +3,7 @@ import {
   type ControllerFlags,
   parseControllerFlags,
   readPackageVersion,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/app';
 
 /** The Lease name of the controller when `--leader-elect` is on. */
 export const LEADER_ELECTION_ID = 'sim-infra-controller-leader-election';

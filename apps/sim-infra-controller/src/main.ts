@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { runControllerApp } from '@tally-ipam/controller-kit';
+import { runControllerApp } from '@tally-ipam/controller-kit/app';
 import { SIM_INFRA_CONTROLLER_APP } from './app-flags.js';
 import { setupSimInfraController } from './run-controller.js';
 

@@ -1,4 +1,4 @@
-import type { ControllerAppSetup } from '@tally-ipam/controller-kit';
+import type { ControllerAppSetup } from '@tally-ipam/controller-kit/app';
 import { registerSimWebhooks, setupSimInfraProvider } from '@tally-ipam/sim-infra';
 import { SIM_INFRA_CONTROLLER_APP } from './app-flags.js';
 

@@ -1,4 +1,4 @@
-import { FlagError } from '@tally-ipam/controller-kit';
+import { FlagError } from '@tally-ipam/controller-kit/manager';
 import { describe, expect, it } from 'vitest';
 import { LEADER_ELECTION_ID, parseAppFlags } from '../src/app-flags.js';
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@tally-ipam/controller-kit';
+import { Client } from '@tally-ipam/controller-kit/client';
 import { CLUSTER_RESOURCE, SIM_CLUSTER_RESOURCE, SIM_GROUP } from '@tally-ipam/sim-infra';
 import { freePort, waitFor } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';

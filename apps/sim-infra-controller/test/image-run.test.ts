@@ -1,4 +1,4 @@
-import { validatingWebhookConfiguration } from '@tally-ipam/controller-kit';
+import { validatingWebhookConfiguration } from '@tally-ipam/controller-kit/webhook';
 import { describeImageRun } from '@tally-ipam/ship/vitest';
 import {
   ADDRESS_RESOURCE,

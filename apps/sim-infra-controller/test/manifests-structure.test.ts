@@ -1,4 +1,4 @@
-import { validatingWebhookConfiguration } from '@tally-ipam/controller-kit';
+import { validatingWebhookConfiguration } from '@tally-ipam/controller-kit/webhook';
 import { at, defaultManifests, only } from '@tally-ipam/ship';
 import { describeComponents } from '@tally-ipam/ship/vitest';
 import { generatedSimCRDFiles, SIM_GROUP, simValidatingWebhookSpecs } from '@tally-ipam/sim-infra';

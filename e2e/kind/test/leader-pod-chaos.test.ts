@@ -6,7 +6,8 @@
  */
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE } from '@tally-ipam/api-types';
-import { Cache, Client, isAlreadyExists, KubeApiError, type ResourceKind } from '@tally-ipam/controller-kit';
+import { Cache } from '@tally-ipam/controller-kit/cache';
+import { Client, isAlreadyExists, KubeApiError, type ResourceKind } from '@tally-ipam/controller-kit/client';
 import { LOCK_POOL_NAMESPACE_LABEL, LOCK_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
 import { forEachLimited } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';

@@ -5,15 +5,15 @@ import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/te
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asKubeApiError } from '../src/client/index.js';
 import {
   type AdmissionRequest,
   allowed,
-  asKubeApiError,
   denied,
   validatingHandler,
   validatingWebhookConfiguration,
   WebhookServer,
-} from '../src/index.js';
+} from '../src/webhook/index.js';
 import { type CertDir, createCertDir, createTestCA, issueServingPair, type TestCA } from './fixtures/webhook-certs.js';
 import { admissionReview, listeningPort, sendToWebhook } from './fixtures/webhook-client.js';
 import { eventually } from './fixtures/webhook-poll.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allowed, loadServingCertificate, WebhookServer } from '../src/index.js';
+import { allowed, loadServingCertificate, WebhookServer } from '../src/webhook/index.js';
 import { type CertDir, createCertDir, createTestCA, issueServingPair } from './fixtures/webhook-certs.js';
 import { admissionReview, listeningPort, peerCertificate, sendToWebhook } from './fixtures/webhook-client.js';
 import { eventually } from './fixtures/webhook-poll.js';

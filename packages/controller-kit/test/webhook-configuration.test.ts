@@ -5,7 +5,7 @@ import {
   CERT_MANAGER_INJECT_CA_FROM,
   type ValidatingWebhookSpec,
   validatingWebhookConfiguration,
-} from '../src/index.js';
+} from '../src/webhook/index.js';
 import { createTestCA } from './fixtures/webhook-certs.js';
 
 const poolWebhook: ValidatingWebhookSpec = {

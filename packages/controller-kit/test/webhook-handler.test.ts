@@ -7,7 +7,7 @@ import {
   allowed,
   denied,
   validatingHandler,
-} from '../src/index.js';
+} from '../src/webhook/index.js';
 
 const poolSchema = z.object({
   metadata: z.object({ name: z.string() }),

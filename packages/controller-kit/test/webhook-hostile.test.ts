@@ -2,7 +2,7 @@ import { connect as tcpConnect } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allowed, WebhookServer } from '../src/index.js';
+import { allowed, WebhookServer } from '../src/webhook/index.js';
 import { type CertDir, createCertDir, createTestCA, issueServingPair, type TestCA } from './fixtures/webhook-certs.js';
 import { admissionReview, listeningPort, sendToWebhook } from './fixtures/webhook-client.js';
 

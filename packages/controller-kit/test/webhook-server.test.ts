@@ -9,7 +9,7 @@ import {
   validatingHandler,
   WebhookServer,
   webhookMetrics,
-} from '../src/index.js';
+} from '../src/webhook/index.js';
 import { type CertDir, createCertDir, createTestCA, issueServingPair, type TestCA } from './fixtures/webhook-certs.js';
 import { admissionReview, listeningPort, sendToWebhook } from './fixtures/webhook-client.js';
 import { MAX_WIDGET_SIZE, widgetSchema } from './fixtures/webhook-widget.js';

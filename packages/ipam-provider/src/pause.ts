@@ -1,5 +1,6 @@
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
-import { hasPausedAnnotation, isClusterPaused, type KubeObject } from '@tally-ipam/controller-kit';
+import type { KubeObject } from '@tally-ipam/controller-kit/cache';
+import { isClusterPausedOrAnnotated, pauseReasons } from '@tally-ipam/controller-kit/capi';
 import type { StoredCluster } from './resources.js';
 
 /**
@@ -7,24 +8,23 @@ import type { StoredCluster } from './resources.js';
  * contract names both; CAPI's `annotations.IsPaused`).
  */
 export function isClusterOrAnnotationPaused(cluster: KubeObject): boolean {
-  return isClusterPaused(cluster) || hasPausedAnnotation(cluster);
+  return isClusterPausedOrAnnotated(cluster);
 }
 
 /**
  * Why reconciling an object is paused right now, or undefined: its own paused annotation, or its Cluster being
- * paused. `clusterOf` looks a Cluster up by namespace and name.
+ * paused (by `spec.paused` or the annotation). `clusterOf` looks a Cluster up by namespace and name.
  */
 export function pauseReason(
   object: KubeObject,
   clusterName: string | undefined,
   clusterOf: (namespace: string, name: string) => StoredCluster | undefined,
 ): string | undefined {
-  if (hasPausedAnnotation(object)) return `${object.kind ?? 'object'} has the cluster.x-k8s.io/paused annotation`;
   const namespace = object.metadata.namespace;
-  if (!clusterName || !namespace) return undefined;
-  const cluster = clusterOf(namespace, clusterName);
-  if (cluster && isClusterOrAnnotationPaused(cluster)) return `Cluster ${namespace}/${clusterName} is paused`;
-  return undefined;
+  const cluster = clusterName && namespace ? clusterOf(namespace, clusterName) : undefined;
+  const why = pauseReasons(cluster, object, { clusterAnnotation: true });
+  if (why.length === 0) return undefined;
+  return cluster ? `${why.join(', ')} (Cluster ${namespace}/${clusterName})` : why.join(', ');
 }
 
 /**

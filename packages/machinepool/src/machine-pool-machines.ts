@@ -1,12 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import {
-  type Client,
-  isNotFound,
-  type KubeObject,
-  type OwnerReference,
-  ownerReferenceTo,
-  type ResourceKind,
-} from '@tally-ipam/controller-kit';
+import type { KubeObject, OwnerReference } from '@tally-ipam/controller-kit/cache';
+import { type Client, isNotFound, ownerReferenceTo, type ResourceKind } from '@tally-ipam/controller-kit/client';
 import type { Logger } from 'pino';
 import { CLUSTER_GROUP, CLUSTER_NAME_LABEL, MACHINE_KIND, MACHINEPOOL_NAME_LABEL } from './constants.js';
 import { InfraMachineObject } from './contract-fields.js';

@@ -1,10 +1,5 @@
-import {
-  type Client,
-  findOwnerReference,
-  isNotFound,
-  type KubeObject,
-  type RequestOptions,
-} from '@tally-ipam/controller-kit';
+import type { KubeObject } from '@tally-ipam/controller-kit/cache';
+import { type Client, findOwnerReference, isNotFound, type RequestOptions } from '@tally-ipam/controller-kit/client';
 import {
   CLUSTER_GROUP,
   CLUSTER_NAME_LABEL,

@@ -1,5 +1,5 @@
 import type { MachineAddress } from '@tally-ipam/api-types';
-import type { ConditionInput } from '@tally-ipam/controller-kit';
+import type { ConditionInput } from '@tally-ipam/controller-kit/capi';
 import { REPLICAS_READY_CONDITION, REPLICAS_READY_REASON, WAITING_FOR_REPLICAS_REASON } from './constants.js';
 import type { InfraMachinePoolInstanceStatus } from './contract-fields.js';
 import { compareCodePoints, normalizeProviderIDList } from './provider-ids.js';

@@ -1,4 +1,4 @@
-import { type Condition, type ConditionInput, getCondition } from '@tally-ipam/controller-kit';
+import { type Condition, type ConditionInput, getCondition } from '@tally-ipam/controller-kit/capi';
 import { DELETING_REASON, NOT_READY_REASON, READY_CONDITION, READY_REASON, READY_UNKNOWN_REASON } from './constants.js';
 
 /**

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Client, ObjectOf, ResourceKind } from '@tally-ipam/controller-kit';
+import type { Client, ObjectOf, ResourceKind } from '@tally-ipam/controller-kit/client';
 import { InfraMachinePoolObject } from './contract-fields.js';
 import { providerIDListsEqual } from './provider-ids.js';
 

@@ -1,4 +1,4 @@
-import type { Condition } from '@tally-ipam/controller-kit';
+import type { Condition } from '@tally-ipam/controller-kit/capi';
 import { describe, expect, it } from 'vitest';
 import { summarizeReadyCondition } from '../src/index.js';
 

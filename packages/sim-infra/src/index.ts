@@ -30,19 +30,28 @@ export {
   type SimInfraProviderOptions,
   setupSimInfraProvider,
 } from './setup.js';
-export { isExternallyManaged, SimClusterReconciler, type SimClusterReconcilerDeps } from './simcluster-reconciler.js';
+export type { SimControllerContext } from './shared.js';
+export {
+  isExternallyManaged,
+  newSimClusterController,
+  SimClusterReconciler,
+  type SimClusterReconcilerDeps,
+} from './simcluster/index.js';
 export {
   type DesiredClaim,
   desiredClaims,
   type InstanceOwner,
+  newSimMachineController,
+  SimMachineClaims,
   SimMachineReconciler,
   type SimMachineReconcilerDeps,
-} from './simmachine-reconciler.js';
+} from './simmachine/index.js';
 export {
+  newSimMachinePoolController,
   poolInstances,
   SimMachinePoolReconciler,
   type SimMachinePoolReconcilerDeps,
-} from './simmachinepool-reconciler.js';
+} from './simmachinepool/index.js';
 export {
   DEFAULT_KUBELET_VERSION,
   deregisterNode,

@@ -1,5 +1,5 @@
 import { StoredObjectMeta } from '@tally-ipam/api-types';
-import { type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
+import { type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit/client';
 import * as z from 'zod';
 import {
   SIM_CLUSTER_KIND,

@@ -1,5 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { Client, isNotFound, LEASE_RESOURCE, microTime } from '@tally-ipam/controller-kit';
+import { Client, isNotFound, microTime } from '@tally-ipam/controller-kit/client';
+import { LEASE_RESOURCE } from '@tally-ipam/controller-kit/manager';
 import type { Logger } from 'pino';
 import { NODE_RESOURCE, SECRET_RESOURCE, type StoredNode, type StoredSecret } from './resources.js';
 

@@ -1,5 +1,5 @@
 import { inspectIP } from '@tally-ipam/api-types';
-import { isNotFound } from '@tally-ipam/controller-kit';
+import { isNotFound } from '@tally-ipam/controller-kit/client';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -1,5 +1,6 @@
 import { inspectIP } from '@tally-ipam/api-types';
-import { isConflict, isNotFound, LEASE_RESOURCE } from '@tally-ipam/controller-kit';
+import { isConflict, isNotFound } from '@tally-ipam/controller-kit/client';
+import { LEASE_RESOURCE } from '@tally-ipam/controller-kit/manager';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -1,4 +1,4 @@
-import { isNotFound } from '@tally-ipam/controller-kit';
+import { isNotFound } from '@tally-ipam/controller-kit/client';
 import { formatLabelValue, MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,14 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CLUSTER_NAME_LABEL, IPAM_GROUP, TALLY_IP_POOL_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
-import {
-  Client,
-  type Condition,
-  createLogger,
-  type LogLevel,
-  Manager,
-  type ResourceKind,
-} from '@tally-ipam/controller-kit';
+import type { Condition } from '@tally-ipam/controller-kit/capi';
+import { Client, type ResourceKind } from '@tally-ipam/controller-kit/client';
+import { createLogger, type LogLevel, Manager } from '@tally-ipam/controller-kit/manager';
 import { setupIPAMProvider } from '@tally-ipam/ipam-provider';
 import { waitFor } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';

@@ -1,4 +1,4 @@
-import type { AdmissionRequest } from '@tally-ipam/controller-kit';
+import type { AdmissionRequest } from '@tally-ipam/controller-kit/webhook';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SIM_TEMPLATE_WEBHOOKS, templateImmutabilityHandler } from '../src/index.js';

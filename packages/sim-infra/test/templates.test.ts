@@ -1,11 +1,7 @@
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
-import {
-  asKubeApiError,
-  Client,
-  createLogger,
-  validatingWebhookConfiguration,
-  WebhookServer,
-} from '@tally-ipam/controller-kit';
+import { asKubeApiError, Client } from '@tally-ipam/controller-kit/client';
+import { createLogger } from '@tally-ipam/controller-kit/manager';
+import { validatingWebhookConfiguration, WebhookServer } from '@tally-ipam/controller-kit/webhook';
 import { createServingCertDir, type ServingCertDir } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -85,14 +85,14 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
   '@tally-ipam/controller-kit': {
     role: 'library',
     purpose:
-      'the controller runtime: reflector cache, work queue, reconcilers, manager, leader election, client helpers, ' +
-      'admission webhook server, and Cluster API helpers (pause, conditions)',
+      'the controller runtime, one subpath per area (`/client`, `/cache`, `/controller`, `/queue`, `/manager`, ' +
+      '`/webhook`, `/app`) and the one home of the Cluster API helpers (`/capi`: pause, Paused, conditions)',
     shipped: [],
     scoped: [
       {
         to: '@tally-ipam/api-types',
         onlyFrom: ['src/capi/'],
-        why: 'the Cluster API helpers take Cluster API’s names from their one home; the generic runtime stays free of product types',
+        why: 'the Cluster API helpers take Cluster API’s names and the Condition schema from their one home; the generic runtime stays free of product types',
       },
     ],
     development: ['@tally-ipam/testenv'],

@@ -212,6 +212,57 @@ it('type-checks a consumer importing every package through its exported types', 
   expect(run(process.execPath, [TSC, '-p', 'tsconfig.json'], consumer)).toBe('');
 });
 
+/** Every importable specifier of the publishable packages: the root and each code subpath (`./package.json` aside). */
+const specifiers = publishable.flatMap(({ manifest }) =>
+  Object.keys(manifest.exports ?? {})
+    .filter((subpath) => subpath !== './package.json')
+    .map((subpath) => (subpath === '.' ? manifest.name : `${manifest.name}${subpath.slice(1)}`)),
+);
+
+it('imports every subpath of controller-kit from the npm-installed tarball under Node 20 with the workspace build’s names', () => {
+  const subpaths = specifiers.filter((specifier) => specifier.startsWith('@tally-ipam/controller-kit/'));
+  expect(subpaths.length, 'subpath exports of controller-kit').toBeGreaterThan(0);
+  const script = `const names = {}; for (const s of ${JSON.stringify(subpaths)}) names[s] = Object.keys(await import(s)).sort(); console.log(JSON.stringify(names));`;
+  const installed = JSON.parse(run(process.execPath, ['--input-type=module', '-e', script], consumer)) as Record<
+    string,
+    string[]
+  >;
+  const workspace = JSON.parse(
+    run(process.execPath, ['--input-type=module', '-e', script], join(ROOT, 'packages/controller-kit')),
+  ) as Record<string, string[]>;
+  for (const specifier of subpaths) expect(installed[specifier]?.length, specifier).toBeGreaterThan(0);
+  expect(installed).toEqual(workspace);
+});
+
+it.each([
+  { module: 'node16', moduleResolution: 'node16' },
+  { module: 'esnext', moduleResolution: 'bundler' },
+])('resolves the types of every export, subpaths included, under moduleResolution $moduleResolution', (resolution) => {
+  // Inside the consumer, so that resolution walks up to its node_modules and goes through the packed `exports`.
+  const project = join(consumer, `resolution-${resolution.moduleResolution}`);
+  mkdirSync(project, { recursive: true });
+  const source = specifiers
+    .map((specifier, index) => `import * as s${index} from '${specifier}';\nexport const x${index} = s${index};`)
+    .join('\n');
+  writeFileSync(join(project, 'index.ts'), `${source}\n`);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'resolution', private: true, type: 'module' }));
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        ...resolution,
+        target: 'es2023',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        types: [],
+      },
+      files: ['index.ts'],
+    }),
+  );
+  expect(run(process.execPath, [TSC, '-p', 'tsconfig.json'], project)).toBe('');
+});
+
 /** Libraries whose types the packages' declarations expose (and, for prom-client, whose global registry is shared). */
 const SHARED_LIBRARIES = ['@kubernetes/client-node', 'zod', 'pino', 'prom-client'] as const;
 

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1APIResource } from '@kubernetes/client-node';
-import type { ResourceKind } from '@tally-ipam/controller-kit';
+import type { ResourceKind } from '@tally-ipam/controller-kit/client';
 import { stringify } from 'yaml';
 import { startInSandbox } from './image.js';
 import type { Manifest } from './kustomize.js';

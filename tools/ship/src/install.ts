@@ -3,7 +3,7 @@
  * in order (server-side apply), with the serving certificates of the variant without cert-manager issued here.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Client } from '@tally-ipam/controller-kit';
+import { Client } from '@tally-ipam/controller-kit/client';
 import { generateServingCertificates } from '@tally-ipam/testenv';
 import { resourceKindOf } from './cluster.js';
 import type { Manifest } from './kustomize.js';

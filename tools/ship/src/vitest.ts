@@ -17,14 +17,12 @@ import {
   type V1ResourceAttributes,
   type V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
+import { asKubeApiError, Client, type ResourceKind } from '@tally-ipam/controller-kit/client';
 import {
-  asKubeApiError,
-  Client,
   DEFAULT_WEBHOOK_CERT_DIR,
-  type ResourceKind,
   type ServiceClientMode,
   type UrlClientMode,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/webhook';
 import {
   type ControlPlane,
   type ControlPlaneOptions,

@@ -46,22 +46,61 @@ export function isClusterPaused(cluster: KubeObject): boolean {
 }
 
 /**
- * CAPI's `annotations.IsPaused(cluster, object)`: reconciling `object` is paused when its Cluster has
- * `spec.paused: true` or the object has the paused annotation. `cluster` may be undefined (not found / none).
+ * True when the Cluster is paused by either sign the IPAM contract names: `spec.paused` or the paused annotation on
+ * the Cluster itself. CAPI's `annotations.IsPaused` reads only `spec.paused` of the Cluster (see `PauseOptions`).
  */
-export function isPaused(cluster: KubeObject | undefined, object: KubeObject): boolean {
-  return (cluster !== undefined && isClusterPaused(cluster)) || hasPausedAnnotation(object);
+export function isClusterPausedOrAnnotated(cluster: KubeObject): boolean {
+  return isClusterPaused(cluster) || hasPausedAnnotation(cluster);
+}
+
+/**
+ * Which signs pause a reconcile. The default is CAPI's `annotations.IsPaused(cluster, object)`: the Cluster's
+ * `spec.paused`, or the paused annotation on the object. The IPAM contract also names the paused annotation on the
+ * Cluster: `clusterAnnotation: true` counts it.
+ */
+export interface PauseOptions {
+  readonly clusterAnnotation?: boolean | undefined;
+}
+
+/**
+ * Why reconciling `object` is paused, one sentence per sign present (the Cluster's first); empty when it is not.
+ * `cluster` may be undefined (the object names none, or it does not exist).
+ */
+export function pauseReasons(
+  cluster: KubeObject | undefined,
+  object: KubeObject,
+  options: PauseOptions = {},
+): string[] {
+  const why: string[] = [];
+  if (cluster !== undefined && isClusterPaused(cluster)) why.push('Cluster spec.paused is set');
+  if (cluster !== undefined && options.clusterAnnotation === true && hasPausedAnnotation(cluster)) {
+    why.push(`Cluster has the ${PAUSED_ANNOTATION} annotation`);
+  }
+  if (hasPausedAnnotation(object)) why.push(`${object.kind ?? 'object'} has the ${PAUSED_ANNOTATION} annotation`);
+  return why;
+}
+
+/**
+ * CAPI's `annotations.IsPaused(cluster, object)`: reconciling `object` is paused when its Cluster has
+ * `spec.paused: true` or the object has the paused annotation (or, with `clusterAnnotation`, the Cluster has it).
+ * `cluster` may be undefined (not found / none).
+ */
+export function isPaused(cluster: KubeObject | undefined, object: KubeObject, options: PauseOptions = {}): boolean {
+  return pauseReasons(cluster, object, options).length > 0;
 }
 
 /**
  * The `Paused` condition an object should carry (CAPI's `paused.EnsurePausedCondition`): True with reason `Paused`
- * and a message saying why, or False with reason `NotPaused`. Feed it to `setCondition`.
+ * and a message saying why, or False with reason `NotPaused`. Feed it to `setCondition`, or let
+ * `ensurePausedCondition` write it.
  */
-export function pausedCondition(cluster: KubeObject | undefined, object: KubeObject): ConditionInput {
+export function pausedCondition(
+  cluster: KubeObject | undefined,
+  object: KubeObject,
+  options: PauseOptions = {},
+): ConditionInput {
   const observedGeneration = object.metadata.generation ?? 0;
-  const why: string[] = [];
-  if (cluster !== undefined && isClusterPaused(cluster)) why.push(`Cluster spec.paused is set`);
-  if (hasPausedAnnotation(object)) why.push(`${object.kind ?? 'object'} has the ${PAUSED_ANNOTATION} annotation`);
+  const why = pauseReasons(cluster, object, options);
   return why.length > 0
     ? { type: PAUSED_CONDITION, status: 'True', reason: PAUSED_REASON, message: why.join(', '), observedGeneration }
     : { type: PAUSED_CONDITION, status: 'False', reason: NOT_PAUSED_REASON, message: '', observedGeneration };

@@ -1,4 +1,4 @@
-import { Client, isNotFound, setControllerReference } from '@tally-ipam/controller-kit';
+import { Client, isNotFound, setControllerReference } from '@tally-ipam/controller-kit/client';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

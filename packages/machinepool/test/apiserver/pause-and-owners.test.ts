@@ -1,4 +1,5 @@
-import { type Client, getCondition, PAUSED_ANNOTATION } from '@tally-ipam/controller-kit';
+import { getCondition, PAUSED_ANNOTATION } from '@tally-ipam/controller-kit/capi';
+import type { Client } from '@tally-ipam/controller-kit/client';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

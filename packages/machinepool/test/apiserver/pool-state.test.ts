@@ -1,4 +1,5 @@
-import { type Client, isConflict, type ResourceKind, setCondition } from '@tally-ipam/controller-kit';
+import { setCondition } from '@tally-ipam/controller-kit/capi';
+import { type Client, isConflict, type ResourceKind } from '@tally-ipam/controller-kit/client';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -1,4 +1,5 @@
-import { Client, type KubeObject, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
+import type { KubeObject } from '@tally-ipam/controller-kit/cache';
+import { Client, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit/client';
 import { waitFor } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import {

@@ -1,4 +1,4 @@
-import type { ConditionInput, ConditionStatus } from '@tally-ipam/controller-kit';
+import type { ConditionInput, ConditionStatus } from '@tally-ipam/controller-kit/capi';
 import {
   IP_ADDRESS_CLAIM_CONFLICT_REASON,
   IP_ADDRESS_CLAIM_FAILED_REASON,

@@ -8,7 +8,7 @@ import {
   denied,
   type ValidatingWebhookSpec,
   type WebhookServer,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/webhook';
 import * as z from 'zod';
 import {
   SIM_CLUSTER_TEMPLATE_KIND,

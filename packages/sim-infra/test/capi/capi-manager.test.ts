@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
-import { isNotFound } from '@tally-ipam/controller-kit';
+import { isNotFound } from '@tally-ipam/controller-kit/client';
 import { MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
 import { createClusterKubeconfigSecret } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';

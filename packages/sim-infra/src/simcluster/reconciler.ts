@@ -1,63 +1,49 @@
+import { CLUSTER_GROUP, CLUSTER_KIND, inspectIP } from '@tally-ipam/api-types';
+import { OWNER_UID_INDEX, type SharedInformer } from '@tally-ipam/controller-kit/cache';
 import {
-  CLUSTER_GROUP,
-  CLUSTER_KIND,
-  CLUSTER_NAME_LABEL,
-  IPAM_V1BETA2_API_VERSION,
-  inspectIP,
-} from '@tally-ipam/api-types';
-import {
-  addFinalizer,
-  type Client,
   type Condition,
+  getCondition,
+  isPaused,
+  MANAGED_BY_ANNOTATION,
+  setCondition,
+} from '@tally-ipam/controller-kit/capi';
+import {
+  type Client,
   type EventRecorder,
   findOwnerReference,
-  getCondition,
   hasFinalizer,
-  isAlreadyExists,
   isControlledBy,
   isNotFound,
-  MANAGED_BY_ANNOTATION,
-  OWNER_UID_INDEX,
-  ownerReferenceTo,
-  pausedCondition,
-  type ReconcileContext,
-  type Reconciler,
-  type Request,
-  type Result,
-  removeFinalizer,
-  type SharedInformer,
-  setCondition,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/client';
+import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
   CONTROL_PLANE_ENDPOINT_READY_CONDITION,
   DEFAULT_CONTROL_PLANE_PORT,
-  DELETING_REASON,
   ENDPOINT_ALLOCATED_REASON,
   ENDPOINT_FROM_CLUSTER_REASON,
   ENDPOINT_FROM_SPEC_REASON,
   IP_ADDRESS_CLAIM_CONFLICT_REASON,
   IP_ADDRESS_CLAIM_FAILED_REASON,
   IP_ADDRESS_INVALID_REASON,
-  READY_CONDITION,
   SIM_CLUSTER_FINALIZER,
   WAITING_FOR_CONTROL_PLANE_ENDPOINT_REASON,
   WAITING_FOR_IP_ADDRESS_REASON,
-} from './api/v1alpha1/constants.js';
-import type { PoolReference, SimCluster } from './api/v1alpha1/types.js';
+} from '../api/v1alpha1/constants.js';
+import type { PoolReference, SimCluster } from '../api/v1alpha1/types.js';
+import { finishDeletion, pauseThenFinalizer } from '../lifecycle.js';
 import {
   CLAIM_RESOURCE,
   SIM_CLUSTER_RESOURCE,
   type StoredAddress,
   type StoredClaim,
   type StoredCluster,
-} from './resources.js';
-import { controlPlaneEndpointClaimName } from './util/claim-name.js';
-import { type ConditionVerdict, conditionOf, summarizeReady } from './util/conditions.js';
-import { statusMergePatch, statusUnchanged } from './util/status.js';
+} from '../resources.js';
+import { controlPlaneEndpointClaimName } from '../util/claim-name.js';
+import { type ConditionVerdict, conditionOf, summarizeReady } from '../util/conditions.js';
+import { createIPAddressClaim } from '../util/ip-address-claim.js';
+import { statusMergePatch, statusUnchanged } from '../util/status.js';
 
 const STATUS_FIELDS = ['initialization', 'failureDomains', 'conditions', 'observedGeneration'];
-/** A safety net while the endpoint claim is being deleted; its delete event normally re-queues first. */
-const DELETION_POLL_MS = 5_000;
 
 export interface SimClusterReconcilerDeps {
   readonly client: Client;
@@ -98,7 +84,7 @@ export class SimClusterReconciler implements Reconciler {
     const cluster = owner ? this.deps.clusters.store.get(`${namespace}/${owner.name}`) : undefined;
 
     if (simCluster.metadata.deletionTimestamp) {
-      if (cluster && pausedCondition(cluster, simCluster).status === 'True') return {};
+      if (cluster && isPaused(cluster, simCluster)) return {};
       return this.reconcileDelete(simCluster, context);
     }
     if (!owner || !cluster) {
@@ -108,16 +94,19 @@ export class SimClusterReconciler implements Reconciler {
 
     const now = this.deps.now();
     const generation = simCluster.metadata.generation ?? 0;
-    const paused = pausedCondition(cluster, simCluster);
-    let conditions: Condition[] = setCondition(simCluster.status?.conditions, paused, now);
-    if (paused.status === 'True') {
-      await this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context);
-      return {};
-    }
-
-    let current = await addFinalizer(this.deps.client, SIM_CLUSTER_RESOURCE, simCluster, SIM_CLUSTER_FINALIZER, {
-      signal: context.signal,
+    const started = await pauseThenFinalizer({
+      client: this.deps.client,
+      resource: SIM_CLUSTER_RESOURCE,
+      object: simCluster,
+      conditions: simCluster.status?.conditions,
+      finalizer: SIM_CLUSTER_FINALIZER,
+      cluster,
+      now,
+      context,
     });
+    if (!started) return {};
+    let conditions: Condition[] = started.conditions;
+    let current = started.object;
     const endpoint = await this.reconcileEndpoint(current, cluster, context);
     current = endpoint.simCluster;
     conditions = setCondition(
@@ -276,28 +265,9 @@ export class SimClusterReconciler implements Reconciler {
     poolRef: PoolReference,
     context: ReconcileContext,
   ): Promise<void> {
-    try {
-      await this.deps.client.create(
-        CLAIM_RESOURCE,
-        {
-          apiVersion: IPAM_V1BETA2_API_VERSION,
-          kind: 'IPAddressClaim',
-          metadata: {
-            name,
-            namespace: simCluster.metadata.namespace,
-            labels: { [CLUSTER_NAME_LABEL]: cluster.metadata.name },
-            ownerReferences: [ownerReferenceTo(simCluster, { controller: true, blockOwnerDeletion: true })],
-          },
-          spec: {
-            clusterName: cluster.metadata.name,
-            poolRef: { apiGroup: poolRef.apiGroup, kind: poolRef.kind, name: poolRef.name },
-          },
-        },
-        { signal: context.signal },
-      );
+    const claim = { name, clusterName: cluster.metadata.name, poolRef };
+    if (await createIPAddressClaim(this.deps.client, simCluster, claim, context.signal)) {
       context.logger.info({ claim: name, pool: poolRef }, 'control-plane endpoint IPAddressClaim created');
-    } catch (error) {
-      if (!isAlreadyExists(error)) throw error;
     }
   }
 
@@ -349,25 +319,21 @@ export class SimClusterReconciler implements Reconciler {
         if (!isNotFound(error)) throw error;
       }
     }
-    if (claims.length > 0) {
-      const conditions = setCondition(
-        simCluster.status?.conditions,
-        {
-          type: READY_CONDITION,
-          status: 'False',
-          reason: DELETING_REASON,
-          message: `waiting for IPAddressClaims to be deleted: ${claims.map((claim) => claim.metadata.name).join(', ')}`,
-          observedGeneration: simCluster.metadata.generation ?? 0,
-        },
-        this.deps.now(),
-      );
-      await this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context);
-      return { requeueAfterMs: DELETION_POLL_MS };
-    }
-    await removeFinalizer(this.deps.client, SIM_CLUSTER_RESOURCE, simCluster, SIM_CLUSTER_FINALIZER, {
-      signal: context.signal,
+    return finishDeletion({
+      client: this.deps.client,
+      resource: SIM_CLUSTER_RESOURCE,
+      object: simCluster,
+      conditions: simCluster.status?.conditions,
+      finalizer: SIM_CLUSTER_FINALIZER,
+      now: this.deps.now(),
+      context,
+      waitingFor:
+        claims.length > 0
+          ? `waiting for IPAddressClaims to be deleted: ${claims.map((claim) => claim.metadata.name).join(', ')}`
+          : undefined,
+      writeConditions: (conditions) =>
+        this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context),
     });
-    return {};
   }
 
   private async writeStatus(

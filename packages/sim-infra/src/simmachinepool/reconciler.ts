@@ -1,24 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { CLUSTER_GROUP, MACHINEPOOL_KIND } from '@tally-ipam/api-types';
+import type { SharedInformer } from '@tally-ipam/controller-kit/cache';
 import {
-  addFinalizer,
-  type Client,
   type Condition,
   type ConditionInput,
-  findOwnerReference,
   getCondition,
+  isPaused,
+  setCondition,
+} from '@tally-ipam/controller-kit/capi';
+import {
+  type Client,
+  findOwnerReference,
   hasFinalizer,
   isNotFound,
   isOwnedBy,
-  pausedCondition,
-  type ReconcileContext,
-  type Reconciler,
-  type Request,
-  type Result,
-  removeFinalizer,
-  type SharedInformer,
-  setCondition,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/client';
+import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
   bootstrapDataSecretName,
   formatLabelValue,
@@ -30,27 +27,25 @@ import {
   writeInfraMachinePoolState,
 } from '@tally-ipam/machinepool';
 import {
-  DELETING_REASON,
   READY_CONDITION,
   READY_REASON,
   SIM_MACHINE_KIND,
   SIM_MACHINE_POOL_FINALIZER,
   WAITING_FOR_BOOTSTRAP_DATA_REASON,
-} from './api/v1alpha1/constants.js';
-import type { SimMachine, SimMachinePool } from './api/v1alpha1/types.js';
+} from '../api/v1alpha1/constants.js';
+import type { SimMachine, SimMachinePool } from '../api/v1alpha1/types.js';
+import { finishDeletion, pauseThenFinalizer } from '../lifecycle.js';
 import {
   MACHINE_RESOURCE,
   SIM_MACHINE_POOL_RESOURCE,
   SIM_MACHINE_RESOURCE,
   type StoredCluster,
   type StoredMachine,
-} from './resources.js';
-import { shortenName } from './util/claim-name.js';
+} from '../resources.js';
+import { shortenName } from '../util/claim-name.js';
 
 /** Characters of randomness in an instance name (`<pool>-<hex>`), as CAPD's `worker-<rand6>`. */
 const INSTANCE_SUFFIX_BYTES = 3;
-/** Safety net while instances are being deleted; their delete events normally re-queue the pool first. */
-const DELETION_POLL_MS = 5_000;
 /** Scale-down waits for CAPI's MachinePool controller to create the Machines it deletes through. */
 const WAITING_FOR_MACHINES_POLL_MS = 5_000;
 
@@ -114,7 +109,7 @@ export class SimMachinePoolReconciler implements Reconciler {
       : undefined;
 
     if (pool.metadata.deletionTimestamp) {
-      if (cluster && pausedCondition(cluster, pool).status === 'True') return {};
+      if (cluster && isPaused(cluster, pool)) return {};
       return this.reconcileDelete(pool, context);
     }
     if (!machinePool || !cluster) {
@@ -123,15 +118,19 @@ export class SimMachinePoolReconciler implements Reconciler {
     }
     const now = this.deps.now();
     const generation = pool.metadata.generation ?? 0;
-    const paused = pausedCondition(cluster, pool);
-    let conditions: Condition[] = setCondition(pool.status?.conditions, paused, now);
-    if (paused.status === 'True') {
-      await this.writeStatus(pool, { conditions }, context);
-      return {};
-    }
-    let current = await addFinalizer(this.deps.client, SIM_MACHINE_POOL_RESOURCE, pool, SIM_MACHINE_POOL_FINALIZER, {
-      signal: context.signal,
+    const started = await pauseThenFinalizer({
+      client: this.deps.client,
+      resource: SIM_MACHINE_POOL_RESOURCE,
+      object: pool,
+      conditions: pool.status?.conditions,
+      finalizer: SIM_MACHINE_POOL_FINALIZER,
+      cluster,
+      now,
+      context,
     });
+    if (!started) return {};
+    let conditions: Condition[] = started.conditions;
+    let current = started.object;
 
     const version = machinePool.spec.template.spec.version;
     const instances = poolInstances(this.deps.simMachines.store.list(), current, machinePool).filter(
@@ -245,25 +244,17 @@ export class SimMachinePoolReconciler implements Reconciler {
         if (!isNotFound(error)) throw error;
       }
     }
-    if (instances.length > 0) {
-      const conditions = setCondition(
-        pool.status?.conditions,
-        {
-          type: READY_CONDITION,
-          status: 'False',
-          reason: DELETING_REASON,
-          message: `waiting for ${instances.length} instances to be deleted`,
-          observedGeneration: pool.metadata.generation ?? 0,
-        },
-        this.deps.now(),
-      );
-      await this.writeStatus(pool, { conditions }, context);
-      return { requeueAfterMs: DELETION_POLL_MS };
-    }
-    await removeFinalizer(this.deps.client, SIM_MACHINE_POOL_RESOURCE, pool, SIM_MACHINE_POOL_FINALIZER, {
-      signal: context.signal,
+    return finishDeletion({
+      client: this.deps.client,
+      resource: SIM_MACHINE_POOL_RESOURCE,
+      object: pool,
+      conditions: pool.status?.conditions,
+      finalizer: SIM_MACHINE_POOL_FINALIZER,
+      now: this.deps.now(),
+      context,
+      waitingFor: instances.length > 0 ? `waiting for ${instances.length} instances to be deleted` : undefined,
+      writeConditions: (conditions) => this.writeStatus(pool, { conditions }, context),
     });
-    return {};
   }
 
   /** The instance's owner Machine was just deleted or is being deleted (a Machine missing from the cache may be new). */
