@@ -2,10 +2,12 @@ import {
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
   StoredObjectMeta as StoredMeta,
+  TALLY_ADDRESS_LEDGER_KIND,
   TALLY_ADDRESS_LOCK_KIND,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
   TALLY_V1ALPHA1_API_VERSION,
+  TallyAddressLedger,
   TallyAddressLock,
   type TallyPoolKind,
 } from '@tally-ipam/api-types';
@@ -29,6 +31,9 @@ export {
 export const StoredLock = TallyAddressLock.extend({ metadata: StoredMeta });
 export type StoredLock = z.infer<typeof StoredLock>;
 
+export const StoredLedger = TallyAddressLedger.extend({ metadata: StoredMeta });
+export type StoredLedger = z.infer<typeof StoredLedger>;
+
 /**
  * Pools are cached with their spec unparsed: a pool whose spec fails validation must still be seen (and reported as
  * `InvalidSpec` / `PoolNotReady` with the reason), not silently dropped by the cache. The reconcilers parse the spec
@@ -51,6 +56,16 @@ export const LOCK_RESOURCE: TypedResourceKind<StoredLock> = typedResource(
     namespaced: false,
   },
   StoredLock,
+);
+
+export const LEDGER_RESOURCE: TypedResourceKind<StoredLedger> = typedResource(
+  {
+    apiVersion: TALLY_V1ALPHA1_API_VERSION,
+    kind: TALLY_ADDRESS_LEDGER_KIND,
+    plural: 'tallyaddressledgers',
+    namespaced: false,
+  },
+  StoredLedger,
 );
 
 function poolResource(kind: TallyPoolKind, plural: string, namespaced: boolean): TypedResourceKind<StoredPool> {
