@@ -23,6 +23,11 @@ export function poolKey(ref: PoolRef): string {
   return `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
 }
 
+/** True when `a` names the pool `b` (undefined never does). */
+export function samePool(a: PoolRef | undefined, b: PoolRef): boolean {
+  return a !== undefined && poolKey(a) === poolKey(b);
+}
+
 /** `TallyIPPool ns/name` or `GlobalTallyIPPool name`, for messages and events. */
 export function describePool(ref: PoolRef): string {
   return ref.namespace ? `${ref.kind} ${ref.namespace}/${ref.name}` : `${ref.kind} ${ref.name}`;
