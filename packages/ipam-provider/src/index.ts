@@ -30,6 +30,7 @@ export {
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
 export { AddressLedgers, type AddressLedgersOptions, type HeldUnit } from './ledger/address-ledgers.js';
+export { entryAsLock, LedgerEntryView } from './ledger/entry-view.js';
 export {
   applyOperations,
   decideHold,
