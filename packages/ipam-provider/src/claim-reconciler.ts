@@ -32,10 +32,12 @@ import {
 import { cleanUpOrphanedAddress, releaseClaim } from './claim/release.js';
 import { notReady } from './claim-status.js';
 import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_ALLOCATED } from './constants.js';
+import type { AddressHolds } from './holds.js';
 import type { ProviderMetrics } from './metrics.js';
 import { pauseReason, poolClusterName } from './pause.js';
 import { describePool, type PoolRef, poolKey, poolRefOfAddress, poolRefOfClaim, samePool } from './pool-ref.js';
 import type { PoolState, PoolStates } from './pool-states.js';
+import type { LockSource } from './resources.js';
 import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
@@ -51,7 +53,10 @@ export interface ClaimReconcilerDeps {
   readonly cache: Cache;
   readonly claims: SharedInformer<StoredClaim>;
   readonly addresses: SharedInformer<StoredAddress>;
-  readonly locks: SharedInformer<StoredLock>;
+  /** The holdings of addresses (locks, or ledger entries seen as locks). */
+  readonly locks: LockSource;
+  /** Where the API server decides who holds an address: see `AddressHolds`. */
+  readonly holds: AddressHolds;
   readonly clusters: SharedInformer<StoredCluster>;
   /** This process's own writes on top of the informers (the assume cache): see `AssumedObjects`. */
   readonly assumed: {

@@ -11,7 +11,7 @@ import {
   TallyAddressLock,
   type TallyPoolKind,
 } from '@tally-ipam/api-types';
-import { type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
+import { type SharedInformer, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
 
 // The Cluster API kinds' descriptors live in @tally-ipam/api-types; re-exported under the names this package publishes.
@@ -30,6 +30,9 @@ export {
  */
 export const StoredLock = TallyAddressLock.extend({ metadata: StoredMeta });
 export type StoredLock = z.infer<typeof StoredLock>;
+
+/** What the provider reads holdings from: the lock informer, or the ledger entries seen as locks (`LedgerEntryView`). */
+export type LockSource = Pick<SharedInformer<StoredLock>, 'store' | 'addEventHandler'>;
 
 export const StoredLedger = TallyAddressLedger.extend({ metadata: StoredMeta });
 export type StoredLedger = z.infer<typeof StoredLedger>;

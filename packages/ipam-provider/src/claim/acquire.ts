@@ -9,11 +9,11 @@ import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { notReady } from '../claim-status.js';
 import { EVENT_DUPLICATE_ADDRESS, MAX_LOCK_ATTEMPTS, POOL_EXHAUSTED_RECHECK_MS } from '../constants.js';
 import { LOCK_CLAIM_UID_INDEX } from '../indexes.js';
-import { type AcquireResult, acquireLock, holderOf, releaseLock } from '../locks.js';
+import { type AcquireResult, holderOf } from '../locks.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { type PoolRef, poolRefOfLock, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-states.js';
-import { LOCK_RESOURCE, type StoredAddress, type StoredClaim, type StoredLock } from '../resources.js';
+import type { StoredAddress, StoredClaim, StoredLock } from '../resources.js';
 import { chooseAddress, eventNote } from './choose.js';
 import { finishClaim, liveAddress } from './materialise.js';
 
@@ -39,7 +39,7 @@ export async function releaseSurplusLocks(
     surplus.set(current.metadata.name, current);
   }
   for (const lock of surplus.values()) {
-    await releaseLock(lock, false, deps.client, new Date(deps.now()), context.signal);
+    await deps.holds.release(lock, false, new Date(deps.now()), context.signal);
     deps.assumed.locks.forget(lock.metadata.name);
     context.logger.info({ lock: lock.metadata.name }, 'surplus lock of an allocated claim released');
   }
@@ -83,7 +83,7 @@ export async function acquireUnit(
   const resumed = held ? state.allocation.unitOf(held.spec.address, held.spec.prefix ?? 0) : undefined;
   if (held && resumed) {
     // The cache may be behind a release by another replica: only a lock that still exists live may be resumed.
-    const live = await deps.cache.liveGet(LOCK_RESOURCE, { name: held.metadata.name }, context.signal);
+    const live = await deps.holds.live(held.metadata.name, context.signal);
     if (!live || live.spec.claimRef.uid !== holder.uid || live.spec.releasedAt !== undefined) {
       deps.assumed.locks.forget(held.metadata.name);
       return { kind: 'done', result: { requeue: true } };
@@ -123,13 +123,13 @@ export async function acquireUnit(
     state.assume(choice.unit, holder.uid);
     let acquired: AcquireResult;
     try {
-      acquired = await acquireLock(choice.unit, ref, holder, {
-        client: deps.client,
-        cache: deps.cache,
-        now: deps.now,
-        reuseGracePeriodMs: state.allocation.reuseGracePeriodMs,
-        signal: context.signal,
-      });
+      acquired = await deps.holds.acquire(
+        choice.unit,
+        ref,
+        holder,
+        state.allocation.reuseGracePeriodMs,
+        context.signal,
+      );
     } catch (error) {
       // No answer (the API server went away): the lock may or may not exist. Freeing the address here is safe — if
       // the lock exists, its event marks the address used again, and a create for another claim fails with 409 —
@@ -182,13 +182,7 @@ export async function holdLockOfExisting(
     cached !== undefined && cached.spec.claimRef.uid === claim.metadata.uid && cached.spec.releasedAt === undefined;
   if (lockHeld) return undefined;
   state.assume(unit, claim.metadata.uid ?? '');
-  const acquired = await acquireLock(unit, ref, holderOf(claim), {
-    client: deps.client,
-    cache: deps.cache,
-    now: deps.now,
-    reuseGracePeriodMs: 0,
-    signal: context.signal,
-  });
+  const acquired = await deps.holds.acquire(unit, ref, holderOf(claim), 0, context.signal);
   if (acquired.acquired) {
     deps.assumed.locks.assume(acquired.lock);
     return undefined;

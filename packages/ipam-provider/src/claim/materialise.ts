@@ -20,11 +20,10 @@ import {
 import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { type ClaimOutcome, writeClaimStatus } from '../claim-status.js';
 import { ADDRESS_FINALIZER, EVENT_ADDRESS_RECREATED } from '../constants.js';
-import { releaseLock } from '../locks.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-states.js';
-import { ADDRESS_RESOURCE, LOCK_RESOURCE, type StoredAddress, type StoredClaim } from '../resources.js';
+import { ADDRESS_RESOURCE, type StoredAddress, type StoredClaim } from '../resources.js';
 import { reservationHolder } from './choose.js';
 
 /** Why an IPAddress Tally did not write cannot be this claim's (undefined: it can be adopted). */
@@ -156,9 +155,9 @@ export async function createAddress(
   const live = await liveAddress(deps, claim, context);
   if (live && live.spec.address === unit.address && samePool(poolRefOfAddress(live), ref)) return live;
   // Another writer created the claim's IPAddress with a different address: our lock must not outlive this moment.
-  const lock = await deps.cache.liveGet(LOCK_RESOURCE, { name: unit.lockName }, context.signal);
+  const lock = await deps.holds.live(unit.lockName, context.signal);
   if (lock && lock.spec.claimRef.uid === claim.metadata.uid) {
-    await releaseLock(lock, false, deps.client, new Date(deps.now()), context.signal);
+    await deps.holds.release(lock, false, new Date(deps.now()), context.signal);
   }
   deps.assumed.locks.forget(unit.lockName);
   deps.states.settleAssumed(state, unit);

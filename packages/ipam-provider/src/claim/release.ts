@@ -13,9 +13,8 @@ import {
 import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_RELEASED } from '../constants.js';
 import { LOCK_CLAIM_UID_INDEX } from '../indexes.js';
-import { releaseLock } from '../locks.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, LOCK_RESOURCE, type StoredClaim, type StoredLock } from '../resources.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type StoredClaim, type StoredLock } from '../resources.js';
 
 /** How long to wait before looking again at an IPAddress another finalizer still holds. */
 const ADDRESS_GONE_POLL_MS = 1_000;
@@ -71,12 +70,12 @@ export async function releaseClaim(
   }
   if (address && ours && state) {
     const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
-    const live = unit ? await deps.cache.liveGet(LOCK_RESOURCE, { name: unit.lockName }, context.signal) : undefined;
+    const live = unit ? await deps.holds.live(unit.lockName, context.signal) : undefined;
     if (live && live.spec.claimRef.uid === claim.metadata.uid) locks.set(live.metadata.name, live);
   }
   let released = '';
   for (const lock of locks.values()) {
-    await releaseLock(lock, keepAsReleased, deps.client, now, context.signal);
+    await deps.holds.release(lock, keepAsReleased, now, context.signal);
     const unit = state?.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
     if (state && unit) {
       state.forgetAssumed(unit.lockName);

@@ -1,8 +1,8 @@
 import type { AddressLedgerEntry } from '@tally-ipam/api-types';
-import { TALLY_ADDRESS_LEDGER_KIND, TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import { TALLY_ADDRESS_LEDGER_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
 import { type Client, isAlreadyExists, isConflict, isNotFound, type Store } from '@tally-ipam/controller-kit';
 import { isNewer } from '../assumed-objects.js';
-import type { PoolRef } from '../pool-ref.js';
+import { type PoolRef, tallyPoolReference } from '../pool-ref.js';
 import { LEDGER_RESOURCE, type StoredLedger } from '../resources.js';
 import { applyOperations, type EntryHolder, type LedgerOperation, type OperationResult } from './ledger-entries.js';
 import { type LedgerUnit, ledgerNameOf } from './ledger-name.js';
@@ -61,12 +61,7 @@ export class AddressLedgers {
         key: unit.lockName,
         address: unit.address,
         ...(unit.isPrefix ? { prefix: unit.prefix } : {}),
-        poolRef: {
-          apiGroup: TALLY_GROUP,
-          kind: pool.kind,
-          name: pool.name,
-          ...(pool.namespace ? { namespace: pool.namespace } : {}),
-        },
+        poolRef: tallyPoolReference(pool),
         claimRef: { namespace: holder.namespace, name: holder.name, uid: holder.uid },
       },
     });
@@ -99,6 +94,22 @@ export class AddressLedgers {
   /** The entry of `key` in the newest copy of the ledger this process has (no request). */
   cachedEntry(ledgerName: string, key: string): AddressLedgerEntry | undefined {
     return this.current(ledgerName)?.spec.entries?.find((entry) => entry.key === key);
+  }
+
+  /** The newest copy of a ledger this process has (its informer's or its own last write's); no request. */
+  ledger(ledgerName: string): StoredLedger | undefined {
+    return this.current(ledgerName);
+  }
+
+  /** The entry of `key` as the API server has it now, with the ledger read. */
+  async liveLedgerEntry(
+    ledgerName: string,
+    key: string,
+    signal?: AbortSignal,
+  ): Promise<{ readonly ledger: StoredLedger; readonly entry: AddressLedgerEntry } | undefined> {
+    const live = await this.read(ledgerName, signal);
+    const entry = live?.spec.entries?.find((candidate) => candidate.key === key);
+    return live && entry ? { ledger: live, entry } : undefined;
   }
 
   /** The entry of `key` as the API server has it now. */
