@@ -14,7 +14,7 @@ import { type KubeObject, keyOf, type SharedInformer } from '@tally-ipam/control
 export class AssumedObjects<T extends KubeObject> {
   private readonly written = new Map<string, T>();
 
-  constructor(private readonly informer: SharedInformer<T>) {
+  constructor(private readonly informer: Pick<SharedInformer<T>, 'store' | 'addEventHandler'>) {
     informer.addEventHandler({
       onAdd: (object) => this.informerCaughtUp(object),
       onUpdate: (_old, object) => this.informerCaughtUp(object),

@@ -29,6 +29,18 @@ export {
   POOL_STATUS_COALESCE_MS,
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
+export { AddressLedgers, type AddressLedgersOptions, type HeldUnit } from './ledger/address-ledgers.js';
+export { entryAsLock, LedgerEntryView } from './ledger/entry-view.js';
+export {
+  applyOperations,
+  decideHold,
+  type EntryHolder,
+  type LedgerOperation,
+  type OperationResult,
+  type WantedEntry,
+} from './ledger/ledger-entries.js';
+export { ADDRESS_BLOCK_BITS, type LedgerUnit, ledgerNameOf } from './ledger/ledger-name.js';
+export { LockFenceMissingError, type LockMigrationResult, migrateLocksToLedgers } from './ledger/lock-migration.js';
 export { addressLockName, type LockedValue, parseLockName, prefixLockName } from './lock-name.js';
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 export { describePool, type PoolRef, poolKey } from './pool-ref.js';
@@ -44,11 +56,13 @@ export {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
+  LEDGER_RESOURCE,
   LOCK_RESOURCE,
   POOL_RESOURCES,
   StoredAddress,
   StoredClaim,
   StoredCluster,
+  StoredLedger,
   StoredLock,
   StoredPool,
 } from './resources.js';

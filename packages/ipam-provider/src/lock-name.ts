@@ -29,7 +29,8 @@ function decodeIPv6(encoded: string): string {
   return restored.replaceAll('-', ':');
 }
 
-function encodeIP(ip: IP): string {
+/** The address as it appears in lock and ledger names (IPv6 with `-` for `:`). */
+export function encodeIP(ip: IP): string {
   const canonical = formatIP(ip);
   return ip.family === 4 ? canonical : encodeIPv6(canonical);
 }

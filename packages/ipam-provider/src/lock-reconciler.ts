@@ -1,24 +1,24 @@
-import {
-  type Cache,
-  type Client,
-  isConflict,
-  isNotFound,
-  type ReconcileContext,
-  type Reconciler,
-  type Request,
-  type Result,
-  type SharedInformer,
+import type {
+  Cache,
+  Client,
+  ReconcileContext,
+  Reconciler,
+  Request,
+  Result,
+  SharedInformer,
 } from '@tally-ipam/controller-kit';
 import { ORPHAN_LOCK_SAFETY_AGE_MS } from './constants.js';
+import type { AddressHolds } from './holds.js';
 import { POOL_ADDRESS_INDEX, poolAddressKey } from './indexes.js';
 import { poolKey, poolRefOfLock } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
-import { CLAIM_RESOURCE, LOCK_RESOURCE, type StoredAddress, type StoredClaim, type StoredLock } from './resources.js';
+import { CLAIM_RESOURCE, type LockSource, type StoredAddress, type StoredClaim, type StoredLock } from './resources.js';
 
 export interface LockReconcilerDeps {
   readonly client: Client;
   readonly cache: Cache;
-  readonly locks: SharedInformer<StoredLock>;
+  readonly locks: LockSource;
+  readonly holds: AddressHolds;
   readonly addresses: SharedInformer<StoredAddress>;
   /** The claims cache: a lock whose claim it shows alive needs no live read (every new lock is such a lock). */
   readonly claims: SharedInformer<StoredClaim>;
@@ -87,17 +87,6 @@ export class LockReconciler implements Reconciler {
   }
 
   private async delete(lock: StoredLock, context: ReconcileContext): Promise<void> {
-    try {
-      await this.deps.client.delete(
-        LOCK_RESOURCE,
-        { name: lock.metadata.name },
-        {
-          preconditions: { uid: lock.metadata.uid, resourceVersion: lock.metadata.resourceVersion },
-          signal: context.signal,
-        },
-      );
-    } catch (error) {
-      if (!isNotFound(error) && !isConflict(error)) throw error;
-    }
+    await this.deps.holds.drop(lock, context.signal);
   }
 }

@@ -1,8 +1,8 @@
-import { TALLY_ADDRESS_LOCK_KIND, TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import { TALLY_ADDRESS_LOCK_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
 import { type Cache, type Client, isAlreadyExists, isConflict, isNotFound } from '@tally-ipam/controller-kit';
 import { LOCK_POOL_KIND_LABEL, LOCK_POOL_NAME_LABEL, LOCK_POOL_NAMESPACE_LABEL } from './constants.js';
 import type { AllocationUnit } from './pool-allocation.js';
-import type { PoolRef } from './pool-ref.js';
+import { type PoolRef, tallyPoolReference } from './pool-ref.js';
 import { LOCK_RESOURCE, type StoredClaim, type StoredLock } from './resources.js';
 
 /** The claim a lock is taken for. */
@@ -44,12 +44,7 @@ function lockBody(
     spec: {
       address: unit.address,
       ...(unit.isPrefix ? { prefix: unit.prefix } : {}),
-      poolRef: {
-        apiGroup: TALLY_GROUP,
-        kind: pool.kind,
-        name: pool.name,
-        ...(pool.namespace ? { namespace: pool.namespace } : {}),
-      },
+      poolRef: tallyPoolReference(pool),
       claimRef: { namespace: holder.namespace, name: holder.name, uid: holder.uid },
     },
   };

@@ -36,13 +36,13 @@ import type { ProviderMetrics } from './metrics.js';
 import { pauseReason, poolClusterName } from './pause.js';
 import { describePool, type PoolRef, poolKey, poolRefOfAddress } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
-import { ADDRESS_RESOURCE, POOL_RESOURCES, type StoredCluster, type StoredLock, type StoredPool } from './resources.js';
+import { ADDRESS_RESOURCE, type LockSource, POOL_RESOURCES, type StoredCluster, type StoredPool } from './resources.js';
 
 export interface PoolReconcilerDeps {
   readonly client: Client;
   readonly cache: Cache;
   readonly pools: (ref: PoolRef) => StoredPool | undefined;
-  readonly locks: SharedInformer<StoredLock>;
+  readonly locks: LockSource;
   readonly clusters: SharedInformer<StoredCluster>;
   readonly states: PoolStates;
   readonly metrics: ProviderMetrics;

@@ -23,6 +23,26 @@ export function poolKey(ref: PoolRef): string {
   return `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
 }
 
+/** The pool as a lock or ledger entry names it: `{apiGroup, kind, name, namespace?}`. */
+export function tallyPoolReference(pool: PoolRef): {
+  apiGroup: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+} {
+  return {
+    apiGroup: TALLY_GROUP,
+    kind: pool.kind,
+    name: pool.name,
+    ...(pool.namespace ? { namespace: pool.namespace } : {}),
+  };
+}
+
+/** True when `a` names the pool `b` (undefined never does). */
+export function samePool(a: PoolRef | undefined, b: PoolRef): boolean {
+  return a !== undefined && poolKey(a) === poolKey(b);
+}
+
 /** `TallyIPPool ns/name` or `GlobalTallyIPPool name`, for messages and events. */
 export function describePool(ref: PoolRef): string {
   return ref.namespace ? `${ref.kind} ${ref.namespace}/${ref.name}` : `${ref.kind} ${ref.name}`;

@@ -4,7 +4,7 @@ import { POOL_STATE_REBUILD_INTERVAL_MS } from './constants.js';
 import { POOL_ADDRESS_INDEX, POOL_INDEX, poolAddressKey } from './indexes.js';
 import { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock } from './pool-ref.js';
-import type { StoredAddress, StoredLock, StoredPool } from './resources.js';
+import type { LockSource, StoredAddress, StoredLock, StoredPool } from './resources.js';
 
 /**
  * The allocation state of one pool, kept in memory like kube-scheduler's "assume" cache: an allocation is marked
@@ -117,7 +117,7 @@ export type PoolStateLookup =
 export interface PoolStatesOptions {
   readonly pools: (ref: PoolRef) => StoredPool | undefined;
   readonly addresses: SharedInformer<StoredAddress>;
-  readonly locks: SharedInformer<StoredLock>;
+  readonly locks: LockSource;
   readonly clock: () => number;
   readonly logger: Logger;
   /** Called when addresses of a pool became free, so claims waiting on it can be re-queued. */

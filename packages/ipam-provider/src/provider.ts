@@ -15,7 +15,7 @@ import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVEN
 import { AssumedObjects } from './assumed-objects.js';
 import { ClaimReconciler } from './claim-reconciler.js';
 import { CLAIM_MAX_RETRY_DELAY_MS } from './constants.js';
-
+import { ledgerHolds, lockHolds } from './holds.js';
 import {
   addressPoolAddressIndex,
   addressPoolIndex,
@@ -29,6 +29,9 @@ import {
   POOL_INDEX,
 } from './indexes.js';
 import { newIPPoolReconciler } from './ip-pool-reconciler.js';
+import { AddressLedgers } from './ledger/address-ledgers.js';
+import { LedgerEntryView } from './ledger/entry-view.js';
+import { migrateLocksToLedgers } from './ledger/lock-migration.js';
 import { LockReconciler } from './lock-reconciler.js';
 import { providerMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';
@@ -46,7 +49,9 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
+  LEDGER_RESOURCE,
   LOCK_RESOURCE,
+  type LockSource,
   POOL_RESOURCES,
   type StoredAddress,
   type StoredClaim,
@@ -72,6 +77,12 @@ export interface IPAMProviderOptions {
    * Default `DEFAULT_ALLOCATION_EVENTS`: 25 at once, then 1 per second; summaries at most every 10 s per pool.
    */
   readonly allocationEvents?: Partial<Omit<AllocationEventsOptions, 'now' | 'onUnrecorded'>> | undefined;
+  /**
+   * Keep allocations in per-block TallyAddressLedgers instead of one TallyAddressLock per address (see the README).
+   * Before its first allocation the provider migrates the locks it finds (`migrateLocksToLedgers`), which requires the
+   * retired lock CRD of this version; until that succeeds no claim is allocated. Default false: locks.
+   */
+  readonly addressLedgers?: boolean | undefined;
 }
 
 /** An IPAddress allocated from a pool, as the cache holds it. */
@@ -151,9 +162,29 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     namespace,
     indexers: { [POOL_INDEX]: addressPoolIndex, [POOL_ADDRESS_INDEX]: addressPoolAddressIndex },
   });
-  const locks = cache.informerFor(LOCK_RESOURCE, {
-    indexers: { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex },
-  });
+  const lockIndexers = { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex };
+  const ledgerInformer = options.addressLedgers ? cache.informerFor(LEDGER_RESOURCE) : undefined;
+  const ledgers = ledgerInformer ? new AddressLedgers({ client, store: ledgerInformer.store, now }) : undefined;
+  const locks: LockSource = ledgerInformer
+    ? new LedgerEntryView(ledgerInformer, lockIndexers)
+    : cache.informerFor(LOCK_RESOURCE, { indexers: lockIndexers });
+  const holds = ledgers ? ledgerHolds(ledgers) : lockHolds(client, cache, now);
+  // Ledgers: nothing is allocated before every lock of an older version is imported (retried until it succeeds).
+  let migration: Promise<unknown> | undefined;
+  const migrated = (): Promise<unknown> => {
+    if (!ledgers) return Promise.resolve();
+    migration ??= migrateLocksToLedgers(client, ledgers).then(
+      (result) => {
+        if (result.imported > 0) logger.info(result, 'TallyAddressLocks imported into TallyAddressLedgers and deleted');
+        return result;
+      },
+      (error: unknown) => {
+        migration = undefined;
+        throw error;
+      },
+    );
+    return migration;
+  };
   const clusters = cache.informerFor(CLUSTER_RESOURCE, { namespace });
   const poolScope = (kind: TallyPoolKind): { namespace?: string | undefined } =>
     isClusterScopedPoolKind(kind) ? {} : { namespace };
@@ -193,7 +224,10 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
       predicates: [tallyClaimPredicate(), resourceHasFilterLabel(options.watchFilter ?? ''), claimChangedPredicate()],
     },
     reconciler: {
-      reconcile: (request, context) => claimReconciler.reconcile(request, context),
+      reconcile: async (request, context) => {
+        await migrated();
+        return claimReconciler.reconcile(request, context);
+      },
     },
     cache,
     registry: manager.registry,
@@ -219,6 +253,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     claims,
     addresses,
     locks,
+    holds,
     clusters,
     assumed,
     pool: poolOf,
@@ -260,11 +295,15 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     ],
     { namespace, predicates: [clusterAvailablePredicate()] },
   );
-  claimController.watches(
-    LOCK_RESOURCE,
-    (lock: StoredLock) => [{ namespace: lock.spec.claimRef.namespace, name: lock.spec.claimRef.name }],
-    { predicates: [deletedPredicate()] },
-  );
+  const claimOfLock = (lock: StoredLock): ObjectKey => ({
+    namespace: lock.spec.claimRef.namespace,
+    name: lock.spec.claimRef.name,
+  });
+  if (ledgers) locks.addEventHandler({ onDelete: (lock) => claimController.enqueue(claimOfLock(lock)) });
+  else
+    claimController.watches(LOCK_RESOURCE, (lock: StoredLock) => [claimOfLock(lock)], {
+      predicates: [deletedPredicate()],
+    });
   manager.add(claimController);
 
   const poolDeps = {
@@ -298,11 +337,20 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
       maxConcurrentReconciles: 2,
     })
       .watches(ADDRESS_RESOURCE, (address: StoredAddress) => toPool(poolRefOfAddress(address)), { namespace })
-      .watches(LOCK_RESOURCE, (lock: StoredLock) => toPool(poolRefOfLock(lock)))
       .watches(CLUSTER_RESOURCE, (cluster) => poolsOfCluster(cluster).flatMap((pool) => toPool(poolRefOfPool(pool))), {
         namespace,
         predicates: [clusterAvailablePredicate()],
       });
+    const poolOfLock = (lock: StoredLock): void => {
+      for (const key of toPool(poolRefOfLock(lock))) controller.enqueue(key);
+    };
+    if (ledgers) {
+      locks.addEventHandler({
+        onAdd: poolOfLock,
+        onUpdate: (_old, lock) => poolOfLock(lock),
+        onDelete: poolOfLock,
+      });
+    } else controller.watches(LOCK_RESOURCE, (lock: StoredLock) => toPool(poolRefOfLock(lock)));
     poolControllers.set(kind, controller);
     manager.add(controller);
   }
@@ -324,11 +372,20 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   };
   const lockController = new Controller({
     name: 'tally-addresslock',
-    for: LOCK_RESOURCE,
+    // With ledgers the requests are entry keys, enqueued from the entry view below; ledger events enqueue nothing.
+    for: ledgerInformer ? LEDGER_RESOURCE : LOCK_RESOURCE,
+    ...(ledgerInformer
+      ? {
+          forOptions: {
+            predicates: [{ create: () => false, update: () => false, delete: () => false, generic: () => false }],
+          },
+        }
+      : {}),
     reconciler: new LockReconciler({
       client,
       cache,
       locks,
+      holds,
       addresses,
       claims,
       states,
@@ -354,6 +411,12 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     });
   for (const kind of TALLY_POOL_KINDS) {
     lockController.watches(POOL_RESOURCES[kind], locksOfPool, { ...poolScope(kind), predicates: [deletedPredicate()] });
+  }
+  if (ledgers) {
+    locks.addEventHandler({
+      onAdd: (lock) => lockController.enqueue(lockKey(lock)),
+      onUpdate: (_old, lock) => lockController.enqueue(lockKey(lock)),
+    });
   }
   manager.add(lockController);
 

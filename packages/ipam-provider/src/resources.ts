@@ -2,14 +2,16 @@ import {
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
   StoredObjectMeta as StoredMeta,
+  TALLY_ADDRESS_LEDGER_KIND,
   TALLY_ADDRESS_LOCK_KIND,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
   TALLY_V1ALPHA1_API_VERSION,
+  TallyAddressLedger,
   TallyAddressLock,
   type TallyPoolKind,
 } from '@tally-ipam/api-types';
-import { type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
+import { type SharedInformer, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
 
 // The Cluster API kinds' descriptors live in @tally-ipam/api-types; re-exported under the names this package publishes.
@@ -28,6 +30,12 @@ export {
  */
 export const StoredLock = TallyAddressLock.extend({ metadata: StoredMeta });
 export type StoredLock = z.infer<typeof StoredLock>;
+
+/** What the provider reads holdings from: the lock informer, or the ledger entries seen as locks (`LedgerEntryView`). */
+export type LockSource = Pick<SharedInformer<StoredLock>, 'store' | 'addEventHandler'>;
+
+export const StoredLedger = TallyAddressLedger.extend({ metadata: StoredMeta });
+export type StoredLedger = z.infer<typeof StoredLedger>;
 
 /**
  * Pools are cached with their spec unparsed: a pool whose spec fails validation must still be seen (and reported as
@@ -51,6 +59,16 @@ export const LOCK_RESOURCE: TypedResourceKind<StoredLock> = typedResource(
     namespaced: false,
   },
   StoredLock,
+);
+
+export const LEDGER_RESOURCE: TypedResourceKind<StoredLedger> = typedResource(
+  {
+    apiVersion: TALLY_V1ALPHA1_API_VERSION,
+    kind: TALLY_ADDRESS_LEDGER_KIND,
+    plural: 'tallyaddressledgers',
+    namespaced: false,
+  },
+  StoredLedger,
 );
 
 function poolResource(kind: TallyPoolKind, plural: string, namespaced: boolean): TypedResourceKind<StoredPool> {

@@ -84,8 +84,27 @@ export const TallyAddressLock = z
   .describe('TallyAddressLock reserves one address (or prefix) cluster-wide; its name is derived from the address.');
 export type TallyAddressLock = z.infer<typeof TallyAddressLock>;
 
+/**
+ * The rule the lock CRD carries once allocations live in TallyAddressLedgers: no lock can be created any more, so a
+ * controller of an older version still running during an upgrade cannot allocate behind the ledgers' back. Existing
+ * locks stay readable and deletable (deletes are not validated) until the migration has imported and deleted them.
+ */
+export const RETIRED_LOCK_RULE = {
+  rule: 'false',
+  message:
+    'TallyAddressLock is retired: allocations are kept in TallyAddressLedgers; upgrade every Tally controller replica',
+  reason: 'FieldValueForbidden',
+} as const;
+
+export interface AddressLockCRDOptions {
+  /** Refuse every create (the fence of the lock → ledger migration). */
+  readonly retired?: boolean | undefined;
+}
+
 /** The lock CRD. Not in clusterctl's move hierarchy: locks stay behind and are re-created from the moved IPAddresses. */
-export function tallyAddressLockCustomResourceDefinition(): CustomResourceDefinition {
+export function tallyAddressLockCustomResourceDefinition(
+  options: AddressLockCRDOptions = {},
+): CustomResourceDefinition {
   return buildCustomResourceDefinition({
     group: TALLY_GROUP,
     kind: TALLY_ADDRESS_LOCK_KIND,
@@ -98,6 +117,7 @@ export function tallyAddressLockCustomResourceDefinition(): CustomResourceDefini
         schema: TallyAddressLock,
         storage: true,
         statusSubresource: false,
+        ...(options.retired ? { validations: [{ ...RETIRED_LOCK_RULE }] } : {}),
         printerColumns: [
           { name: 'Address', type: 'string', jsonPath: '.spec.address' },
           { name: 'Pool', type: 'string', jsonPath: '.spec.poolRef.name' },

@@ -5,6 +5,7 @@ import {
   type CustomResourceDefinition,
   type PrinterColumn,
 } from '../../crd/custom-resource-definition.js';
+import { tallyAddressLedgerCustomResourceDefinition } from './address-ledger.js';
 import { tallyAddressLockCustomResourceDefinition } from './address-lock.js';
 import {
   GLOBAL_TALLY_IP_POOL_KIND,
@@ -105,7 +106,7 @@ const POOL_KINDS: readonly PoolKindDefinition[] = [
 
 /**
  * The Tally CRDs, generated from the zod schemas (the provider and the demo install these): the four pool kinds and
- * the cluster-scoped TallyAddressLock the provider uses to make every allocation unique.
+ * the cluster-scoped TallyAddressLock and TallyAddressLedger the provider uses to make every allocation unique.
  */
 export function tallyCustomResourceDefinitions(): CustomResourceDefinition[] {
   const pools = POOL_KINDS.map((pool) =>
@@ -127,5 +128,5 @@ export function tallyCustomResourceDefinitions(): CustomResourceDefinition[] {
       ],
     }),
   );
-  return [...pools, tallyAddressLockCustomResourceDefinition()];
+  return [...pools, tallyAddressLockCustomResourceDefinition(), tallyAddressLedgerCustomResourceDefinition()];
 }

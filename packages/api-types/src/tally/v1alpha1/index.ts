@@ -1,7 +1,18 @@
 export {
+  AddressLedgerEntry,
+  MAX_LEDGER_ENTRIES,
+  parseTallyAddressLedger,
+  TALLY_ADDRESS_LEDGER_KIND,
+  TallyAddressLedger,
+  TallyAddressLedgerSpec,
+  tallyAddressLedgerCustomResourceDefinition,
+} from './address-ledger.js';
+export {
   AddressLockClaimReference,
+  type AddressLockCRDOptions,
   AddressLockPoolReference,
   parseTallyAddressLock,
+  RETIRED_LOCK_RULE,
   TALLY_ADDRESS_LOCK_KIND,
   TallyAddressLock,
   TallyAddressLockSpec,

@@ -1,0 +1,99 @@
+import * as z from 'zod';
+import { buildCustomResourceDefinition, type CustomResourceDefinition } from '../../crd/custom-resource-definition.js';
+import { ObjectMeta, Time } from '../../meta/v1/types.js';
+import { type ParseResult, parseObject } from '../../parse.js';
+import { AddressLockClaimReference, AddressLockPoolReference } from './address-lock.js';
+import {
+  TALLY_GROUP,
+  TALLY_PROVIDER_LABEL_VALUE,
+  TALLY_V1ALPHA1_API_VERSION,
+  TALLY_V1ALPHA1_VERSION,
+} from './constants.js';
+
+/**
+ * TallyAddressLedger: one cluster-scoped object per aligned address block (an IPv4 /24, an IPv6 /120, or for prefix
+ * allocations a block of 256 prefixes of one length), named by the block. It lists every allocation inside the block,
+ * whatever pool made it, so pools with overlapping ranges share it. Every write carries the resourceVersion it was
+ * computed from (or is a create of a block nobody holds yet): of two writers racing on one block, exactly one wins and
+ * the other re-reads and re-decides, so an entry key is never held by two claims. One write carries the allocations of
+ * many claims.
+ */
+export const TALLY_ADDRESS_LEDGER_KIND = 'TallyAddressLedger';
+
+/** Allocations one ledger can hold: the 256 addresses of its block. */
+export const MAX_LEDGER_ENTRIES = 256;
+
+export const AddressLedgerEntry = z
+  .object({
+    key: z
+      .string()
+      .min(1)
+      .max(63)
+      .describe('What is allocated, named as the address lock of old named it: ip4-10.0.0.5, net4-10.0.1.0.24, …'),
+    address: z.string().min(1).max(39).describe('The allocated address in canonical text (for a prefix: its network).'),
+    prefix: z
+      .int()
+      .min(0)
+      .max(128)
+      .describe('Prefix length of a prefix allocation; absent for a single address.')
+      .meta({ format: 'int32' })
+      .optional(),
+    poolRef: AddressLockPoolReference,
+    claimRef: AddressLockClaimReference,
+    heldSince: Time.describe(
+      'When the entry was written for its claim; an orphan is released only after a safety age.',
+    ),
+    releasedAt: Time.describe(
+      'Set when the claim released the address but reuse waits (grace period, least-recently-released order).',
+    ).optional(),
+  })
+  .describe('One allocation: the address (or prefix), the pool it came from and the claim holding it.');
+export type AddressLedgerEntry = z.infer<typeof AddressLedgerEntry>;
+
+export const TallyAddressLedgerSpec = z.object({
+  entries: z
+    .array(AddressLedgerEntry)
+    .max(MAX_LEDGER_ENTRIES)
+    .describe('The allocations inside the block, at most one per key (the API server enforces it: a list-map).')
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['key'] })
+    .optional(),
+});
+export type TallyAddressLedgerSpec = z.infer<typeof TallyAddressLedgerSpec>;
+
+export const TallyAddressLedger = z
+  .object({
+    apiVersion: z.literal(TALLY_V1ALPHA1_API_VERSION),
+    kind: z.literal(TALLY_ADDRESS_LEDGER_KIND),
+    metadata: ObjectMeta,
+    spec: TallyAddressLedgerSpec,
+  })
+  .describe('TallyAddressLedger lists the allocations of one address block cluster-wide; its name names the block.');
+export type TallyAddressLedger = z.infer<typeof TallyAddressLedger>;
+
+/**
+ * The ledger CRD. Not in clusterctl's move hierarchy: ledgers stay behind, the target's are rebuilt from the moved
+ * IPAddresses, the source's entries are released once their claims are gone.
+ */
+export function tallyAddressLedgerCustomResourceDefinition(): CustomResourceDefinition {
+  return buildCustomResourceDefinition({
+    group: TALLY_GROUP,
+    kind: TALLY_ADDRESS_LEDGER_KIND,
+    scope: 'Cluster',
+    shortNames: ['taddrledger'],
+    labels: { 'cluster.x-k8s.io/provider': TALLY_PROVIDER_LABEL_VALUE },
+    versions: [
+      {
+        name: TALLY_V1ALPHA1_VERSION,
+        schema: TallyAddressLedger,
+        storage: true,
+        statusSubresource: false,
+        printerColumns: [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+      },
+    ],
+  });
+}
+
+/** Parses a ledger read from the API server; errors name the field path and the value. */
+export function parseTallyAddressLedger(input: unknown): ParseResult<TallyAddressLedger> {
+  return parseObject(TallyAddressLedger, TALLY_ADDRESS_LEDGER_KIND, input);
+}

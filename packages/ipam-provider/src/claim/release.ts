@@ -1,0 +1,128 @@
+/**
+ * Step 4: a deleted claim gives everything back (IPAddress, then its lock, then the claim's finalizer); an IPAddress
+ * whose claim vanished unseen is cleaned up.
+ */
+import {
+  hasFinalizer,
+  isNotFound,
+  type ReconcileContext,
+  type Request,
+  type Result,
+  removeFinalizer,
+} from '@tally-ipam/controller-kit';
+import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
+import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_RELEASED } from '../constants.js';
+import { LOCK_CLAIM_UID_INDEX } from '../indexes.js';
+import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type StoredClaim, type StoredLock } from '../resources.js';
+
+/** How long to wait before looking again at an IPAddress another finalizer still holds. */
+const ADDRESS_GONE_POLL_MS = 1_000;
+
+/**
+ * Deleted claim: IPAddress finalizer off and IPAddress deleted; once it is gone, the lock released (kept with
+ * `releasedAt` for a grace period or least-recently-released order, else deleted); then the claim's finalizer off.
+ * Runs also when the Cluster or the pool no longer exist.
+ */
+export async function releaseClaim(
+  deps: ClaimReconcilerDeps,
+  claim: StoredClaim,
+  ref: PoolRef,
+  context: ReconcileContext,
+): Promise<Result> {
+  if (!hasFinalizer(claim, CLAIM_FINALIZER)) return {};
+  const startedAt = performance.now();
+  const key = { namespace: claim.metadata.namespace, name: claim.metadata.name };
+  const address = await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal);
+  const ours =
+    address !== undefined &&
+    address.spec.claimRef.name === claim.metadata.name &&
+    samePool(poolRefOfAddress(address), ref);
+  if (address && ours) {
+    await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, ADDRESS_FINALIZER, { signal: context.signal });
+    try {
+      await deps.client.delete(ADDRESS_RESOURCE, key, {
+        preconditions: { uid: address.metadata.uid },
+        signal: context.signal,
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    // The lock goes only once the IPAddress is gone: until then the address is still visible as someone's.
+    if (await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal)) {
+      context.logger.info('IPAddress still being deleted (another finalizer), waiting before releasing its lock');
+      return { requeueAfterMs: ADDRESS_GONE_POLL_MS };
+    }
+  }
+
+  const lookup = deps.states.lookup(ref);
+  const state = lookup?.status === 'ready' ? lookup.state : undefined;
+  const keepAsReleased =
+    state !== undefined &&
+    (state.allocation.reuseGracePeriodMs > 0 || state.allocation.strategy === 'LeastRecentlyReleased');
+  const now = new Date(deps.now());
+  const locks = new Map<string, StoredLock>();
+  for (const lock of deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, claim.metadata.uid ?? '')) {
+    locks.set(lock.metadata.name, lock);
+  }
+  for (const lock of deps.assumed.locks.pending()) {
+    if (lock.spec.claimRef.uid === claim.metadata.uid) locks.set(lock.metadata.name, lock);
+  }
+  if (address && ours && state) {
+    const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
+    const live = unit ? await deps.holds.live(unit.lockName, context.signal) : undefined;
+    if (live && live.spec.claimRef.uid === claim.metadata.uid) locks.set(live.metadata.name, live);
+  }
+  let released = '';
+  for (const lock of locks.values()) {
+    await deps.holds.release(lock, keepAsReleased, now, context.signal);
+    const unit = state?.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+    if (state && unit) {
+      state.forgetAssumed(unit.lockName);
+      state.release(unit, now.getTime());
+    }
+    released = lock.spec.prefix === undefined ? lock.spec.address : `${lock.spec.address}/${lock.spec.prefix}`;
+  }
+  deps.states.removeWaiting(ref, `${claim.metadata.namespace}/${claim.metadata.name}`);
+  await removeFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal });
+  deps.metrics.releases.inc({ kind: ref.kind });
+  deps.metrics.releaseDuration.observe({ kind: ref.kind }, (performance.now() - startedAt) / 1000);
+  if (released) {
+    void deps.recorder.normal(claim, EVENT_ADDRESS_RELEASED, 'Release', `released ${released} to ${describePool(ref)}`);
+  }
+  context.logger.info({ address: released || undefined }, 'claim released');
+  return {};
+}
+
+/**
+ * The claim is gone but an IPAddress of its name still carries Tally's finalizer (the claim was force-deleted, or a
+ * replica with a stale cache re-created the IPAddress while another released the claim): nobody else will ever
+ * remove that finalizer, so it is removed here once the owning claim is confirmed gone by a live read.
+ */
+export async function cleanUpOrphanedAddress(
+  deps: ClaimReconcilerDeps,
+  request: Request,
+  context: ReconcileContext,
+): Promise<Result> {
+  const address = deps.assumed.addresses.get(`${request.namespace}/${request.name}`);
+  if (!address || !hasFinalizer(address, ADDRESS_FINALIZER) || !poolRefOfAddress(address)) return {};
+  // By name, not by owner reference: the garbage collector strips the reference to a deleted claim (the pool
+  // still owns the IPAddress, so it is not collected).
+  const claim = await deps.cache.liveGet(
+    CLAIM_RESOURCE,
+    { namespace: request.namespace, name: address.spec.claimRef.name },
+    context.signal,
+  );
+  if (claim) return {};
+  await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, ADDRESS_FINALIZER, { signal: context.signal });
+  try {
+    await deps.client.delete(ADDRESS_RESOURCE, address.metadata, {
+      preconditions: { uid: address.metadata.uid },
+      signal: context.signal,
+    });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  context.logger.info('IPAddress of a claim that no longer exists: finalizer removed and deleted');
+  return {};
+}

@@ -1,0 +1,94 @@
+import { type AddressLedgerEntry, TALLY_ADDRESS_LOCK_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import {
+  type HandlerRegistration,
+  type Indexers,
+  type ResourceEventHandler,
+  type SharedInformer,
+  Store,
+} from '@tally-ipam/controller-kit';
+import type { StoredLedger, StoredLock } from '../resources.js';
+import { sameEntry } from './ledger-entries.js';
+
+/**
+ * The entry of a ledger seen as the lock it replaces: named by the entry key, the claim and pool of the entry, the
+ * ledger's resourceVersion at the write that last changed the entry, `heldSince` as creation time and, as uid, the
+ * pair (claim uid, heldSince) that tells two holdings of one key apart.
+ */
+export function entryAsLock(entry: AddressLedgerEntry, ledger: StoredLedger): StoredLock {
+  return {
+    apiVersion: TALLY_V1ALPHA1_API_VERSION,
+    kind: TALLY_ADDRESS_LOCK_KIND,
+    metadata: {
+      name: entry.key,
+      uid: `${entry.claimRef.uid}@${entry.heldSince}`,
+      resourceVersion: ledger.metadata.resourceVersion,
+      creationTimestamp: entry.heldSince,
+    },
+    spec: {
+      address: entry.address,
+      ...(entry.prefix === undefined ? {} : { prefix: entry.prefix }),
+      poolRef: entry.poolRef,
+      claimRef: entry.claimRef,
+      ...(entry.releasedAt === undefined ? {} : { releasedAt: entry.releasedAt }),
+    },
+  };
+}
+
+/**
+ * The entries of every ledger as a store of locks with add/update/delete events, diffed from the ledger informer's
+ * events: the pool states, the claim steps and the garbage collector keep reading "the lock of an address" while the
+ * API server holds one object per block. An entry that did not change in a ledger update sends no event.
+ */
+export class LedgerEntryView {
+  readonly store: Store<StoredLock>;
+  private readonly handlers = new Set<ResourceEventHandler<StoredLock>>();
+  /** The entries each ledger showed last, by ledger name. */
+  private readonly seen = new Map<string, Map<string, AddressLedgerEntry>>();
+
+  constructor(ledgers: Pick<SharedInformer<StoredLedger>, 'addEventHandler'>, indexers: Indexers<StoredLock> = {}) {
+    this.store = new Store<StoredLock>(indexers);
+    ledgers.addEventHandler({
+      onAdd: (ledger, initialList) => this.ledgerChanged(ledger, initialList),
+      onUpdate: (_old, ledger) => this.ledgerChanged(ledger, false),
+      onDelete: (ledger, finalStateUnknown) => this.ledgerGone(ledger, finalStateUnknown),
+    });
+  }
+
+  /** Registers a handler; the entries already seen are replayed to it as adds, as an informer does. */
+  addEventHandler(handler: ResourceEventHandler<StoredLock>): HandlerRegistration {
+    this.handlers.add(handler);
+    for (const lock of this.store.list()) handler.onAdd?.(lock, true);
+    return { remove: () => this.handlers.delete(handler) };
+  }
+
+  private ledgerChanged(ledger: StoredLedger, initialList: boolean): void {
+    const name = ledger.metadata.name;
+    const before = this.seen.get(name) ?? new Map<string, AddressLedgerEntry>();
+    const after = new Map((ledger.spec.entries ?? []).map((entry) => [entry.key, entry]));
+    this.seen.set(name, after);
+    for (const key of before.keys()) {
+      if (after.has(key)) continue;
+      const removed = this.store.remove(key);
+      if (removed) for (const handler of this.handlers) handler.onDelete?.(removed, false);
+    }
+    for (const [key, entry] of after) {
+      const previous = before.get(key);
+      if (previous !== undefined && sameEntry(previous, entry)) continue;
+      const lock = entryAsLock(entry, ledger);
+      const old = this.store.upsert(lock);
+      for (const handler of this.handlers) {
+        if (old === undefined) handler.onAdd?.(lock, initialList);
+        else handler.onUpdate?.(old, lock);
+      }
+    }
+  }
+
+  private ledgerGone(ledger: StoredLedger, finalStateUnknown: boolean): void {
+    const entries = this.seen.get(ledger.metadata.name);
+    this.seen.delete(ledger.metadata.name);
+    for (const key of entries?.keys() ?? []) {
+      const removed = this.store.remove(key);
+      if (removed) for (const handler of this.handlers) handler.onDelete?.(removed, finalStateUnknown);
+    }
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * TallyAddressLedgers against the real API server: the create-conflict and resourceVersion compare-and-swap decide
+ * every race between writers (two replicas without leader election, pools with overlapping ranges), the holds in
+ * flight for one block share one write, and a writer that lost its memory (a restart, SIGKILL) resumes from what the
+ * API server holds. Ledgers are cluster-scoped and this package's files share one control plane: each test uses an
+ * address block of its own.
+ */
+import { randomInt } from 'node:crypto';
+import type { Client } from '@tally-ipam/controller-kit';
+import { testEnv } from '@tally-ipam/testenv/vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AddressLedgers,
+  addressLockName,
+  type EntryHolder,
+  type HeldUnit,
+  LEDGER_RESOURCE,
+  ledgerNameOf,
+  type OperationResult,
+  type PoolRef,
+} from '../src/index.js';
+import { readRequestCounters, requestsBetween, sumRequests } from './api-server-requests.js';
+import { testClient } from './support.js';
+
+const clients: Client[] = [];
+
+function writer(): AddressLedgers {
+  const client = testClient();
+  clients.push(client);
+  return new AddressLedgers({ client, now: Date.now });
+}
+
+afterAll(() => {
+  for (const client of clients) client.close();
+});
+
+let blocks: number[] = [];
+beforeAll(() => {
+  // Distinct /24s of 10.220.0.0/16 for this run's tests.
+  const start = randomInt(0, 200);
+  blocks = [start, start + 1, start + 2, start + 3];
+});
+
+function unit(block: number, last: number): HeldUnit {
+  const address = `10.220.${block}.${last}`;
+  return { address, prefix: 24, isPrefix: false, lockName: addressLockName(address) };
+}
+
+function holder(name: string): EntryHolder {
+  return { namespace: 'ledger-test', name, uid: `uid-${name}-${randomInt(0, 1_000_000)}` };
+}
+
+const LEFT: PoolRef = { kind: 'TallyIPPool', namespace: 'ledger-test', name: 'left' };
+const RIGHT: PoolRef = { kind: 'GlobalTallyIPPool', name: 'right' };
+
+async function liveEntries(name: string, client: Client): Promise<Map<string, string>> {
+  const ledger = await client.get(LEDGER_RESOURCE, { name });
+  return new Map((ledger.spec.entries ?? []).map((entry) => [entry.key, entry.claimRef.uid]));
+}
+
+describe('TallyAddressLedgers on the real API server', () => {
+  it('two writers racing over overlapping pools hold every address for one claim only', async () => {
+    const block = blocks[0] as number;
+    const replicas = [writer(), writer()];
+    // Pool "left" hands out .1–.40, the global pool "right" .25–.64: 16 addresses are in both.
+    const candidates = { left: range(1, 40), right: range(25, 64) };
+    const claims = Array.from({ length: 80 }, (_, index) => ({
+      holder: holder(`c${index}`),
+      pool: (index % 2 === 0 ? 'left' : 'right') as 'left' | 'right',
+      replica: replicas[index % 4 < 2 ? 0 : 1] as AddressLedgers,
+    }));
+    const outcomes = await Promise.all(
+      claims.map(async (claim) => {
+        const mine = candidates[claim.pool];
+        const offset = randomInt(0, mine.length);
+        for (let step = 0; step < mine.length; step += 1) {
+          const last = mine[(offset + step) % mine.length] as number;
+          const result: OperationResult = await claim.replica.hold(
+            unit(block, last),
+            claim.pool === 'left' ? LEFT : RIGHT,
+            claim.holder,
+            0,
+          );
+          if (result.ok) return { claim, key: unit(block, last).lockName };
+        }
+        return { claim, key: undefined };
+      }),
+    );
+    const live = await liveEntries(ledgerNameOf(unit(block, 1)), clients[0] as Client);
+    const served = outcomes.filter((outcome) => outcome.key !== undefined);
+    // Each served claim holds the key it was told it holds; no key was told to two claims.
+    for (const outcome of served) expect(live.get(outcome.key as string)).toBe(outcome.claim.holder.uid);
+    expect(new Set(served.map((outcome) => outcome.key)).size).toBe(served.length);
+    expect(live.size).toBe(served.length);
+    // A claim that got nothing found every one of its candidates held.
+    for (const outcome of outcomes.filter((candidate) => candidate.key === undefined)) {
+      for (const last of candidates[outcome.claim.pool]) {
+        expect(live.has(unit(block, last).lockName)).toBe(true);
+      }
+    }
+    expect(served.length).toBeGreaterThanOrEqual(64 - 24);
+    expect(served.length).toBeLessThanOrEqual(64);
+  });
+
+  it('writes the holds in flight for one block together: 200 claims, one create', async () => {
+    const block = blocks[1] as number;
+    const ledgers = writer();
+    const kubeConfig = testEnv().kubeConfig;
+    const before = await readRequestCounters(kubeConfig);
+    const results = await Promise.all(
+      range(1, 200).map((last) => ledgers.hold(unit(block, last), LEFT, holder(`b${last}`), 0)),
+    );
+    const after = await readRequestCounters(kubeConfig);
+    expect(results.every((result) => result.ok)).toBe(true);
+    const ledgerWrites = sumRequests(
+      requestsBetween(before, after).filter(
+        (series) => series.resource === LEDGER_RESOURCE.plural && !['GET', 'LIST', 'WATCH'].includes(series.verb),
+      ),
+    );
+    // Other files of the package write no ledgers of this block; one create carries all 200.
+    expect(ledgers.writes).toBe(1);
+    expect(ledgerWrites).toBeGreaterThanOrEqual(1);
+    expect((await liveEntries(ledgerNameOf(unit(block, 1)), clients.at(-1) as Client)).size).toBe(200);
+  });
+
+  it('a writer without memory (restart, SIGKILL) resumes from the API server: same claim ours, others refused', async () => {
+    const block = blocks[2] as number;
+    const first = writer();
+    const claim = holder('resumed');
+    const other = holder('other');
+    const taken = await first.hold(unit(block, 5), LEFT, claim, 0);
+    expect(taken.ok).toBe(true);
+
+    const name = ledgerNameOf(unit(block, 5));
+    const version = (await clients[0]?.get(LEDGER_RESOURCE, { name }))?.metadata.resourceVersion;
+    const restarted = writer();
+    const again = await restarted.hold(unit(block, 5), LEFT, claim, 0);
+    expect(again).toEqual(taken);
+    // Nothing written: its create was refused (AlreadyExists), the ledger it read already held the entry.
+    expect((await clients[0]?.get(LEDGER_RESOURCE, { name }))?.metadata.resourceVersion).toBe(version);
+    const refused = await restarted.hold(unit(block, 5), RIGHT, other, 0);
+    expect(refused).toMatchObject({ ok: false, holder: { claimRef: { uid: claim.uid } } });
+
+    // Released and kept for a grace period: another claim waits for it to end, then takes it.
+    await restarted.release(unit(block, 5), claim.uid, new Date());
+    expect((await first.hold(unit(block, 5), RIGHT, other, 3_600_000)).ok).toBe(false);
+    expect((await first.hold(unit(block, 5), RIGHT, other, 0)).ok).toBe(true);
+    expect(await restarted.liveEntry(ledgerNameOf(unit(block, 5)), unit(block, 5).lockName)).toMatchObject({
+      claimRef: { uid: other.uid },
+    });
+  });
+
+  it('deletes a ledger left without entries, and creates it again; stale copies only cost a re-read', async () => {
+    const block = blocks[3] as number;
+    const a = writer();
+    const b = writer();
+    const name = ledgerNameOf(unit(block, 7));
+    const first = holder('first');
+    const second = holder('second');
+    expect((await a.hold(unit(block, 7), LEFT, first, 0)).ok).toBe(true);
+    // b has no copy: its create fails with AlreadyExists, it reads and updates.
+    expect((await b.hold(unit(block, 8), LEFT, second, 0)).ok).toBe(true);
+    await b.release(unit(block, 8), second.uid);
+    // a's copy is two versions old: its delete fails on the resourceVersion, it reads and deletes the current one.
+    await a.release(unit(block, 7), first.uid);
+    await expect(clients[0]?.get(LEDGER_RESOURCE, { name })).rejects.toMatchObject({ statusCode: 404 });
+    // b's copy is of a deleted ledger: its update fails with NotFound, it creates the ledger anew.
+    expect((await b.hold(unit(block, 9), LEFT, second, 0)).ok).toBe(true);
+    expect([...(await liveEntries(name, clients[0] as Client)).values()]).toEqual([second.uid]);
+  });
+});
+
+function range(first: number, last: number): number[] {
+  return Array.from({ length: last - first + 1 }, (_, index) => first + index);
+}
