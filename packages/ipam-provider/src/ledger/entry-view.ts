@@ -5,7 +5,7 @@ import {
   type ResourceEventHandler,
   type SharedInformer,
   Store,
-} from '@tally-ipam/controller-kit';
+} from '@tally-ipam/controller-kit/cache';
 import type { StoredLedger, StoredLock } from '../resources.js';
 import { sameEntry } from './ledger-entries.js';
 
