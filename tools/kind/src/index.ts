@@ -1,4 +1,4 @@
-export { ensureKindBinaries, type KindBinaries, type KindBinaryName } from './binaries.js';
+export { ensureKindBinaries, type KindBinaries, type KindBinaryName, kindBinariesBuild } from './binaries.js';
 export { type CapiManagerImageArchive, ensureCapiManagerImageArchive } from './capi-image.js';
 export {
   type CreateKindClusterOptions,
