@@ -66,15 +66,13 @@ if [[ -f "$node_tar" && -f "$proxy_tar" ]]; then
   tar -C "$WORK_DIR/proxy" --numeric-owner -xf "$proxy_tar"
 else
   step "debootstrap bookworm: node and kube-proxy root file systems"
-  # Both at once: they mostly wait on the mirror and the disk.
+  # One after the other: both share DEBS_DIR, and two debootstraps filling an empty package cache at once delete each
+  # other's half-downloaded packages ("Retrying failed download" until one gives up). The second mostly reads what the
+  # first downloaded.
   debootstrap --variant=minbase --cache-dir="$DEBS_DIR" --include="$node_packages" bookworm "$WORK_DIR/node" "$MIRROR" \
-    >"$WORK_DIR/debootstrap-node.log" 2>&1 &
-  node_pid=$!
+    >"$WORK_DIR/debootstrap-node.log" 2>&1 || { tail -n 30 "$WORK_DIR/debootstrap-node.log"; exit 1; }
   debootstrap --variant=minbase --cache-dir="$DEBS_DIR" --include="$proxy_packages" bookworm "$WORK_DIR/proxy" "$MIRROR" \
-    >"$WORK_DIR/debootstrap-proxy.log" 2>&1 &
-  proxy_pid=$!
-  wait "$node_pid" || { tail -n 30 "$WORK_DIR/debootstrap-node.log"; exit 1; }
-  wait "$proxy_pid" || { tail -n 30 "$WORK_DIR/debootstrap-proxy.log"; exit 1; }
+    >"$WORK_DIR/debootstrap-proxy.log" 2>&1 || { tail -n 30 "$WORK_DIR/debootstrap-proxy.log"; exit 1; }
   slim "$WORK_DIR/node"
   slim "$WORK_DIR/proxy"
   save_rootfs "$WORK_DIR/node" "$node_tar"
