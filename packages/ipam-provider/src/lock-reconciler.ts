@@ -1,3 +1,4 @@
+import { isIPAddressClaimReference } from '@tally-ipam/api-types';
 import type {
   Cache,
   Client,
@@ -45,6 +46,8 @@ export class LockReconciler implements Reconciler {
     const lock = deps.locks.store.get(request.name);
     if (!lock) return {};
     if (deps.namespace && lock.spec.claimRef.namespace !== deps.namespace) return {};
+    // A holding of a claim of another IPAM API (a Metal3 IPClaim) is that API's controller's to collect.
+    if (!isIPAddressClaimReference(lock.spec.claimRef)) return {};
     const ref = poolRefOfLock(lock);
     const lookup = ref ? deps.states.lookup(ref) : undefined;
     const state = lookup?.status === 'ready' ? lookup.state : undefined;

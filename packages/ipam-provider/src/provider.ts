@@ -1,4 +1,10 @@
-import { isClusterScopedPoolKind, isPrefixPoolKind, TALLY_POOL_KINDS, type TallyPoolKind } from '@tally-ipam/api-types';
+import {
+  isClusterScopedPoolKind,
+  isIPAddressClaimReference,
+  isPrefixPoolKind,
+  TALLY_POOL_KINDS,
+  type TallyPoolKind,
+} from '@tally-ipam/api-types';
 import {
   Client,
   Controller,
@@ -299,11 +305,15 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     namespace: lock.spec.claimRef.namespace,
     name: lock.spec.claimRef.name,
   });
-  if (ledgers) locks.addEventHandler({ onDelete: (lock) => claimController.enqueue(claimOfLock(lock)) });
-  else
-    claimController.watches(LOCK_RESOURCE, (lock: StoredLock) => [claimOfLock(lock)], {
-      predicates: [deletedPredicate()],
+  const ownClaimOfLock = (lock: StoredLock): ObjectKey[] =>
+    isIPAddressClaimReference(lock.spec.claimRef) ? [claimOfLock(lock)] : [];
+  if (ledgers)
+    locks.addEventHandler({
+      onDelete: (lock) => {
+        for (const key of ownClaimOfLock(lock)) claimController.enqueue(key);
+      },
     });
+  else claimController.watches(LOCK_RESOURCE, ownClaimOfLock, { predicates: [deletedPredicate()] });
   manager.add(claimController);
 
   const poolDeps = {

@@ -180,6 +180,27 @@ describe('ledger operations', () => {
     expect(applyOperations(entries, [{ kind: 'drop', observed }], NOW).entries).toEqual([]);
   });
 
+  it('tell claims of two IPAM APIs apart even when they share a namespace and a name', () => {
+    const capi = applyOperations([], [{ kind: 'hold', entry: wanted('10.0.0.1', 'a'), reuseGracePeriodMs: 0 }], NOW);
+    const metal3Claim = { apiGroup: 'ipam.metal3.io', kind: 'IPClaim', namespace: 'ns', name: 'a', uid: 'uid-m' };
+    const metal3 = { ...wanted('10.0.0.1', 'a'), claimRef: metal3Claim };
+    // Another claim object, not a re-created one: refused, not taken over as a stale entry.
+    const clash = applyOperations(capi.entries, [{ kind: 'hold', entry: metal3, reuseGracePeriodMs: 0 }], NOW);
+    expect(clash).toMatchObject({ changed: false, results: [{ ok: false, holder: { claimRef: { uid: 'uid-a' } } }] });
+    // A re-created Metal3 claim of the same name does take over its own API's stale entry.
+    const held = applyOperations([], [{ kind: 'hold', entry: metal3, reuseGracePeriodMs: 0 }], NOW);
+    const renewed = { ...metal3, claimRef: { ...metal3Claim, uid: 'uid-m2' } };
+    const taken = applyOperations(held.entries, [{ kind: 'hold', entry: renewed, reuseGracePeriodMs: 0 }], NOW);
+    expect(taken.entries[0]?.claimRef).toEqual(renewed.claimRef);
+    // An absent group and kind mean an IPAddressClaim of ipam.cluster.x-k8s.io.
+    const explicit = {
+      ...wanted('10.0.0.1', 'a', 'uid-a2'),
+      claimRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'IPAddressClaim', namespace: 'ns', name: 'a', uid: 'uid-a2' },
+    };
+    const retaken = applyOperations(capi.entries, [{ kind: 'hold', entry: explicit, reuseGracePeriodMs: 0 }], NOW);
+    expect(retaken.entries[0]?.claimRef.uid).toBe('uid-a2');
+  });
+
   it('import a lock as it is, keep an entry of the same claim, refuse a key another claim holds', () => {
     const entry: AddressLedgerEntry = { ...wanted('10.0.0.9', 'a'), heldSince: '2025-01-01T00:00:00Z' };
     const imported = applyOperations([], [{ kind: 'import', entry }], NOW);

@@ -1,4 +1,4 @@
-import type { AddressLedgerEntry } from '@tally-ipam/api-types';
+import { type AddressLedgerEntry, sameClaimName } from '@tally-ipam/api-types';
 
 /**
  * What one write of a ledger decides, as a pure function of the entries the write starts from. A batch of operations
@@ -41,7 +41,7 @@ export interface AppliedOperations {
  * Whether a hold may take the key from what holds it now, the rules the address locks had:
  * - nothing holds it: taken;
  * - this claim (same uid) holds it, unreleased: already ours (a retry, a second replica, a crash before the IPAddress);
- * - a claim of the same namespace/name but another uid: that claim is gone (two claims of one name cannot coexist),
+ * - a claim of the same API group, kind, namespace and name but another uid: that claim is gone (two claims of one name cannot coexist),
  *   the entry is stale — taken over; so is the claim's own released entry;
  * - released, and the reuse grace period of the asking pool is over: taken over;
  * - otherwise it stays with its holder.
@@ -56,7 +56,7 @@ export function decideHold(
   const by = current.claimRef;
   const holder = wanted.claimRef;
   if (by.uid === holder.uid && current.releasedAt === undefined) return 'ours';
-  if (by.namespace === holder.namespace && by.name === holder.name) return 'take';
+  if (sameClaimName(by, holder)) return 'take';
   if (current.releasedAt !== undefined && nowMs - Date.parse(current.releasedAt) >= reuseGracePeriodMs) return 'take';
   return 'held';
 }
@@ -140,8 +140,8 @@ export function sameEntry(a: AddressLedgerEntry, b: AddressLedgerEntry): boolean
     a.address === b.address &&
     a.prefix === b.prefix &&
     a.claimRef.uid === b.claimRef.uid &&
-    a.claimRef.namespace === b.claimRef.namespace &&
-    a.claimRef.name === b.claimRef.name &&
+    sameClaimName(a.claimRef, b.claimRef) &&
+    a.poolRef.apiGroup === b.poolRef.apiGroup &&
     a.poolRef.kind === b.poolRef.kind &&
     a.poolRef.name === b.poolRef.name &&
     a.poolRef.namespace === b.poolRef.namespace &&

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { buildCustomResourceDefinition, type CustomResourceDefinition } from '../../crd/custom-resource-definition.js';
 import { KIND_PATTERN } from '../../meta/v1/patterns.js';
 import { ObjectMeta, ObjectName, Time } from '../../meta/v1/types.js';
+import { IPADDRESSCLAIM_KIND, IPAM_GROUP } from '../../ipam/v1beta2/constants.js';
 import { type ParseResult, parseObject } from '../../parse.js';
 import {
   TALLY_GROUP,
@@ -45,12 +46,42 @@ export type AddressLockPoolReference = z.infer<typeof AddressLockPoolReference>;
 
 export const AddressLockClaimReference = z
   .object({
+    apiGroup: ObjectName.describe(
+      'API group of the claim; absent for an IPAddressClaim of ipam.cluster.x-k8s.io (the Metal3 API: ipam.metal3.io).',
+    ).optional(),
+    kind: z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(new RegExp(KIND_PATTERN))
+      .describe('Kind of the claim; absent for IPAddressClaim (the Metal3 API: IPClaim).')
+      .optional(),
     namespace: z.string().min(1).max(63),
     name: ObjectName,
     uid: z.string().min(1).max(64),
   })
-  .describe('The IPAddressClaim holding the address; the uid tells a re-created claim of the same name apart.');
+  .describe('The claim holding the address; the uid tells a re-created claim of the same name apart.');
 export type AddressLockClaimReference = z.infer<typeof AddressLockClaimReference>;
+
+/** The claim's API group and kind, with the defaults an absent field stands for. */
+export function claimReferenceGroupKind(ref: AddressLockClaimReference): { apiGroup: string; kind: string } {
+  return { apiGroup: ref.apiGroup ?? IPAM_GROUP, kind: ref.kind ?? IPADDRESSCLAIM_KIND };
+}
+
+/** Whether the reference names a Cluster API IPAddressClaim (rather than a claim of another IPAM API). */
+export function isIPAddressClaimReference(ref: AddressLockClaimReference): boolean {
+  const { apiGroup, kind } = claimReferenceGroupKind(ref);
+  return apiGroup === IPAM_GROUP && kind === IPADDRESSCLAIM_KIND;
+}
+
+/** Whether two references name the same claim object (group, kind, namespace and name; the uid aside). */
+export function sameClaimName(a: AddressLockClaimReference, b: AddressLockClaimReference): boolean {
+  const left = claimReferenceGroupKind(a);
+  const right = claimReferenceGroupKind(b);
+  return (
+    left.apiGroup === right.apiGroup && left.kind === right.kind && a.namespace === b.namespace && a.name === b.name
+  );
+}
 
 export const TallyAddressLockSpec = z.object({
   address: z
