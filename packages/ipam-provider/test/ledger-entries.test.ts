@@ -195,7 +195,13 @@ describe('ledger operations', () => {
     // An absent group and kind mean an IPAddressClaim of ipam.cluster.x-k8s.io.
     const explicit = {
       ...wanted('10.0.0.1', 'a', 'uid-a2'),
-      claimRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'IPAddressClaim', namespace: 'ns', name: 'a', uid: 'uid-a2' },
+      claimRef: {
+        apiGroup: 'ipam.cluster.x-k8s.io',
+        kind: 'IPAddressClaim',
+        namespace: 'ns',
+        name: 'a',
+        uid: 'uid-a2',
+      },
     };
     const retaken = applyOperations(capi.entries, [{ kind: 'hold', entry: explicit, reuseGracePeriodMs: 0 }], NOW);
     expect(retaken.entries[0]?.claimRef.uid).toBe('uid-a2');

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { buildCustomResourceDefinition, type CustomResourceDefinition } from '../../crd/custom-resource-definition.js';
+import { IPADDRESSCLAIM_KIND, IPAM_GROUP } from '../../ipam/v1beta2/constants.js';
 import { KIND_PATTERN } from '../../meta/v1/patterns.js';
 import { ObjectMeta, ObjectName, Time } from '../../meta/v1/types.js';
-import { IPADDRESSCLAIM_KIND, IPAM_GROUP } from '../../ipam/v1beta2/constants.js';
 import { type ParseResult, parseObject } from '../../parse.js';
 import {
   TALLY_GROUP,
