@@ -6,6 +6,7 @@ import {
   isPaused,
   MANAGED_BY_ANNOTATION,
   setCondition,
+  summarizeConditions,
 } from '@tally-ipam/controller-kit/capi';
 import {
   type Client,
@@ -39,7 +40,7 @@ import {
   type StoredCluster,
 } from '../resources.js';
 import { controlPlaneEndpointClaimName } from '../util/claim-name.js';
-import { type ConditionVerdict, conditionOf, summarizeReady } from '../util/conditions.js';
+import { type ConditionVerdict, conditionOf } from '../util/conditions.js';
 import { createIPAddressClaim } from '../util/ip-address-claim.js';
 import { statusMergePatch, statusUnchanged } from '../util/status.js';
 
@@ -116,7 +117,11 @@ export class SimClusterReconciler implements Reconciler {
     );
     conditions = setCondition(
       conditions,
-      summarizeReady([{ type: CONTROL_PLANE_ENDPOINT_READY_CONDITION, ...endpoint.verdict }], generation),
+      summarizeConditions({
+        conditions,
+        forConditionTypes: [CONTROL_PLANE_ENDPOINT_READY_CONDITION],
+        observedGeneration: generation,
+      }),
       now,
     );
     const provisioned = endpoint.verdict.status === 'True' || current.status?.initialization?.provisioned === true;

@@ -1,5 +1,5 @@
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
-import { type Condition, isPaused, setCondition } from '@tally-ipam/controller-kit/capi';
+import { type Condition, isPaused, setCondition, summarizeConditions } from '@tally-ipam/controller-kit/capi';
 import { hasFinalizer, isNotFound } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
@@ -13,7 +13,7 @@ import {
 import type { MachineAddress, SimMachine } from '../api/v1alpha1/types.js';
 import { finishDeletion, pauseThenFinalizer } from '../lifecycle.js';
 import { SIM_MACHINE_RESOURCE, type StoredCluster } from '../resources.js';
-import { type ConditionVerdict, conditionOf, summarizeReady } from '../util/conditions.js';
+import { type ConditionVerdict, conditionOf } from '../util/conditions.js';
 import { simProviderID } from '../util/provider-id.js';
 import { statusMergePatch, statusUnchanged } from '../util/status.js';
 
@@ -125,14 +125,11 @@ export class SimMachineReconciler implements Reconciler {
     conditions = setCondition(conditions, conditionOf(NODE_PROVISIONED_CONDITION, node, generation), now);
     conditions = setCondition(
       conditions,
-      summarizeReady(
-        [
-          { type: IP_ADDRESSES_READY_CONDITION, ...claims.verdict },
-          { type: INSTANCE_PROVISIONED_CONDITION, ...instance },
-          { type: NODE_PROVISIONED_CONDITION, ...node },
-        ],
-        generation,
-      ),
+      summarizeConditions({
+        conditions,
+        forConditionTypes: [IP_ADDRESSES_READY_CONDITION, INSTANCE_PROVISIONED_CONDITION, NODE_PROVISIONED_CONDITION],
+        observedGeneration: generation,
+      }),
       now,
     );
 

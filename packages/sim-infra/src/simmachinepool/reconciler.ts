@@ -22,13 +22,14 @@ import {
   MACHINEPOOL_NAME_LABEL,
   machinePoolStatusFromInstances,
   type PoolInstance,
+  REPLICAS_READY_CONDITION,
   reconcileMachinePoolMachines,
   type StoredMachinePool,
+  summarizeReadyCondition,
   writeInfraMachinePoolState,
 } from '@tally-ipam/machinepool';
 import {
   READY_CONDITION,
-  READY_REASON,
   SIM_MACHINE_KIND,
   SIM_MACHINE_POOL_FINALIZER,
   WAITING_FOR_BOOTSTRAP_DATA_REASON,
@@ -192,9 +193,11 @@ export class SimMachinePoolReconciler implements Reconciler {
     conditions = setCondition(conditions, state.replicasReadyCondition, now);
     conditions = setCondition(
       conditions,
-      state.replicasReadyCondition.status === 'True'
-        ? { type: READY_CONDITION, status: 'True', reason: READY_REASON, message: '', observedGeneration: generation }
-        : { ...state.replicasReadyCondition, type: READY_CONDITION },
+      summarizeReadyCondition({
+        conditions,
+        dependsOn: [REPLICAS_READY_CONDITION],
+        observedGeneration: generation,
+      }),
       now,
     );
     const written = await writeInfraMachinePoolState({
