@@ -1,7 +1,6 @@
 import { CLUSTER_GROUP, CLUSTER_KIND, inspectIP } from '@tally-ipam/api-types';
 import { OWNER_UID_INDEX, type SharedInformer } from '@tally-ipam/controller-kit/cache';
 import {
-  type Condition,
   getCondition,
   isPaused,
   MANAGED_BY_ANNOTATION,
@@ -93,21 +92,14 @@ export class SimClusterReconciler implements Reconciler {
       return {};
     }
 
-    const now = this.deps.now();
-    const generation = simCluster.metadata.generation ?? 0;
-    const started = await pauseThenFinalizer({
-      client: this.deps.client,
-      resource: SIM_CLUSTER_RESOURCE,
-      object: simCluster,
-      conditions: simCluster.status?.conditions,
-      finalizer: SIM_CLUSTER_FINALIZER,
-      cluster,
-      now,
+    const started = await pauseThenFinalizer(
+      this.deps,
+      { resource: SIM_CLUSTER_RESOURCE, object: simCluster, finalizer: SIM_CLUSTER_FINALIZER, cluster },
       context,
-    });
+    );
     if (!started) return {};
-    let conditions: Condition[] = started.conditions;
-    let current = started.object;
+    const { now, generation } = started;
+    let { conditions, object: current } = started;
     const endpoint = await this.reconcileEndpoint(current, cluster, context);
     current = endpoint.simCluster;
     conditions = setCondition(
@@ -324,21 +316,19 @@ export class SimClusterReconciler implements Reconciler {
         if (!isNotFound(error)) throw error;
       }
     }
-    return finishDeletion({
-      client: this.deps.client,
-      resource: SIM_CLUSTER_RESOURCE,
-      object: simCluster,
-      conditions: simCluster.status?.conditions,
-      finalizer: SIM_CLUSTER_FINALIZER,
-      now: this.deps.now(),
+    return finishDeletion(
+      this.deps,
+      { resource: SIM_CLUSTER_RESOURCE, object: simCluster, finalizer: SIM_CLUSTER_FINALIZER },
       context,
-      waitingFor:
-        claims.length > 0
-          ? `waiting for IPAddressClaims to be deleted: ${claims.map((claim) => claim.metadata.name).join(', ')}`
-          : undefined,
-      writeConditions: (conditions) =>
-        this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context),
-    });
+      {
+        waitingFor:
+          claims.length > 0
+            ? `waiting for IPAddressClaims to be deleted: ${claims.map((claim) => claim.metadata.name).join(', ')}`
+            : undefined,
+        writeConditions: (conditions) =>
+          this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context),
+      },
+    );
   }
 
   private async writeStatus(

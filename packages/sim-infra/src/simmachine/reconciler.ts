@@ -1,5 +1,5 @@
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
-import { type Condition, isPaused, setCondition, summarizeConditions } from '@tally-ipam/controller-kit/capi';
+import { isPaused, setCondition, summarizeConditions } from '@tally-ipam/controller-kit/capi';
 import { hasFinalizer, isNotFound } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
@@ -64,21 +64,14 @@ export class SimMachineReconciler implements Reconciler {
       return {};
     }
 
-    const now = this.deps.now();
-    const generation = simMachine.metadata.generation ?? 0;
-    const started = await pauseThenFinalizer({
-      client: this.deps.client,
-      resource: SIM_MACHINE_RESOURCE,
-      object: simMachine,
-      conditions: simMachine.status?.conditions,
-      finalizer: SIM_MACHINE_FINALIZER,
-      cluster,
-      now,
+    const started = await pauseThenFinalizer(
+      this.deps,
+      { resource: SIM_MACHINE_RESOURCE, object: simMachine, finalizer: SIM_MACHINE_FINALIZER, cluster },
       context,
-    });
+    );
     if (!started) return {};
-    let conditions: Condition[] = started.conditions;
-    let current = started.object;
+    const { now, generation } = started;
+    let { conditions, object: current } = started;
 
     const claims = await this.claimsStep.reconcile(current, owner, context);
     conditions = setCondition(conditions, conditionOf(IP_ADDRESSES_READY_CONDITION, claims.verdict, generation), now);
@@ -168,21 +161,19 @@ export class SimMachineReconciler implements Reconciler {
     for (const claim of remaining) {
       if (!claim.metadata.deletionTimestamp) await this.claimsStep.delete(claim, context);
     }
-    const result = await finishDeletion({
-      client: this.deps.client,
-      resource: SIM_MACHINE_RESOURCE,
-      object: simMachine,
-      conditions: simMachine.status?.conditions,
-      finalizer: SIM_MACHINE_FINALIZER,
-      now: this.deps.now(),
+    const result = await finishDeletion(
+      this.deps,
+      { resource: SIM_MACHINE_RESOURCE, object: simMachine, finalizer: SIM_MACHINE_FINALIZER },
       context,
-      waitingFor:
-        remaining.length > 0
-          ? `waiting for ${remaining.length} IPAddressClaims to be deleted: ${remaining.map((claim) => claim.metadata.name).join(', ')}`
-          : undefined,
-      writeConditions: (conditions) =>
-        this.writeStatus(simMachine, { ...(simMachine.status ?? {}), conditions }, context),
-    });
+      {
+        waitingFor:
+          remaining.length > 0
+            ? `waiting for ${remaining.length} IPAddressClaims to be deleted: ${remaining.map((claim) => claim.metadata.name).join(', ')}`
+            : undefined,
+        writeConditions: (conditions) =>
+          this.writeStatus(simMachine, { ...(simMachine.status ?? {}), conditions }, context),
+      },
+    );
     if (remaining.length === 0) context.logger.info('claims gone, finalizer removed');
     return result;
   }

@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CLUSTER_GROUP, MACHINEPOOL_KIND } from '@tally-ipam/api-types';
 import type { SharedInformer } from '@tally-ipam/controller-kit/cache';
-import {
-  type Condition,
-  type ConditionInput,
-  getCondition,
-  isPaused,
-  setCondition,
-} from '@tally-ipam/controller-kit/capi';
+import { type ConditionInput, getCondition, isPaused, setCondition } from '@tally-ipam/controller-kit/capi';
 import {
   type Client,
   findOwnerReference,
@@ -117,21 +111,14 @@ export class SimMachinePoolReconciler implements Reconciler {
       context.logger.debug('waiting for the owner MachinePool and its Cluster');
       return {};
     }
-    const now = this.deps.now();
-    const generation = pool.metadata.generation ?? 0;
-    const started = await pauseThenFinalizer({
-      client: this.deps.client,
-      resource: SIM_MACHINE_POOL_RESOURCE,
-      object: pool,
-      conditions: pool.status?.conditions,
-      finalizer: SIM_MACHINE_POOL_FINALIZER,
-      cluster,
-      now,
+    const started = await pauseThenFinalizer(
+      this.deps,
+      { resource: SIM_MACHINE_POOL_RESOURCE, object: pool, finalizer: SIM_MACHINE_POOL_FINALIZER, cluster },
       context,
-    });
+    );
     if (!started) return {};
-    let conditions: Condition[] = started.conditions;
-    let current = started.object;
+    const { now, generation } = started;
+    let { conditions, object: current } = started;
 
     const version = machinePool.spec.template.spec.version;
     const instances = poolInstances(this.deps.simMachines.store.list(), current, machinePool).filter(
@@ -247,17 +234,15 @@ export class SimMachinePoolReconciler implements Reconciler {
         if (!isNotFound(error)) throw error;
       }
     }
-    return finishDeletion({
-      client: this.deps.client,
-      resource: SIM_MACHINE_POOL_RESOURCE,
-      object: pool,
-      conditions: pool.status?.conditions,
-      finalizer: SIM_MACHINE_POOL_FINALIZER,
-      now: this.deps.now(),
+    return finishDeletion(
+      this.deps,
+      { resource: SIM_MACHINE_POOL_RESOURCE, object: pool, finalizer: SIM_MACHINE_POOL_FINALIZER },
       context,
-      waitingFor: instances.length > 0 ? `waiting for ${instances.length} instances to be deleted` : undefined,
-      writeConditions: (conditions) => this.writeStatus(pool, { conditions }, context),
-    });
+      {
+        waitingFor: instances.length > 0 ? `waiting for ${instances.length} instances to be deleted` : undefined,
+        writeConditions: (conditions) => this.writeStatus(pool, { conditions }, context),
+      },
+    );
   }
 
   /** The instance's owner Machine was just deleted or is being deleted (a Machine missing from the cache may be new). */
