@@ -29,9 +29,8 @@ export const MAX_PROVIDER_IDS = 10_000;
 export const MAX_PROVIDER_ID_LENGTH = 512;
 
 /** Condition types and reasons these helpers write (v1beta2 `metav1.Condition`s). */
-export const READY_REASON = 'Ready';
-export const NOT_READY_REASON = 'NotReady';
-export const READY_UNKNOWN_REASON = 'ReadyUnknown';
+// The summary's reasons are the kit's, where the one Ready summary lives.
+export { NOT_READY_REASON, READY_REASON, READY_UNKNOWN_REASON } from '@tally-ipam/controller-kit/capi';
 export const DELETING_REASON = 'Deleting';
 /** Condition reporting whether every desired replica exists with a provider ID (CAPD's `ReplicasReady`). */
 export const REPLICAS_READY_CONDITION = 'ReplicasReady';

@@ -1,5 +1,5 @@
-import { type Condition, type ConditionInput, getCondition } from '@tally-ipam/controller-kit/capi';
-import { DELETING_REASON, NOT_READY_REASON, READY_CONDITION, READY_REASON, READY_UNKNOWN_REASON } from './constants.js';
+import { type Condition, type ConditionInput, summarizeConditions } from '@tally-ipam/controller-kit/capi';
+import { DELETING_REASON, READY_CONDITION } from './constants.js';
 
 /**
  * A terminal failure, the v1beta2 way: the pool cannot recover without a change by a human (bad configuration,
@@ -25,9 +25,10 @@ export interface ReadySummaryInput {
 }
 
 /**
- * The `Ready` condition summarising others, in the spirit of CAPI's `conditions.NewSummaryCondition`: False with the
- * first False dependency's reason (messages of all False ones joined); Unknown when none is False but one is Unknown
- * or missing; True otherwise. A terminal failure or a deletion wins over everything.
+ * An InfraMachinePool's `Ready` condition: a deletion, then a terminal failure, win over everything; otherwise the
+ * summary of `dependsOn` (controller-kit's `summarizeConditions`: False with the first False dependency's reason,
+ * Unknown when none is False but one is Unknown or missing, True otherwise; the message lists each one that is not
+ * True).
  */
 export function summarizeReadyCondition(input: ReadySummaryInput): ConditionInput {
   const base = { type: READY_CONDITION, observedGeneration: input.observedGeneration };
@@ -42,29 +43,9 @@ export function summarizeReadyCondition(input: ReadySummaryInput): ConditionInpu
       message: input.terminalFailure.message,
     };
   }
-  const falseOnes: Condition[] = [];
-  const unknownOnes: string[] = [];
-  for (const type of input.dependsOn) {
-    const condition = getCondition(input.conditions, type);
-    if (condition === undefined) unknownOnes.push(`${type}: not reported yet`);
-    else if (condition.status === 'False') falseOnes.push(condition);
-    else if (condition.status === 'Unknown') unknownOnes.push(describe(condition));
-  }
-  const firstFalse = falseOnes[0];
-  if (firstFalse !== undefined) {
-    return {
-      ...base,
-      status: 'False',
-      reason: firstFalse.reason || NOT_READY_REASON,
-      message: falseOnes.map(describe).join('; '),
-    };
-  }
-  if (unknownOnes.length > 0) {
-    return { ...base, status: 'Unknown', reason: READY_UNKNOWN_REASON, message: unknownOnes.join('; ') };
-  }
-  return { ...base, status: 'True', reason: READY_REASON, message: '' };
-}
-
-function describe(condition: Condition): string {
-  return condition.message ? `${condition.type}: ${condition.message}` : `${condition.type} is ${condition.status}`;
+  return summarizeConditions({
+    conditions: input.conditions,
+    forConditionTypes: input.dependsOn,
+    observedGeneration: input.observedGeneration,
+  });
 }

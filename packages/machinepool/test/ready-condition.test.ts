@@ -51,7 +51,27 @@ describe('summarizeReadyCondition (InfraMachinePool: conditions, Ready roll-up)'
       observedGeneration: 1,
     });
     expect(summary).toMatchObject({ status: 'Unknown', reason: 'ReadyUnknown' });
-    expect(summary.message).toBe('ReplicasReady is Unknown; InstancesProvisioned: not reported yet');
+    // As CAPI's summary: a dependency without a message is named with its reason.
+    expect(summary.message).toBe('ReplicasReady: Probing; InstancesProvisioned: not reported yet');
+  });
+
+  it('a False summary names the Unknown dependencies too, in the order of dependsOn', () => {
+    expect(
+      summarizeReadyCondition({
+        conditions: [
+          condition('ReplicasReady', 'Unknown', 'Probing', 'no answer from the cloud yet'),
+          condition('InstancesProvisioned', 'False', 'QuotaExceeded', 'quota of 3 instances reached'),
+        ],
+        dependsOn,
+        observedGeneration: 4,
+      }),
+    ).toEqual({
+      type: 'Ready',
+      status: 'False',
+      reason: 'QuotaExceeded',
+      message: 'ReplicasReady: no answer from the cloud yet; InstancesProvisioned: quota of 3 instances reached',
+      observedGeneration: 4,
+    });
   });
 
   it('a terminal failure wins over True dependencies, and deletion wins over everything', () => {

@@ -78,8 +78,6 @@ export {
   type ConditionVerdict,
   conditionOf,
   ipAddressesCondition,
-  type NamedVerdict,
-  summarizeReady,
 } from './util/conditions.js';
 export {
   type AddressValidation,

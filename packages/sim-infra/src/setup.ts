@@ -4,7 +4,7 @@ import { resourceHasFilterLabel } from '@tally-ipam/controller-kit/capi';
 import { Client } from '@tally-ipam/controller-kit/client';
 import type { Controller } from '@tally-ipam/controller-kit/controller';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import { MACHINE_POOL_RESOURCE, type StoredMachinePool } from '@tally-ipam/machinepool';
+import { MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
 import { SIM_GROUP } from './api/v1alpha1/constants.js';
 import {
   ADDRESS_RESOURCE,
@@ -14,9 +14,8 @@ import {
   SIM_CLUSTER_RESOURCE,
   SIM_MACHINE_POOL_RESOURCE,
   SIM_MACHINE_RESOURCE,
-  type StoredMachine,
 } from './resources.js';
-import { MACHINE_POOLS_BY_CLUSTER_INDEX, MACHINES_BY_CLUSTER_INDEX, type SimControllerContext } from './shared.js';
+import type { SimControllerContext } from './shared.js';
 import { newSimClusterController } from './simcluster/index.js';
 import { newSimMachineController } from './simmachine/index.js';
 import { newSimMachinePoolController } from './simmachinepool/index.js';
@@ -64,8 +63,9 @@ function closingRunnable(close: () => void): { needLeaderElection: false; start(
 
 /**
  * Registers the Sim infrastructure provider on a controller-kit Manager: the shared caches, and the SimCluster,
- * SimMachine and SimMachinePool controllers (each wired in its own folder, next to its reconciler). Call before `manager.start`. The template webhooks are separate
- * (`registerSimWebhooks`), since they need a serving certificate.
+ * SimMachine and SimMachinePool controllers (each wired in its own folder, next to its reconciler: `controller.ts`
+ * declares its watches, `watches.ts` what they look up). Call before `manager.start`. The template webhooks are
+ * separate (`registerSimWebhooks`), since they need a serving certificate.
  */
 export function setupSimInfraProvider(manager: Manager, options: SimInfraProviderOptions = {}): SimInfraProvider {
   const namespace = options.namespace || undefined;
@@ -88,23 +88,9 @@ export function setupSimInfraProvider(manager: Manager, options: SimInfraProvide
   const clusters = cache.informerFor(CLUSTER_RESOURCE, scope);
   const claims = cache.informerFor(CLAIM_RESOURCE, scope);
   const addresses = cache.informerFor(ADDRESS_RESOURCE, scope);
-  const machines = cache.informerFor(MACHINE_RESOURCE, {
-    namespace,
-    indexers: {
-      [MACHINES_BY_CLUSTER_INDEX]: (machine: StoredMachine) => [
-        `${machine.metadata.namespace}/${machine.spec.clusterName}`,
-      ],
-    },
-  });
+  const machines = cache.informerFor(MACHINE_RESOURCE, scope);
   const simMachinePools = cache.informerFor(SIM_MACHINE_POOL_RESOURCE, scope);
-  const machinePools = cache.informerFor(MACHINE_POOL_RESOURCE, {
-    namespace,
-    indexers: {
-      [MACHINE_POOLS_BY_CLUSTER_INDEX]: (machinePool: StoredMachinePool) => [
-        `${machinePool.metadata.namespace}/${machinePool.spec.clusterName}`,
-      ],
-    },
-  });
+  const machinePools = cache.informerFor(MACHINE_POOL_RESOURCE, scope);
   const shared: SimControllerContext = {
     client,
     cache,

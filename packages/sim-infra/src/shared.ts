@@ -7,7 +7,10 @@ import type { SimCluster, SimMachine, SimMachinePool } from './api/v1alpha1/type
 import type { StoredAddress, StoredClaim, StoredCluster, StoredMachine } from './resources.js';
 import type { WorkloadClusters } from './simulated-cloud.js';
 
-/** What the three Sim controllers share: one client, one cache and its informers, the options they run with. */
+/**
+ * What the three Sim controllers share: one client, one cache and its informers, the options they run with. Each
+ * controller adds the indexes its own watches look up by (`<kind>/watches.ts`).
+ */
 export interface SimControllerContext {
   readonly client: Client;
   readonly cache: Cache;
@@ -31,10 +34,6 @@ export interface SimControllerContext {
     readonly machinePools: SharedInformer<StoredMachinePool>;
   };
 }
-
-/** Indexes of the shared informers the controllers' watches look up by. */
-export const MACHINES_BY_CLUSTER_INDEX = 'simInfra:clusterName';
-export const MACHINE_POOLS_BY_CLUSTER_INDEX = 'simInfra:clusterName';
 
 /** A Sim controller for `resource`: the shared cache, metrics registry and logger, the namespace and filter label. */
 export function newSimController<R extends ResourceKind>(

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ClaimProgress, ipAddressesCondition, summarizeReady } from '../src/index.js';
+import { type ClaimProgress, ipAddressesCondition } from '../src/index.js';
 
 describe('ipAddressesCondition', () => {
   it('is True when every claim is bound and nothing is invalid, and when no pool is asked for', () => {
@@ -68,35 +68,5 @@ describe('ipAddressesCondition', () => {
         expect(verdict.reason).toMatch(/^[A-Z][A-Za-z]+$/);
       }),
     );
-  });
-});
-
-describe('summarizeReady', () => {
-  it('is True when all parts are, else carries the first failing reason and lists every failing part', () => {
-    expect(
-      summarizeReady(
-        [
-          { type: 'A', status: 'True', reason: 'Fine', message: '' },
-          { type: 'B', status: 'True', reason: 'Fine', message: '' },
-        ],
-        3,
-      ),
-    ).toEqual({ type: 'Ready', status: 'True', reason: 'Ready', message: '', observedGeneration: 3 });
-    expect(
-      summarizeReady(
-        [
-          { type: 'A', status: 'True', reason: 'Fine', message: '' },
-          { type: 'B', status: 'False', reason: 'Broken', message: 'b is broken' },
-          { type: 'C', status: 'Unknown', reason: 'Unsure', message: '' },
-        ],
-        1,
-      ),
-    ).toEqual({
-      type: 'Ready',
-      status: 'False',
-      reason: 'Broken',
-      message: 'B: b is broken; C: Unsure',
-      observedGeneration: 1,
-    });
   });
 });

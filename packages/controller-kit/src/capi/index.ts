@@ -6,3 +6,4 @@ export * from './constants.js';
 export * from './pause.js';
 export * from './paused-condition.js';
 export * from './predicates.js';
+export * from './summary.js';

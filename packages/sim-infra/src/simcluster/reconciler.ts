@@ -1,11 +1,11 @@
 import { CLUSTER_GROUP, CLUSTER_KIND, inspectIP } from '@tally-ipam/api-types';
 import { OWNER_UID_INDEX, type SharedInformer } from '@tally-ipam/controller-kit/cache';
 import {
-  type Condition,
   getCondition,
   isPaused,
   MANAGED_BY_ANNOTATION,
   setCondition,
+  summarizeConditions,
 } from '@tally-ipam/controller-kit/capi';
 import {
   type Client,
@@ -39,7 +39,7 @@ import {
   type StoredCluster,
 } from '../resources.js';
 import { controlPlaneEndpointClaimName } from '../util/claim-name.js';
-import { type ConditionVerdict, conditionOf, summarizeReady } from '../util/conditions.js';
+import { type ConditionVerdict, conditionOf } from '../util/conditions.js';
 import { createIPAddressClaim } from '../util/ip-address-claim.js';
 import { statusMergePatch, statusUnchanged } from '../util/status.js';
 
@@ -92,21 +92,14 @@ export class SimClusterReconciler implements Reconciler {
       return {};
     }
 
-    const now = this.deps.now();
-    const generation = simCluster.metadata.generation ?? 0;
-    const started = await pauseThenFinalizer({
-      client: this.deps.client,
-      resource: SIM_CLUSTER_RESOURCE,
-      object: simCluster,
-      conditions: simCluster.status?.conditions,
-      finalizer: SIM_CLUSTER_FINALIZER,
-      cluster,
-      now,
+    const started = await pauseThenFinalizer(
+      this.deps,
+      { resource: SIM_CLUSTER_RESOURCE, object: simCluster, finalizer: SIM_CLUSTER_FINALIZER, cluster },
       context,
-    });
+    );
     if (!started) return {};
-    let conditions: Condition[] = started.conditions;
-    let current = started.object;
+    const { now, generation } = started;
+    let { conditions, object: current } = started;
     const endpoint = await this.reconcileEndpoint(current, cluster, context);
     current = endpoint.simCluster;
     conditions = setCondition(
@@ -116,7 +109,11 @@ export class SimClusterReconciler implements Reconciler {
     );
     conditions = setCondition(
       conditions,
-      summarizeReady([{ type: CONTROL_PLANE_ENDPOINT_READY_CONDITION, ...endpoint.verdict }], generation),
+      summarizeConditions({
+        conditions,
+        forConditionTypes: [CONTROL_PLANE_ENDPOINT_READY_CONDITION],
+        observedGeneration: generation,
+      }),
       now,
     );
     const provisioned = endpoint.verdict.status === 'True' || current.status?.initialization?.provisioned === true;
@@ -319,21 +316,19 @@ export class SimClusterReconciler implements Reconciler {
         if (!isNotFound(error)) throw error;
       }
     }
-    return finishDeletion({
-      client: this.deps.client,
-      resource: SIM_CLUSTER_RESOURCE,
-      object: simCluster,
-      conditions: simCluster.status?.conditions,
-      finalizer: SIM_CLUSTER_FINALIZER,
-      now: this.deps.now(),
+    return finishDeletion(
+      this.deps,
+      { resource: SIM_CLUSTER_RESOURCE, object: simCluster, finalizer: SIM_CLUSTER_FINALIZER },
       context,
-      waitingFor:
-        claims.length > 0
-          ? `waiting for IPAddressClaims to be deleted: ${claims.map((claim) => claim.metadata.name).join(', ')}`
-          : undefined,
-      writeConditions: (conditions) =>
-        this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context),
-    });
+      {
+        waitingFor:
+          claims.length > 0
+            ? `waiting for IPAddressClaims to be deleted: ${claims.map((claim) => claim.metadata.name).join(', ')}`
+            : undefined,
+        writeConditions: (conditions) =>
+          this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context),
+      },
+    );
   }
 
   private async writeStatus(

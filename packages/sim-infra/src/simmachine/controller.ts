@@ -9,9 +9,16 @@ import {
   SIM_MACHINE_POOL_RESOURCE,
   SIM_MACHINE_RESOURCE,
 } from '../resources.js';
-import { MACHINES_BY_CLUSTER_INDEX, newSimController, type SimControllerContext } from '../shared.js';
-import { addressToClaimOwner, infrastructureRequest, instancesOfMachinePool, simMachinesOwnedBy } from '../watches.js';
+import { newSimController, type SimControllerContext } from '../shared.js';
+import { addressToClaimOwner, infrastructureRequest } from '../watches.js';
 import { SimMachineReconciler } from './reconciler.js';
+import {
+  instancesOfMachinePool,
+  MACHINES_BY_CLUSTER_INDEX,
+  machineClusterKey,
+  simMachinesOfCluster,
+  simMachinesOwnedBy,
+} from './watches.js';
 
 /**
  * The SimMachine controller: its reconciler and what it watches (its claims and their IPAddresses, its Machine and
@@ -20,6 +27,7 @@ import { SimMachineReconciler } from './reconciler.js';
 export function newSimMachineController(shared: SimControllerContext): Controller {
   const { informers } = shared;
   const scope = { namespace: shared.namespace };
+  informers.machines.addIndexers({ [MACHINES_BY_CLUSTER_INDEX]: machineClusterKey });
   const reconciler = new SimMachineReconciler({
     client: shared.client,
     simMachines: informers.simMachines,
@@ -38,14 +46,7 @@ export function newSimMachineController(shared: SimControllerContext): Controlle
       .owns(CLAIM_RESOURCE, scope)
       .watches(ADDRESS_RESOURCE, addressToClaimOwner(informers.claims, SIM_MACHINE_KIND), scope)
       .watches(MACHINE_RESOURCE, (machine) => infrastructureRequest(machine, SIM_MACHINE_KIND), scope)
-      .watches(
-        CLUSTER_RESOURCE,
-        (cluster) =>
-          informers.machines.store
-            .byIndex(MACHINES_BY_CLUSTER_INDEX, `${cluster.metadata.namespace}/${cluster.metadata.name}`)
-            .flatMap((machine) => infrastructureRequest(machine, SIM_MACHINE_KIND)),
-        scope,
-      )
+      .watches(CLUSTER_RESOURCE, (cluster) => simMachinesOfCluster(informers.machines, cluster), scope)
       // A pool's instances take bootstrap data and version from the MachinePool.
       .watches(
         MACHINE_POOL_RESOURCE,

@@ -1,5 +1,5 @@
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
-import { type Condition, isPaused, setCondition } from '@tally-ipam/controller-kit/capi';
+import { isPaused, setCondition, summarizeConditions } from '@tally-ipam/controller-kit/capi';
 import { hasFinalizer, isNotFound } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
 import {
@@ -13,7 +13,7 @@ import {
 import type { MachineAddress, SimMachine } from '../api/v1alpha1/types.js';
 import { finishDeletion, pauseThenFinalizer } from '../lifecycle.js';
 import { SIM_MACHINE_RESOURCE, type StoredCluster } from '../resources.js';
-import { type ConditionVerdict, conditionOf, summarizeReady } from '../util/conditions.js';
+import { type ConditionVerdict, conditionOf } from '../util/conditions.js';
 import { simProviderID } from '../util/provider-id.js';
 import { statusMergePatch, statusUnchanged } from '../util/status.js';
 
@@ -64,21 +64,14 @@ export class SimMachineReconciler implements Reconciler {
       return {};
     }
 
-    const now = this.deps.now();
-    const generation = simMachine.metadata.generation ?? 0;
-    const started = await pauseThenFinalizer({
-      client: this.deps.client,
-      resource: SIM_MACHINE_RESOURCE,
-      object: simMachine,
-      conditions: simMachine.status?.conditions,
-      finalizer: SIM_MACHINE_FINALIZER,
-      cluster,
-      now,
+    const started = await pauseThenFinalizer(
+      this.deps,
+      { resource: SIM_MACHINE_RESOURCE, object: simMachine, finalizer: SIM_MACHINE_FINALIZER, cluster },
       context,
-    });
+    );
     if (!started) return {};
-    let conditions: Condition[] = started.conditions;
-    let current = started.object;
+    const { now, generation } = started;
+    let { conditions, object: current } = started;
 
     const claims = await this.claimsStep.reconcile(current, owner, context);
     conditions = setCondition(conditions, conditionOf(IP_ADDRESSES_READY_CONDITION, claims.verdict, generation), now);
@@ -125,14 +118,11 @@ export class SimMachineReconciler implements Reconciler {
     conditions = setCondition(conditions, conditionOf(NODE_PROVISIONED_CONDITION, node, generation), now);
     conditions = setCondition(
       conditions,
-      summarizeReady(
-        [
-          { type: IP_ADDRESSES_READY_CONDITION, ...claims.verdict },
-          { type: INSTANCE_PROVISIONED_CONDITION, ...instance },
-          { type: NODE_PROVISIONED_CONDITION, ...node },
-        ],
-        generation,
-      ),
+      summarizeConditions({
+        conditions,
+        forConditionTypes: [IP_ADDRESSES_READY_CONDITION, INSTANCE_PROVISIONED_CONDITION, NODE_PROVISIONED_CONDITION],
+        observedGeneration: generation,
+      }),
       now,
     );
 
@@ -171,21 +161,19 @@ export class SimMachineReconciler implements Reconciler {
     for (const claim of remaining) {
       if (!claim.metadata.deletionTimestamp) await this.claimsStep.delete(claim, context);
     }
-    const result = await finishDeletion({
-      client: this.deps.client,
-      resource: SIM_MACHINE_RESOURCE,
-      object: simMachine,
-      conditions: simMachine.status?.conditions,
-      finalizer: SIM_MACHINE_FINALIZER,
-      now: this.deps.now(),
+    const result = await finishDeletion(
+      this.deps,
+      { resource: SIM_MACHINE_RESOURCE, object: simMachine, finalizer: SIM_MACHINE_FINALIZER },
       context,
-      waitingFor:
-        remaining.length > 0
-          ? `waiting for ${remaining.length} IPAddressClaims to be deleted: ${remaining.map((claim) => claim.metadata.name).join(', ')}`
-          : undefined,
-      writeConditions: (conditions) =>
-        this.writeStatus(simMachine, { ...(simMachine.status ?? {}), conditions }, context),
-    });
+      {
+        waitingFor:
+          remaining.length > 0
+            ? `waiting for ${remaining.length} IPAddressClaims to be deleted: ${remaining.map((claim) => claim.metadata.name).join(', ')}`
+            : undefined,
+        writeConditions: (conditions) =>
+          this.writeStatus(simMachine, { ...(simMachine.status ?? {}), conditions }, context),
+      },
+    );
     if (remaining.length === 0) context.logger.info('claims gone, finalizer removed');
     return result;
   }

@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CLUSTER_GROUP, MACHINEPOOL_KIND } from '@tally-ipam/api-types';
 import type { SharedInformer } from '@tally-ipam/controller-kit/cache';
-import {
-  type Condition,
-  type ConditionInput,
-  getCondition,
-  isPaused,
-  setCondition,
-} from '@tally-ipam/controller-kit/capi';
+import { type ConditionInput, getCondition, isPaused, setCondition } from '@tally-ipam/controller-kit/capi';
 import {
   type Client,
   findOwnerReference,
@@ -22,13 +16,14 @@ import {
   MACHINEPOOL_NAME_LABEL,
   machinePoolStatusFromInstances,
   type PoolInstance,
+  REPLICAS_READY_CONDITION,
   reconcileMachinePoolMachines,
   type StoredMachinePool,
+  summarizeReadyCondition,
   writeInfraMachinePoolState,
 } from '@tally-ipam/machinepool';
 import {
   READY_CONDITION,
-  READY_REASON,
   SIM_MACHINE_KIND,
   SIM_MACHINE_POOL_FINALIZER,
   WAITING_FOR_BOOTSTRAP_DATA_REASON,
@@ -116,21 +111,14 @@ export class SimMachinePoolReconciler implements Reconciler {
       context.logger.debug('waiting for the owner MachinePool and its Cluster');
       return {};
     }
-    const now = this.deps.now();
-    const generation = pool.metadata.generation ?? 0;
-    const started = await pauseThenFinalizer({
-      client: this.deps.client,
-      resource: SIM_MACHINE_POOL_RESOURCE,
-      object: pool,
-      conditions: pool.status?.conditions,
-      finalizer: SIM_MACHINE_POOL_FINALIZER,
-      cluster,
-      now,
+    const started = await pauseThenFinalizer(
+      this.deps,
+      { resource: SIM_MACHINE_POOL_RESOURCE, object: pool, finalizer: SIM_MACHINE_POOL_FINALIZER, cluster },
       context,
-    });
+    );
     if (!started) return {};
-    let conditions: Condition[] = started.conditions;
-    let current = started.object;
+    const { now, generation } = started;
+    let { conditions, object: current } = started;
 
     const version = machinePool.spec.template.spec.version;
     const instances = poolInstances(this.deps.simMachines.store.list(), current, machinePool).filter(
@@ -192,9 +180,11 @@ export class SimMachinePoolReconciler implements Reconciler {
     conditions = setCondition(conditions, state.replicasReadyCondition, now);
     conditions = setCondition(
       conditions,
-      state.replicasReadyCondition.status === 'True'
-        ? { type: READY_CONDITION, status: 'True', reason: READY_REASON, message: '', observedGeneration: generation }
-        : { ...state.replicasReadyCondition, type: READY_CONDITION },
+      summarizeReadyCondition({
+        conditions,
+        dependsOn: [REPLICAS_READY_CONDITION],
+        observedGeneration: generation,
+      }),
       now,
     );
     const written = await writeInfraMachinePoolState({
@@ -244,17 +234,15 @@ export class SimMachinePoolReconciler implements Reconciler {
         if (!isNotFound(error)) throw error;
       }
     }
-    return finishDeletion({
-      client: this.deps.client,
-      resource: SIM_MACHINE_POOL_RESOURCE,
-      object: pool,
-      conditions: pool.status?.conditions,
-      finalizer: SIM_MACHINE_POOL_FINALIZER,
-      now: this.deps.now(),
+    return finishDeletion(
+      this.deps,
+      { resource: SIM_MACHINE_POOL_RESOURCE, object: pool, finalizer: SIM_MACHINE_POOL_FINALIZER },
       context,
-      waitingFor: instances.length > 0 ? `waiting for ${instances.length} instances to be deleted` : undefined,
-      writeConditions: (conditions) => this.writeStatus(pool, { conditions }, context),
-    });
+      {
+        waitingFor: instances.length > 0 ? `waiting for ${instances.length} instances to be deleted` : undefined,
+        writeConditions: (conditions) => this.writeStatus(pool, { conditions }, context),
+      },
+    );
   }
 
   /** The instance's owner Machine was just deleted or is being deleted (a Machine missing from the cache may be new). */

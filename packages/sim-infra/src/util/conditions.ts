@@ -6,9 +6,6 @@ import {
   IP_ADDRESS_INVALID_REASON,
   IP_ADDRESSES_ALLOCATED_REASON,
   NO_IP_ADDRESSES_REQUESTED_REASON,
-  NOT_READY_REASON,
-  READY_CONDITION,
-  READY_REASON,
   WAITING_FOR_IP_ADDRESS_REASON,
 } from '../api/v1alpha1/constants.js';
 
@@ -99,31 +96,6 @@ export function ipAddressesCondition(
     };
   }
   return { status: 'True', reason: IP_ADDRESSES_ALLOCATED_REASON, message: `${total}/${total} IP addresses allocated` };
-}
-
-/** A named verdict, as `summarizeReady` takes them (in the order they should be reported). */
-export interface NamedVerdict extends ConditionVerdict {
-  readonly type: string;
-}
-
-/**
- * The `Ready` condition as a summary of the given conditions (CAPI's `conditions.SetSummaryCondition` in spirit):
- * True when every one is True; otherwise False with the reason of the first that is not, and a message listing each
- * one that is not as `<type>: <message>`.
- */
-export function summarizeReady(parts: readonly NamedVerdict[], observedGeneration: number): ConditionInput {
-  const notTrue = parts.filter((part) => part.status !== 'True');
-  const first = notTrue[0];
-  if (!first) {
-    return { type: READY_CONDITION, status: 'True', reason: READY_REASON, message: '', observedGeneration };
-  }
-  return {
-    type: READY_CONDITION,
-    status: notTrue.some((part) => part.status === 'False') ? 'False' : 'Unknown',
-    reason: first.reason || NOT_READY_REASON,
-    message: notTrue.map((part) => `${part.type}: ${part.message || part.reason}`).join('; '),
-    observedGeneration,
-  };
 }
 
 /** A verdict as the condition of a type, for `setCondition`. */

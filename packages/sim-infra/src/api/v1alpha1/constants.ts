@@ -25,7 +25,7 @@ export const SIM_PROVIDER_ID_SCHEME = 'sim';
 export const DEFAULT_CONTROL_PLANE_PORT = 6443;
 
 // Condition types. `Ready` and `Paused` are CAPI's; CAPI mirrors `Ready` into the owner's `InfrastructureReady`.
-export const READY_CONDITION = 'Ready';
+export { READY_CONDITION } from '@tally-ipam/api-types';
 /** SimCluster: the control-plane endpoint is known (given, from the Cluster, or allocated from IPAM). */
 export const CONTROL_PLANE_ENDPOINT_READY_CONDITION = 'ControlPlaneEndpointReady';
 /** SimMachine: every IPAddressClaim is bound to a valid IPAddress (CAPV's `IPAddressClaimsFulfilled`). */
@@ -36,8 +36,8 @@ export const INSTANCE_PROVISIONED_CONDITION = 'InstanceProvisioned';
 export const NODE_PROVISIONED_CONDITION = 'NodeProvisioned';
 
 // Reasons (CamelCase, metav1.Condition's pattern). Generic ones are CAPI's names (`api/core/v1beta2`).
-export const READY_REASON = 'Ready';
-export const NOT_READY_REASON = 'NotReady';
+// The Ready summary's reasons are controller-kit's, where the one summary lives.
+export { NOT_READY_REASON, READY_REASON } from '@tally-ipam/controller-kit/capi';
 export const DELETING_REASON = 'Deleting';
 export const PROVISIONED_REASON = 'Provisioned';
 export const WAITING_FOR_CLUSTER_INFRASTRUCTURE_REASON = 'WaitingForClusterInfrastructureReady';
