@@ -6,6 +6,7 @@
 export { type AllocateOptions, allocateForClaim, type HeldAddress, type Metal3Allocation } from './allocate.js';
 export { Metal3AllocationError, type Metal3AllocationFailure, Metal3PoolSpecError } from './errors.js';
 export { isMetal3ClaimReference, ledgerHeldInPlan, ledgerSlot, metal3Entry } from './holdings.js';
+export { RecentHolds } from './ipclaim/recent-holds.js';
 export {
   ENTRY_CLAIM_UID_INDEX,
   EXHAUSTED_RECHECK_MS,
@@ -13,7 +14,6 @@ export {
   type IPClaimReconcilerDeps,
   MAX_HOLD_ATTEMPTS,
 } from './ipclaim/reconciler.js';
-export { RecentHolds } from './ipclaim/recent-holds.js';
 export { IPPoolReconciler, type IPPoolReconcilerDeps, indexesOf, type PoolIndexes } from './ippool/reconciler.js';
 export { ipAddressName } from './names.js';
 export {

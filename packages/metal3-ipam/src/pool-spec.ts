@@ -1,6 +1,6 @@
 import { echo, METAL3_MAX_ERROR_MESSAGE_LENGTH } from '@tally-ipam/api-types';
 import * as z from 'zod';
-import { translateIPPoolSpec, type Metal3PoolPlan } from './ranges.js';
+import { type Metal3PoolPlan, translateIPPoolSpec } from './ranges.js';
 import type { StoredMetal3Pool } from './resources.js';
 
 /**
@@ -28,7 +28,9 @@ const LoosePoolSpec = z.looseObject({
   dnsServers: z.array(z.string()).optional(),
 });
 
-export type PoolPlanResult = { readonly ok: true; readonly plan: Metal3PoolPlan } | { readonly ok: false; readonly message: string };
+export type PoolPlanResult =
+  | { readonly ok: true; readonly plan: Metal3PoolPlan }
+  | { readonly ok: false; readonly message: string };
 
 /** `spec.clusterName` of a pool, when it is a non-empty string. */
 export function poolClusterName(pool: StoredMetal3Pool): string | undefined {

@@ -45,7 +45,10 @@ afterAll(async () => {
   client?.close();
 });
 
-function proposalExample(kind: 'ippool' | 'ipclaim'): { metadata: Record<string, unknown>; spec: Record<string, unknown> } {
+function proposalExample(kind: 'ippool' | 'ipclaim'): {
+  metadata: Record<string, unknown>;
+  spec: Record<string, unknown>;
+} {
   return parse(readFileSync(new URL(`./fixtures/proposal-${kind}.yaml`, import.meta.url), 'utf8'));
 }
 
@@ -58,7 +61,9 @@ async function createCluster(name: string, paused: boolean): Promise<void> {
   });
 }
 
-async function entryOf(address: string): Promise<{ claimRef: Record<string, unknown>; poolRef: Record<string, unknown> } | undefined> {
+async function entryOf(
+  address: string,
+): Promise<{ claimRef: Record<string, unknown>; poolRef: Record<string, unknown> } | undefined> {
   return (await ledgerEntries(client)).find((entry) => entry.address === address);
 }
 
@@ -71,7 +76,12 @@ describe('the proposal examples', () => {
     const poolExample = proposalExample('ippool');
     await createPool(client, namespace, 'pool-1', poolExample.spec);
     const claimExample = proposalExample('ipclaim');
-    const claim = await createClaim(client, namespace, 'rendereddata-1', (claimExample.spec.pool as { name: string }).name);
+    const claim = await createClaim(
+      client,
+      namespace,
+      'rendereddata-1',
+      (claimExample.spec.pool as { name: string }).name,
+    );
 
     const address = await waitForAddress(client, namespace, 'rendereddata-1');
     const pool = await client.get(METAL3_POOL_RESOURCE, { namespace, name: 'pool-1' });
@@ -112,7 +122,13 @@ describe('the proposal examples', () => {
 
     // The allocation is an entry of Tally's ledger, naming the Metal3 claim and pool.
     expect(await entryOf('192.168.0.10')).toMatchObject({
-      claimRef: { apiGroup: 'ipam.metal3.io', kind: 'IPClaim', namespace, name: 'rendereddata-1', uid: claim.metadata.uid },
+      claimRef: {
+        apiGroup: 'ipam.metal3.io',
+        kind: 'IPClaim',
+        namespace,
+        name: 'rendereddata-1',
+        uid: claim.metadata.uid,
+      },
       poolRef: { apiGroup: 'ipam.metal3.io', kind: 'IPPool', name: 'pool-1', namespace },
     });
   });
@@ -173,9 +189,16 @@ describe('allocation', () => {
         name: 'reuse-10-62-0-17',
         namespace,
         finalizers: [METAL3_IP_ADDRESS_FINALIZER],
-        ownerReferences: [{ apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPPool', name: 'reuse', uid: pool.metadata.uid ?? '' }],
+        ownerReferences: [
+          { apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPPool', name: 'reuse', uid: pool.metadata.uid ?? '' },
+        ],
       },
-      spec: { address: '10.62.0.17', prefix: 24, pool: { name: 'reuse', namespace }, claim: { name: 'moved', namespace } },
+      spec: {
+        address: '10.62.0.17',
+        prefix: 24,
+        pool: { name: 'reuse', namespace },
+        claim: { name: 'moved', namespace },
+      },
     });
     const moved = await createClaim(client, namespace, 'moved', 'reuse');
     const adopted = await waitForAddress(client, namespace, 'moved');
@@ -184,7 +207,9 @@ describe('allocation', () => {
       const entry = await entryOf('10.62.0.17');
       return entry?.claimRef.uid === moved.metadata.uid;
     });
-    expect((await addressesOf(client, namespace)).filter((address) => address.spec.claim?.name === 'moved')).toHaveLength(1);
+    expect(
+      (await addressesOf(client, namespace)).filter((address) => address.spec.claim?.name === 'moved'),
+    ).toHaveLength(1);
   });
 
   it('writes errors to status.errorMessage naming the field and the value', async () => {
@@ -203,7 +228,10 @@ describe('allocation', () => {
     expect(invalid).toContain(`IPPool ${namespace}/crossing cannot be served`);
     expect(invalid).toContain('10.63.0.250');
 
-    await createPool(client, namespace, 'single', { namePrefix: 'single', pools: [{ start: '10.63.2.5', end: '10.63.2.5' }] });
+    await createPool(client, namespace, 'single', {
+      namePrefix: 'single',
+      pools: [{ start: '10.63.2.5', end: '10.63.2.5' }],
+    });
     await createClaim(client, namespace, 'first', 'single');
     await waitForAddress(client, namespace, 'first');
     await createClaim(client, namespace, 'second', 'single');
@@ -232,7 +260,10 @@ describe('pause and deletion', () => {
       annotations: { 'cluster.x-k8s.io/paused': '' },
     });
     // A claim that is served meanwhile proves the controller ran past both.
-    await createPool(client, namespace, 'witness', { namePrefix: 'witness', pools: [{ start: '10.64.1.10', end: '10.64.1.20' }] });
+    await createPool(client, namespace, 'witness', {
+      namePrefix: 'witness',
+      pools: [{ start: '10.64.1.10', end: '10.64.1.20' }],
+    });
     await createClaim(client, namespace, 'witness', 'witness');
     await waitForAddress(client, namespace, 'witness');
     const waiting = await client.get(METAL3_CLAIM_RESOURCE, { namespace, name: 'waits' });
@@ -246,7 +277,10 @@ describe('pause and deletion', () => {
   });
 
   it('deletes the IPAddress and releases the entry only once no other finalizer holds the claim', async () => {
-    await createPool(client, namespace, 'gone', { namePrefix: 'gone', pools: [{ start: '10.65.0.10', end: '10.65.0.20' }] });
+    await createPool(client, namespace, 'gone', {
+      namePrefix: 'gone',
+      pools: [{ start: '10.65.0.10', end: '10.65.0.20' }],
+    });
     await createClaim(client, namespace, 'held', 'gone', { finalizers: ['example.com/in-use'] });
     const address = await waitForAddress(client, namespace, 'held');
     await client.delete(METAL3_CLAIM_RESOURCE, { namespace, name: 'held' });

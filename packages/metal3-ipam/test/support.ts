@@ -14,7 +14,12 @@ import {
   LedgerEntryView,
   setupIPAMProvider,
 } from '@tally-ipam/ipam-provider';
-import { createTestNamespace, type TestNamespace, waitFor as testenvWaitFor, type WaitOptions } from '@tally-ipam/testenv';
+import {
+  createTestNamespace,
+  type TestNamespace,
+  waitFor as testenvWaitFor,
+  type WaitOptions,
+} from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';

@@ -1,7 +1,7 @@
 import { CLUSTER_NAME_LABEL, CLUSTER_RESOURCE, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { NAMESPACE_INDEX } from '@tally-ipam/controller-kit/cache';
-import type { ObjectKey } from '@tally-ipam/controller-kit/client';
 import { clusterNameOf, clusterUnpaused, resourceHasFilterLabel } from '@tally-ipam/controller-kit/capi';
+import type { ObjectKey } from '@tally-ipam/controller-kit/client';
 import { Controller } from '@tally-ipam/controller-kit/controller';
 import { LEDGER_RESOURCE } from '@tally-ipam/ipam-provider';
 import { isMetal3PoolReference } from '../holdings.js';
@@ -44,7 +44,8 @@ export function newIPClaimController(shared: Metal3ControllerContext): Controlle
     entries: shared.ledgerEntries.store,
     recentHolds: shared.recentHolds,
   });
-  const claimsOfPool = (poolKey: string): StoredMetal3Claim[] => informers.claims.store.byIndex(METAL3_POOL_INDEX, poolKey);
+  const claimsOfPool = (poolKey: string): StoredMetal3Claim[] =>
+    informers.claims.store.byIndex(METAL3_POOL_INDEX, poolKey);
   const controller = new Controller({
     name: 'metal3-ipclaim',
     for: METAL3_CLAIM_RESOURCE,
@@ -69,7 +70,10 @@ export function newIPClaimController(shared: Metal3ControllerContext): Controlle
     )
     .watches(
       METAL3_POOL_RESOURCE,
-      (pool) => claimsOfPool(`${pool.metadata.namespace}/${pool.metadata.name}`).filter((claim) => hasWatchLabel(claim, shared.watchFilter)).map(keyOf),
+      (pool) =>
+        claimsOfPool(`${pool.metadata.namespace}/${pool.metadata.name}`)
+          .filter((claim) => hasWatchLabel(claim, shared.watchFilter))
+          .map(keyOf),
       scope,
     )
     .watches(

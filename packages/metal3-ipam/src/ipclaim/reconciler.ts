@@ -34,7 +34,7 @@ import {
   type StoredMetal3Claim,
   type StoredMetal3Pool,
 } from '../resources.js';
-import { RecentHolds } from './recent-holds.js';
+import type { RecentHolds } from './recent-holds.js';
 
 /** Addresses a reconcile tries to hold before it gives the claim back to the queue (every one was taken elsewhere). */
 export const MAX_HOLD_ATTEMPTS = 16;
@@ -108,8 +108,8 @@ export class IPClaimReconciler implements Reconciler {
       );
     }
 
-    const existing = this.addressOfClaim(current, pool);
-    if (existing) return this.adopt(current, pool, existing, context);
+    const [existing, ...surplus] = this.addressesOfClaim(current, pool);
+    if (existing) return this.adopt(current, pool, existing, surplus, context);
     if (pool.metadata.deletionTimestamp) {
       return this.fail(current, `spec.pool.name: IPPool ${namespace}/${pool.metadata.name} is being deleted`, context);
     }
@@ -118,22 +118,34 @@ export class IPClaimReconciler implements Reconciler {
     return this.allocate(current, pool, plan.plan, context);
   }
 
-  /** The IPAddress of the claim in its pool: one owned by the claim's uid first, else one naming the claim. */
-  private addressOfClaim(claim: StoredMetal3Claim, pool: StoredMetal3Pool): StoredMetal3Address | undefined {
-    const candidates = this.deps.addresses.store
-      .byIndex(METAL3_CLAIM_INDEX, `${claim.metadata.namespace}/${claim.metadata.name}`)
-      .filter((address) => address.spec.pool?.name === pool.metadata.name && address.spec.address);
+  /**
+   * The IPAddresses of the claim in its pool, the one to keep first: owned by the claim's uid, then the oldest, then by
+   * name — an order every replica computes alike, so two replicas that each created one keep the same.
+   */
+  private addressesOfClaim(claim: StoredMetal3Claim, pool: StoredMetal3Pool): StoredMetal3Address[] {
     const uid = claim.metadata.uid;
-    return (
-      candidates.find((address) => address.metadata.ownerReferences?.some((ref) => ref.uid === uid)) ?? candidates[0]
-    );
+    const owned = (address: StoredMetal3Address): number =>
+      address.metadata.ownerReferences?.some((ref) => ref.uid === uid) ? 0 : 1;
+    return this.deps.addresses.store
+      .byIndex(METAL3_CLAIM_INDEX, `${claim.metadata.namespace}/${claim.metadata.name}`)
+      .filter((address) => address.spec.pool?.name === pool.metadata.name && address.spec.address)
+      .sort(
+        (a, b) =>
+          owned(a) - owned(b) ||
+          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+          a.metadata.name.localeCompare(b.metadata.name),
+      );
   }
 
-  /** The claim's IPAddress exists: its entry is the claim's, any other entry of the claim goes, status points at it. */
+  /**
+   * The claim's IPAddress exists: its entry is the claim's, status points at it, and any other IPAddress (two
+   * replicas that both allocated for the claim at once) and entry of the claim go.
+   */
   private async adopt(
     claim: StoredMetal3Claim,
     pool: StoredMetal3Pool,
     existing: StoredMetal3Address,
+    surplus: readonly StoredMetal3Address[],
     context: ReconcileContext,
   ): Promise<Result> {
     const address = existing.spec.address ?? '';
@@ -158,6 +170,12 @@ export class IPClaimReconciler implements Reconciler {
         );
       }
       this.deps.recentHolds.add(address, identity.uid);
+    }
+    for (const extra of surplus) {
+      if (extra.metadata.ownerReferences?.some((ref) => ref.uid === identity.uid)) {
+        await this.deleteAddress(extra, context);
+        context.logger.info({ ipAddress: extra.metadata.name }, 'second IPAddress of the claim deleted');
+      }
     }
     await this.releaseEntries(identity.uid, (entryAddress) => entryAddress !== address);
     await this.writeStatus(
@@ -295,22 +313,7 @@ export class IPClaimReconciler implements Reconciler {
       `${claim.metadata.namespace}/${claim.metadata.name}`,
     );
     for (const address of addresses) {
-      const released = await removeFinalizer(
-        this.deps.client,
-        METAL3_ADDRESS_RESOURCE,
-        address,
-        METAL3_IP_ADDRESS_FINALIZER,
-        { signal: context.signal },
-      );
-      try {
-        await this.deps.client.delete(
-          METAL3_ADDRESS_RESOURCE,
-          { namespace: released.metadata.namespace, name: released.metadata.name },
-          { signal: context.signal },
-        );
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
+      await this.deleteAddress(address, context);
       if (address.spec.address) await this.release(address.spec.address, uid);
       context.logger.info({ ipAddress: address.metadata.name, address: address.spec.address }, 'IPAddress deleted');
     }
@@ -320,6 +323,26 @@ export class IPClaimReconciler implements Reconciler {
       signal: context.signal,
     });
     return {};
+  }
+
+  /** Removes Metal3's finalizer from an IPAddress and deletes it (as Metal3's deleteAddress does). */
+  private async deleteAddress(address: StoredMetal3Address, context: ReconcileContext): Promise<void> {
+    const released = await removeFinalizer(
+      this.deps.client,
+      METAL3_ADDRESS_RESOURCE,
+      address,
+      METAL3_IP_ADDRESS_FINALIZER,
+      { signal: context.signal },
+    );
+    try {
+      await this.deps.client.delete(
+        METAL3_ADDRESS_RESOURCE,
+        { namespace: released.metadata.namespace, name: released.metadata.name },
+        { signal: context.signal, preconditions: { uid: address.metadata.uid } },
+      );
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
   }
 
   /** Releases the claim's entries (and its recent holds) whose address `which` selects. */

@@ -1,7 +1,7 @@
 import { CLUSTER_RESOURCE } from '@tally-ipam/api-types';
 import { NAMESPACE_INDEX } from '@tally-ipam/controller-kit/cache';
-import type { ObjectKey } from '@tally-ipam/controller-kit/client';
 import { clusterNameOf, clusterUnpaused, resourceHasFilterLabel } from '@tally-ipam/controller-kit/capi';
+import type { ObjectKey } from '@tally-ipam/controller-kit/client';
 import { Controller } from '@tally-ipam/controller-kit/controller';
 import {
   METAL3_ADDRESS_RESOURCE,

@@ -50,7 +50,8 @@ export class OrphanEntryReconciler implements Reconciler {
     if (carried) return {};
     const safetyAgeMs = this.deps.safetyAgeMs ?? ORPHAN_ENTRY_SAFETY_AGE_MS;
     const age = this.deps.now() - Date.parse(entry.metadata.creationTimestamp ?? '');
-    if (!(age >= safetyAgeMs)) return { requeueAfterMs: Math.max(safetyAgeMs - (Number.isNaN(age) ? 0 : age), 0) + 1_000 };
+    if (!(age >= safetyAgeMs))
+      return { requeueAfterMs: Math.max(safetyAgeMs - (Number.isNaN(age) ? 0 : age), 0) + 1_000 };
 
     // The cache may be behind a claim created a moment ago: only the API server's answer drops an entry.
     try {
