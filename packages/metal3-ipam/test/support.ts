@@ -1,4 +1,3 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import {
   type AddressLedgerEntry,
   METAL3_IP_CLAIM_KIND,
@@ -43,8 +42,8 @@ export function waitFor<T>(
   return testenvWaitFor(description, attempt, { timeoutMs: 60_000, ...options });
 }
 
-export function testClient(kubeConfig: KubeConfig = testEnv().kubeConfig): Client {
-  return new Client(kubeConfig, { fieldManager: 'metal3-ipam-tests' });
+export function testClient(): Client {
+  return new Client(testEnv().kubeConfig, { fieldManager: 'metal3-ipam-tests' });
 }
 
 /** The namespaces a test file creates, deleted together at its end. */
