@@ -5,7 +5,14 @@ import {
   type ControllerManager,
   type ControllerManagerOptions,
 } from '@tally-ipam/controller-kit';
-import { registerPoolWebhooks, setupIPAMProvider } from '@tally-ipam/ipam-provider';
+import {
+  AddressLedgers,
+  LEDGER_RESOURCE,
+  LedgerEntryView,
+  registerPoolWebhooks,
+  setupIPAMProvider,
+} from '@tally-ipam/ipam-provider';
+import { setupMetal3IPAM } from '@tally-ipam/metal3-ipam';
 import type { Logger } from 'pino';
 import { type AppFlags, IPAM_CONTROLLER_APP } from './app-flags.js';
 
@@ -16,14 +23,36 @@ export const MANAGER_NAME = IPAM_CONTROLLER_APP.name;
  * The app's own part of the process: the IPAM provider's controllers and, when the webhook server is on, the pool
  * admission rules. The webhooks read the provider's caches, so they see exactly the namespaces the controllers see.
  */
-export const setupIPAMController: ControllerAppSetup = ({ manager, flags, webhooks }) => {
-  const provider = setupIPAMProvider(manager, {
-    concurrency: flags.manager.concurrency,
-    namespace: flags.manager.namespace,
-    watchFilter: flags.manager.watchFilter,
-  });
-  if (webhooks) registerPoolWebhooks(webhooks, provider);
-};
+export const setupIPAMController: ControllerAppSetup = (context) =>
+  ipamControllerSetup({ enableMetal3: false })(context);
+
+/**
+ * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
+ * allocations held in the same address ledgers as Tally's (so the provider runs in ledger mode).
+ */
+export function ipamControllerSetup(options: { readonly enableMetal3: boolean }): ControllerAppSetup {
+  return ({ manager, flags, webhooks }) => {
+    const scope = {
+      concurrency: flags.manager.concurrency,
+      namespace: flags.manager.namespace,
+      watchFilter: flags.manager.watchFilter,
+    };
+    const provider = setupIPAMProvider(manager, {
+      ...scope,
+      ...(options.enableMetal3 ? { addressLedgers: true } : {}),
+    });
+    if (options.enableMetal3) {
+      // The manager's one ledger informer; a writer and an entry view of the Metal3 controllers' own on it.
+      const ledgerInformer = manager.cache.informerFor(LEDGER_RESOURCE);
+      setupMetal3IPAM(manager, {
+        ...scope,
+        ledgers: new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now }),
+        ledgerEntries: new LedgerEntryView(ledgerInformer),
+      });
+    }
+    if (webhooks) registerPoolWebhooks(webhooks, provider);
+  };
+}
 
 export interface ControllerOptions
   extends Pick<
