@@ -39,6 +39,11 @@ export interface Metal3IPAMOptions {
   readonly now?: (() => number) | undefined;
   /** Age after which an entry of a vanished IPClaim is dropped. Default 60 s. */
   readonly orphanSafetyAgeMs?: number | undefined;
+  /**
+   * Resolves once the ledgers hold every allocation (the provider's lock → ledger migration); no IPClaim gets a new
+   * address before. Absent: the ledgers are taken as complete.
+   */
+  readonly ledgersComplete?: (() => Promise<unknown>) | undefined;
 }
 
 /** What `setupMetal3IPAM` registered. */
@@ -89,6 +94,7 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
     ledgerEntries: options.ledgerEntries,
     recentHolds: new RecentHolds(now),
     orphanSafetyAgeMs: options.orphanSafetyAgeMs,
+    ledgersComplete: options.ledgersComplete,
     informers: { pools, claims, addresses, clusters },
   };
   const ipClaimController = newIPClaimController(shared);

@@ -23,6 +23,7 @@ export interface Metal3ControllerContext {
   readonly ledgerEntries: LedgerEntryView;
   readonly recentHolds: RecentHolds;
   readonly orphanSafetyAgeMs: number | undefined;
+  readonly ledgersComplete: (() => Promise<unknown>) | undefined;
   readonly informers: {
     readonly pools: SharedInformer<StoredMetal3Pool>;
     readonly claims: SharedInformer<StoredMetal3Claim>;

@@ -43,6 +43,7 @@ export function newIPClaimController(shared: Metal3ControllerContext): Controlle
     ledgers: shared.ledgers,
     entries: shared.ledgerEntries.store,
     recentHolds: shared.recentHolds,
+    ledgersComplete: shared.ledgersComplete,
   });
   const claimsOfPool = (poolKey: string): StoredMetal3Claim[] =>
     informers.claims.store.byIndex(METAL3_POOL_INDEX, poolKey);

@@ -53,6 +53,11 @@ export interface IPClaimReconcilerDeps {
   /** The ledger entries as locks (`LedgerEntryView.store`), with the `ENTRY_CLAIM_UID_INDEX` index. */
   readonly entries: Store<StoredLock>;
   readonly recentHolds: RecentHolds;
+  /**
+   * Resolves once the ledgers hold every allocation of the cluster (the provider's migration from lock objects);
+   * no address is chosen before. Absent: the ledgers are complete from the start.
+   */
+  readonly ledgersComplete?: (() => Promise<unknown>) | undefined;
 }
 
 /**
@@ -115,6 +120,7 @@ export class IPClaimReconciler implements Reconciler {
     }
     const plan = planOfPool(pool);
     if (!plan.ok) return this.fail(current, plan.message, context);
+    await this.deps.ledgersComplete?.();
     return this.allocate(current, pool, plan.plan, context);
   }
 
@@ -357,8 +363,10 @@ export class IPClaimReconciler implements Reconciler {
 
   private async release(address: string, uid: string): Promise<void> {
     const { ledgerName, key } = ledgerSlot(address);
-    await this.deps.ledgers.submit(ledgerName, { kind: 'release', key, claimUID: uid });
+    // Forgotten first: the entry's removal may reach the informer (and wake the pool's waiting claims) before the
+    // write's own answer; a hold still remembered here would make them find the pool exhausted once more.
     this.deps.recentHolds.forget(address, uid);
+    await this.deps.ledgers.submit(ledgerName, { kind: 'release', key, claimUID: uid });
   }
 
   private async fail(claim: StoredMetal3Claim, message: string, context: ReconcileContext): Promise<Result> {
