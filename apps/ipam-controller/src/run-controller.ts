@@ -42,13 +42,19 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
       ...(options.enableMetal3 ? { addressLedgers: true } : {}),
     });
     if (options.enableMetal3) {
-      // The manager's one ledger informer; a writer and an entry view of the Metal3 controllers' own on it.
+      // The provider's own writer and entry view when it hands them out (one batching writer for both APIs), else a
+      // writer and a view of the Metal3 controllers' own on the manager's one ledger informer.
       const ledgerInformer = manager.cache.informerFor(LEDGER_RESOURCE);
-      setupMetal3IPAM(manager, {
-        ...scope,
-        ledgers: new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now }),
-        ledgerEntries: new LedgerEntryView(ledgerInformer),
-      });
+      const shared = provider as object;
+      const ledgers =
+        'ledgers' in shared && shared.ledgers instanceof AddressLedgers
+          ? shared.ledgers
+          : new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
+      const ledgerEntries =
+        'ledgerEntries' in shared && shared.ledgerEntries instanceof LedgerEntryView
+          ? shared.ledgerEntries
+          : new LedgerEntryView(ledgerInformer);
+      setupMetal3IPAM(manager, { ...scope, ledgers, ledgerEntries });
     }
     if (webhooks) registerPoolWebhooks(webhooks, provider);
   };
