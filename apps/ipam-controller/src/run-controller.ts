@@ -26,6 +26,9 @@ export const MANAGER_NAME = IPAM_CONTROLLER_APP.name;
 export const setupIPAMController: ControllerAppSetup = (context) =>
   ipamControllerSetup({ enableMetal3: false })(context);
 
+/** The provider's opt-in to address ledgers (a no-op where ledgers are its default). */
+const LEDGER_MODE = { addressLedgers: true };
+
 /**
  * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
  * allocations held in the same address ledgers as Tally's (so the provider runs in ledger mode).
@@ -39,7 +42,7 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
     };
     const provider = setupIPAMProvider(manager, {
       ...scope,
-      ...(options.enableMetal3 ? { addressLedgers: true } : {}),
+      ...(options.enableMetal3 ? LEDGER_MODE : {}),
     });
     if (options.enableMetal3) {
       // The provider's own writer and entry view when it hands them out (one batching writer for both APIs), else a

@@ -61,6 +61,9 @@ export class TestNamespaces {
   }
 }
 
+/** The provider's opt-in to address ledgers (a no-op where ledgers are its default). */
+const LEDGER_MODE = { addressLedgers: true };
+
 /** A process serving the Metal3 API (and, with `tally`, Tally's own claims) on a Manager of its own. */
 export interface RunningMetal3 {
   readonly manager: Manager;
@@ -86,7 +89,7 @@ export async function startMetal3(
   const ledgerInformer = manager.cache.informerFor(LEDGER_RESOURCE);
   const ledgers = new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
   const ledgerEntries = new LedgerEntryView(ledgerInformer);
-  if (tally) setupIPAMProvider(manager, { addressLedgers: true, ...tally });
+  if (tally) setupIPAMProvider(manager, { ...LEDGER_MODE, ...tally });
   setupMetal3IPAM(manager, { ledgers, ledgerEntries, ...metal3 });
   const abort = new AbortController();
   const running = manager.start(abort.signal);
