@@ -11,7 +11,7 @@ import {
   METAL3_IP_POOL_FINALIZER,
 } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parse } from 'yaml';
 import { METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE, METAL3_POOL_RESOURCE } from '../src/index.js';
 import {
@@ -310,5 +310,32 @@ describe('pause and deletion', () => {
         !pools.some((pool) => pool.metadata.name === 'gone')
       );
     });
+  });
+});
+
+describe('ledgersComplete', () => {
+  // The provider's migration from lock objects: no IPClaim gets a new address before the ledgers hold everything.
+  it('holds back every new allocation until it resolves, while the claim is already finalized', async () => {
+    const gated = await namespaces.create('metal3-gate');
+    let open: (value: unknown) => void = () => undefined;
+    const gate = new Promise((resolve) => {
+      open = resolve;
+    });
+    const process = await startMetal3({ namespace: gated, ledgersComplete: () => gate });
+    onTestFinished(() => process.stop());
+    await createPool(client, gated, 'pool', {
+      namePrefix: 'pool',
+      pools: [{ start: '10.67.0.10', end: '10.67.0.20' }],
+    });
+    await createClaim(client, gated, 'waits', 'pool');
+    await waitFor('the claim finalized', async () => {
+      const claim = await client.get(METAL3_CLAIM_RESOURCE, { namespace: gated, name: 'waits' });
+      return claim.metadata.finalizers?.includes(METAL3_IP_CLAIM_FINALIZER);
+    });
+    expect(await addressesOf(client, gated)).toHaveLength(0);
+    expect((await client.get(METAL3_CLAIM_RESOURCE, { namespace: gated, name: 'waits' })).status).toBeUndefined();
+
+    open(undefined);
+    expect((await waitForAddress(client, gated, 'waits')).spec.address).toBe('10.67.0.10');
   });
 });
