@@ -322,7 +322,10 @@ describe('ledgersComplete', () => {
       open = resolve;
     });
     const process = await startMetal3({ namespace: gated, ledgersComplete: () => gate });
-    onTestFinished(() => process.stop());
+    onTestFinished(async () => {
+      open(undefined); // A worker waiting at the gate would hold the manager's shutdown.
+      await process.stop();
+    });
     await createPool(client, gated, 'pool', {
       namePrefix: 'pool',
       pools: [{ start: '10.67.0.10', end: '10.67.0.20' }],

@@ -29,6 +29,7 @@ import {
   METAL3_CLAIM_INDEX,
   METAL3_CLAIM_RESOURCE,
   METAL3_POOL_INDEX,
+  METAL3_POOL_RESOURCE,
   poolKeyOfClaim,
   type StoredMetal3Address,
   type StoredMetal3Claim,
@@ -63,7 +64,8 @@ export interface IPClaimReconcilerDeps {
 /**
  * Reconciles Metal3 IPClaims, following the Metal3 IPAM proposal and ip-address-manager v1.10.1:
  * - paused while the claim has the paused annotation, its Cluster (`cluster.x-k8s.io/cluster-name` label, else the
- *   pool's `spec.clusterName`) has `spec.paused`, or its IPPool has the paused annotation;
+ *   pool's `spec.clusterName`) has `spec.paused`, or its IPPool has the paused annotation; nothing is allocated for a
+ *   Cluster that does not exist (yet);
  * - finalizer `ipclaim.ipam.metal3.io`;
  * - an IPAddress of the claim (its `spec.claim.name`, in the pool) is the allocation: it is reused, its ledger entry
  *   held for the claim (adoption after `clusterctl move` or a switch from Metal3's controller) and `status.address`
@@ -82,8 +84,7 @@ export class IPClaimReconciler implements Reconciler {
     const key = `${request.namespace ?? ''}/${request.name}`;
     const claim = this.deps.claims.store.get(key);
     if (!claim) return {};
-    const poolKey = poolKeyOfClaim(claim);
-    const pool = poolKey ? this.deps.pools.store.get(poolKey) : undefined;
+    const pool = await this.poolOf(claim, context);
     const clusterName = claim.metadata.labels?.[CLUSTER_NAME_LABEL] || (pool ? poolClusterName(pool) : undefined);
     const cluster = clusterName ? this.deps.clusters.store.get(`${request.namespace}/${clusterName}`) : undefined;
     if (isPaused(cluster, claim) || (pool !== undefined && hasPausedAnnotation(pool))) {
@@ -91,6 +92,12 @@ export class IPClaimReconciler implements Reconciler {
       return {};
     }
     if (claim.metadata.deletionTimestamp) return this.reconcileDelete(claim, context);
+    if (clusterName && !cluster) {
+      // As Metal3's pool controller: nothing is allocated for a Cluster not seen yet (it may be created paused, or be
+      // behind in the cache); its creation re-queues the claim.
+      context.logger.debug({ cluster: clusterName }, 'waiting for the Cluster');
+      return {};
+    }
 
     const current = await addFinalizer(this.deps.client, METAL3_CLAIM_RESOURCE, claim, METAL3_IP_CLAIM_FINALIZER, {
       signal: context.signal,
@@ -122,6 +129,27 @@ export class IPClaimReconciler implements Reconciler {
     if (!plan.ok) return this.fail(current, plan.message, context);
     await this.deps.ledgersComplete?.();
     return this.allocate(current, pool, plan.plan, context);
+  }
+
+  /**
+   * The claim's IPPool: from the cache, else read live — a pool created just before its claim may not be in the cache
+   * yet, and answering "not found" (or missing its Cluster's pause) would be wrong.
+   */
+  private async poolOf(claim: StoredMetal3Claim, context: ReconcileContext): Promise<StoredMetal3Pool | undefined> {
+    const poolKey = poolKeyOfClaim(claim);
+    if (!poolKey) return undefined;
+    const cached = this.deps.pools.store.get(poolKey);
+    if (cached) return cached;
+    try {
+      return await this.deps.client.get(
+        METAL3_POOL_RESOURCE,
+        { namespace: claim.metadata.namespace, name: claim.spec.pool?.name ?? '' },
+        { signal: context.signal },
+      );
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 
   /**
