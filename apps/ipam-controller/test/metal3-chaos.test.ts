@@ -105,7 +105,7 @@ describe('Metal3 chaos: two replicas with --enable-metal3-ipam, no leader electi
       async () => {
         if (!(await settled())) throw new Error('not settled yet');
       },
-      { timeoutMs: 150_000 },
+      { timeoutMs: 240_000 },
     );
     const bound = Date.now();
     chaos = false;
