@@ -1,6 +1,7 @@
 import {
   type ControllerAppIdentity,
   type ControllerFlags,
+  FlagError,
   parseControllerFlags,
   readPackageVersion,
 } from '@tally-ipam/controller-kit';
@@ -16,6 +17,10 @@ export const IPAM_CONTROLLER_APP: ControllerAppIdentity = {
   description: [
     'Runs the Tally IPAM provider. With no --kubeconfig, no $KUBECONFIG and not in a pod, it starts an embedded local',
     'control plane, installs the CRDs, and runs a demo (pools, a Cluster, claims) until Ctrl-C.',
+    '',
+    "  --enable-metal3-ipam[=true|false]  Also serve Metal3's IPAM API (ipam.metal3.io IPPool, IPClaim, IPAddress)",
+    "                                     from the same address ledgers, in place of Metal3's own IPAM controller;",
+    '                                     needs the ipam.metal3.io CRDs. Default false.',
   ].join('\n'),
   leaderElectionId: LEADER_ELECTION_ID,
   version: readPackageVersion(new URL('../package.json', import.meta.url)),
@@ -32,4 +37,29 @@ export type AppFlags = ControllerFlags;
 /** Parses the controller's command line; throws `FlagError` naming flag and value. */
 export function parseAppFlags(argv: readonly string[]): AppFlags {
   return parseControllerFlags(argv, IPAM_CONTROLLER_APP);
+}
+
+/** The app's own flag, taken off the command line before the kit parses the rest. */
+export const ENABLE_METAL3_FLAG = 'enable-metal3-ipam';
+
+/**
+ * Takes `--enable-metal3-ipam` (alone: true; `=true` / `=false`) out of the command line; the rest goes to the kit's
+ * parser. Throws `FlagError` naming the flag and the value for anything else.
+ */
+export function takeMetal3Flag(argv: readonly string[]): { readonly enableMetal3: boolean; readonly rest: string[] } {
+  let enableMetal3 = false;
+  const rest: string[] = [];
+  for (const arg of argv) {
+    const match = /^--?enable-metal3-ipam(?:=(.*))?$/.exec(arg);
+    if (!match) {
+      rest.push(arg);
+      continue;
+    }
+    const value = match[1];
+    if (value !== undefined && value !== 'true' && value !== 'false') {
+      throw new FlagError(ENABLE_METAL3_FLAG, value, 'must be true or false');
+    }
+    enableMetal3 = value !== 'false';
+  }
+  return { enableMetal3, rest };
 }

@@ -1,6 +1,6 @@
 import { FlagError } from '@tally-ipam/controller-kit';
 import { describe, expect, it } from 'vitest';
-import { LEADER_ELECTION_ID, parseAppFlags } from '../src/app-flags.js';
+import { LEADER_ELECTION_ID, parseAppFlags, takeMetal3Flag } from '../src/app-flags.js';
 
 describe('parseAppFlags', () => {
   it('defaults the webhook flags to controller-runtime values and the manager flags to the kit defaults', () => {
@@ -58,5 +58,28 @@ describe('parseAppFlags', () => {
   it('recognises --help and -h', () => {
     expect(parseAppFlags(['--help']).help).toBe(true);
     expect(parseAppFlags(['-h', '--log-level=debug']).help).toBe(true);
+  });
+});
+
+describe('takeMetal3Flag', () => {
+  it('is off by default, on alone or with =true, off with =false, and leaves every other flag to the kit', () => {
+    expect(takeMetal3Flag(['--concurrency=3'])).toEqual({ enableMetal3: false, rest: ['--concurrency=3'] });
+    expect(takeMetal3Flag(['--enable-metal3-ipam', '--leader-elect'])).toEqual({
+      enableMetal3: true,
+      rest: ['--leader-elect'],
+    });
+    expect(takeMetal3Flag(['--enable-metal3-ipam=true']).enableMetal3).toBe(true);
+    expect(takeMetal3Flag(['--enable-metal3-ipam=false']).enableMetal3).toBe(false);
+    // The rendered manifest's default, after clusterctl's substitution.
+    expect(
+      parseAppFlags(takeMetal3Flag(['--enable-metal3-ipam=false', '--concurrency=3']).rest).manager.concurrency,
+    ).toBe(3);
+  });
+
+  it('refuses any other value, naming the flag and the value', () => {
+    expect(() => takeMetal3Flag(['--enable-metal3-ipam=yes'])).toThrow(FlagError);
+    expect(() => takeMetal3Flag(['--enable-metal3-ipam=yes'])).toThrow(
+      'invalid value "yes" for flag --enable-metal3-ipam: must be true or false',
+    );
   });
 });

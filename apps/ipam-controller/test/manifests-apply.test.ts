@@ -13,6 +13,8 @@ describeAppliedComponents(IPAM_PROVIDER, () => testEnv().kubeConfig, {
     [{ verb: 'patch', group: ipam, resource: 'ipaddressclaims', subresource: 'status', namespace: 'any' }, true],
     [{ verb: 'update', group: ipam, resource: 'tallyippools', subresource: 'finalizers', namespace: 'any' }, true],
     [{ verb: 'watch', group: 'cluster.x-k8s.io', resource: 'clusters' }, true],
+    [{ verb: 'create', group: 'ipam.metal3.io', resource: 'ipaddresses', namespace: 'any' }, true],
+    [{ verb: 'patch', group: 'ipam.metal3.io', resource: 'ipclaims', subresource: 'status', namespace: 'any' }, true],
     [{ verb: 'create', group: 'events.k8s.io', resource: 'events', namespace: 'any' }, true],
     [{ verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: 'tally-system' }, true],
     // Refused: leases elsewhere, writes to Clusters, deleting claims or pools, Secrets, core Events.
@@ -21,6 +23,7 @@ describeAppliedComponents(IPAM_PROVIDER, () => testEnv().kubeConfig, {
     [{ verb: 'delete', group: ipam, resource: 'ipaddressclaims', namespace: 'any' }, false],
     [{ verb: 'delete', group: ipam, resource: 'tallyippools', namespace: 'any' }, false],
     [{ verb: 'create', group: ipam, resource: 'tallyippools', namespace: 'any' }, false],
+    [{ verb: 'delete', group: 'ipam.metal3.io', resource: 'ippools', namespace: 'any' }, false],
     [{ verb: 'get', group: '', resource: 'secrets', namespace: 'tally-system' }, false],
     [{ verb: 'create', group: '', resource: 'events', namespace: 'any' }, false],
   ],

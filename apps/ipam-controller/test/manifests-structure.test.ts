@@ -25,7 +25,7 @@ describeComponents(IPAM_PROVIDER, {
     'Certificate/tally-ipam-serving-cert',
     `ValidatingWebhookConfiguration/${POOL_WEBHOOK_CONFIGURATION_NAME}`,
   ],
-  variables: ['TALLY_IPAM_LOG_LEVEL', 'TALLY_IPAM_CONCURRENCY'],
+  variables: ['TALLY_IPAM_LOG_LEVEL', 'TALLY_IPAM_CONCURRENCY', 'TALLY_IPAM_ENABLE_METAL3'],
   generatedCRDs: generatedCRDFiles().map((file) => file.crd.metadata.name),
   webhookConfiguration: (labels, client) => poolWebhookConfiguration({ labels, client }),
 });

@@ -112,15 +112,20 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
   '@tally-ipam/metal3-ipam': {
     role: 'library',
     purpose:
-      "serving Metal3's IPAM API from the allocator, the pure half: IPPool spec to ranges, pre-allocations, " +
-      'the address for a claim, IPAddress names',
-    shipped: ['@tally-ipam/allocator', '@tally-ipam/api-types'],
-    development: [],
+      "serving Metal3's IPAM API from the allocator and Tally's address ledgers: IPPool spec to ranges, " +
+      'pre-allocations, IPAddress names, and the IPClaim, IPPool and ledger-entry controllers',
+    shipped: [
+      '@tally-ipam/allocator',
+      '@tally-ipam/api-types',
+      '@tally-ipam/controller-kit',
+      '@tally-ipam/ipam-provider',
+    ],
+    development: ['@tally-ipam/testenv'],
     forbiddenExternals: [
       {
         prefix: '@kubernetes/',
         in: 'every file',
-        why: 'pure logic; the reconcilers that talk to the API server belong to the IPAM provider',
+        why: 'it talks to the API server through controller-kit and holds addresses through the ipam-provider ledgers',
       },
     ],
   },
@@ -143,7 +148,12 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
     role: 'app',
     purpose:
       'the IPAM controller executable (flags, manager wiring, `npm start` demo), manifests, clusterctl artifacts',
-    shipped: ['@tally-ipam/api-types', '@tally-ipam/controller-kit', '@tally-ipam/ipam-provider'],
+    shipped: [
+      '@tally-ipam/api-types',
+      '@tally-ipam/controller-kit',
+      '@tally-ipam/ipam-provider',
+      '@tally-ipam/metal3-ipam',
+    ],
   },
   '@tally-ipam/sim-infra-controller': {
     role: 'app',

@@ -1,0 +1,93 @@
+import { parseIP } from '@tally-ipam/allocator';
+import {
+  type AddressLockClaimReference,
+  METAL3_IP_CLAIM_KIND,
+  METAL3_IP_POOL_KIND,
+  METAL3_IPAM_GROUP,
+} from '@tally-ipam/api-types';
+import type { Store } from '@tally-ipam/controller-kit/cache';
+import { addressLockName, ledgerNameOf, type StoredLock, type WantedEntry } from '@tally-ipam/ipam-provider';
+import type { HeldAddress } from './allocate.js';
+import type { Metal3PoolPlan } from './ranges.js';
+
+/**
+ * Metal3 allocations in Tally's address ledgers. An IPClaim's address is an entry like any Tally claim's, keyed by the
+ * address (`ip4-10.0.0.5`) in the ledger of its block, so a Metal3 IPPool and a Tally pool whose ranges overlap share
+ * the entry and the API server decides every race between them. The entry names its claim's API group and kind, so a
+ * Metal3 IPClaim and an IPAddressClaim of one namespace and name are two claims.
+ */
+
+/** The pool an entry was taken for. */
+export interface Metal3PoolIdentity {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** The claim an entry is held for. */
+export interface Metal3ClaimIdentity {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** Whether an entry's claim is a Metal3 IPClaim. */
+export function isMetal3ClaimReference(ref: AddressLockClaimReference): boolean {
+  return ref.apiGroup === METAL3_IPAM_GROUP && ref.kind === METAL3_IP_CLAIM_KIND;
+}
+
+/** Whether an entry's pool is a Metal3 IPPool. */
+export function isMetal3PoolReference(ref: { readonly apiGroup: string; readonly kind: string }): boolean {
+  return ref.apiGroup === METAL3_IPAM_GROUP && ref.kind === METAL3_IP_POOL_KIND;
+}
+
+/** The ledger holding `address` and the entry key of it. */
+export function ledgerSlot(address: string): { readonly ledgerName: string; readonly key: string } {
+  return { ledgerName: ledgerNameOf({ address, prefix: 0, isPrefix: false }), key: addressLockName(address) };
+}
+
+/** The entry a hold of `address` for an IPClaim asks for. */
+export function metal3Entry(address: string, pool: Metal3PoolIdentity, claim: Metal3ClaimIdentity): WantedEntry {
+  return {
+    key: addressLockName(address),
+    address,
+    poolRef: { apiGroup: METAL3_IPAM_GROUP, kind: METAL3_IP_POOL_KIND, name: pool.name, namespace: pool.namespace },
+    claimRef: {
+      apiGroup: METAL3_IPAM_GROUP,
+      kind: METAL3_IP_CLAIM_KIND,
+      namespace: claim.namespace,
+      name: claim.name,
+      uid: claim.uid,
+    },
+  };
+}
+
+/**
+ * Every address entry of the ledgers that lies in one of the plan's ranges, whatever pool and API hold it, as the held
+ * addresses `allocateForClaim` takes. Only an entry of a Metal3 IPClaim of `namespace` carries its claim's name (so an
+ * entry left by a claim's earlier reconcile is reused); every other entry blocks its address for everyone. Released
+ * entries are left out: a hold takes them over (`decideHold`).
+ */
+export function ledgerHeldInPlan(
+  entries: Pick<Store<StoredLock>, 'list'>,
+  plan: Metal3PoolPlan,
+  namespace: string,
+): HeldAddress[] {
+  const held: HeldAddress[] = [];
+  for (const entry of entries.list()) {
+    if (entry.spec.prefix !== undefined || entry.spec.releasedAt !== undefined) continue;
+    let ip: ReturnType<typeof parseIP>;
+    try {
+      ip = parseIP(entry.spec.address);
+    } catch {
+      continue;
+    }
+    const inRange = plan.ranges.some(
+      (range) => range.family === ip.family && range.first <= ip.value && ip.value <= range.last,
+    );
+    if (!inRange) continue;
+    const claimRef = entry.spec.claimRef;
+    const sameNamespaceIPClaim = isMetal3ClaimReference(claimRef) && claimRef.namespace === namespace;
+    held.push({ address: entry.spec.address, claimName: sameNamespaceIPClaim ? claimRef.name : undefined });
+  }
+  return held;
+}

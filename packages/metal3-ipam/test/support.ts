@@ -1,0 +1,165 @@
+import {
+  type AddressLedgerEntry,
+  METAL3_IP_CLAIM_KIND,
+  METAL3_IP_POOL_KIND,
+  METAL3_IPAM_V1ALPHA1_API_VERSION,
+} from '@tally-ipam/api-types';
+import { Client } from '@tally-ipam/controller-kit/client';
+import { Manager } from '@tally-ipam/controller-kit/manager';
+import {
+  AddressLedgers,
+  type IPAMProviderOptions,
+  LEDGER_RESOURCE,
+  LedgerEntryView,
+  setupIPAMProvider,
+} from '@tally-ipam/ipam-provider';
+import {
+  createTestNamespace,
+  type TestNamespace,
+  waitFor as testenvWaitFor,
+  type WaitOptions,
+} from '@tally-ipam/testenv';
+import { testEnv } from '@tally-ipam/testenv/vitest';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import {
+  METAL3_ADDRESS_RESOURCE,
+  METAL3_CLAIM_RESOURCE,
+  METAL3_POOL_RESOURCE,
+  type Metal3IPAMOptions,
+  type StoredMetal3Address,
+  type StoredMetal3Claim,
+  type StoredMetal3Pool,
+  setupMetal3IPAM,
+} from '../src/index.js';
+
+/** testenv's `waitFor` with 60 s: the package's files run in parallel against one control plane. */
+export function waitFor<T>(
+  description: string,
+  attempt: () => Promise<T | undefined | false> | T | undefined | false,
+  options: WaitOptions = {},
+): Promise<T> {
+  return testenvWaitFor(description, attempt, { timeoutMs: 60_000, ...options });
+}
+
+export function testClient(): Client {
+  return new Client(testEnv().kubeConfig, { fieldManager: 'metal3-ipam-tests' });
+}
+
+/** The namespaces a test file creates, deleted together at its end. */
+export class TestNamespaces {
+  private readonly created: TestNamespace[] = [];
+
+  async create(prefix: string): Promise<string> {
+    const created = await createTestNamespace(testEnv().kubeConfig, prefix);
+    this.created.push(created);
+    return created.name;
+  }
+
+  async deleteAll(): Promise<void> {
+    for (const namespace of this.created.splice(0)) await namespace.delete();
+  }
+}
+
+/** The provider's opt-in to address ledgers (a no-op where ledgers are its default). */
+const LEDGER_MODE = { addressLedgers: true };
+
+/** A process serving the Metal3 API (and, with `tally`, Tally's own claims) on a Manager of its own. */
+export interface RunningMetal3 {
+  readonly manager: Manager;
+  readonly ledgers: AddressLedgers;
+  stop(): Promise<void>;
+}
+
+export async function startMetal3(
+  options: Partial<Omit<Metal3IPAMOptions, 'ledgers' | 'ledgerEntries'>> & {
+    readonly tally?: IPAMProviderOptions | undefined;
+    readonly name?: string | undefined;
+  } = {},
+): Promise<RunningMetal3> {
+  const { tally, name, ...metal3 } = options;
+  const manager = new Manager({
+    kubeConfig: testEnv().kubeConfig,
+    name: name ?? 'metal3-ipam-test',
+    registry: new Registry(),
+    logger: pino({ level: process.env.TALLY_TEST_LOG ?? 'silent' }),
+    gracefulShutdownTimeoutMs: 20_000,
+  });
+  // What the IPAM controller's setup hands over: the manager's ledger informer, a writer on it, its entry view.
+  const ledgerInformer = manager.cache.informerFor(LEDGER_RESOURCE);
+  const ledgers = new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
+  const ledgerEntries = new LedgerEntryView(ledgerInformer);
+  if (tally) setupIPAMProvider(manager, { ...LEDGER_MODE, ...tally });
+  setupMetal3IPAM(manager, { ledgers, ledgerEntries, ...metal3 });
+  const abort = new AbortController();
+  const running = manager.start(abort.signal);
+  running.catch(() => undefined);
+  await manager.elected;
+  return {
+    manager,
+    ledgers,
+    stop: async () => {
+      abort.abort();
+      await running;
+    },
+  };
+}
+
+export async function createPool(
+  client: Client,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+): Promise<StoredMetal3Pool> {
+  return client.create(METAL3_POOL_RESOURCE, {
+    apiVersion: METAL3_IPAM_V1ALPHA1_API_VERSION,
+    kind: METAL3_IP_POOL_KIND,
+    metadata: { name, namespace, ...metadata },
+    spec,
+  });
+}
+
+export async function createClaim(
+  client: Client,
+  namespace: string,
+  name: string,
+  pool: string,
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] } = {},
+): Promise<StoredMetal3Claim> {
+  return client.create(METAL3_CLAIM_RESOURCE, {
+    apiVersion: METAL3_IPAM_V1ALPHA1_API_VERSION,
+    kind: METAL3_IP_CLAIM_KIND,
+    metadata: { name, namespace, ...metadata },
+    spec: { pool: { name: pool } },
+  });
+}
+
+/** Waits for the claim's `status.address` and returns the IPAddress it names. */
+export async function waitForAddress(client: Client, namespace: string, name: string): Promise<StoredMetal3Address> {
+  return waitFor(`IPAddress of IPClaim ${namespace}/${name}`, async () => {
+    const claim = await client.get(METAL3_CLAIM_RESOURCE, { namespace, name });
+    const reference = claim.status?.address?.name;
+    if (!reference) return undefined;
+    return client.get(METAL3_ADDRESS_RESOURCE, { namespace, name: reference });
+  });
+}
+
+/** Waits until the claim's `status.errorMessage` contains `text`; returns the message. */
+export async function waitForError(client: Client, namespace: string, name: string, text: string): Promise<string> {
+  return waitFor(`errorMessage containing "${text}" on IPClaim ${namespace}/${name}`, async () => {
+    const claim = await client.get(METAL3_CLAIM_RESOURCE, { namespace, name });
+    const message = claim.status?.errorMessage;
+    return message?.includes(text) ? message : undefined;
+  });
+}
+
+/** Every entry of every ledger, as the API server has them now. */
+export async function ledgerEntries(client: Client): Promise<AddressLedgerEntry[]> {
+  const ledgers = await client.list(LEDGER_RESOURCE);
+  return ledgers.items.flatMap((ledger) => ledger.spec.entries ?? []);
+}
+
+export async function addressesOf(client: Client, namespace: string): Promise<StoredMetal3Address[]> {
+  return (await client.list(METAL3_ADDRESS_RESOURCE, { namespace })).items;
+}
