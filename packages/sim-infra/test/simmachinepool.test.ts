@@ -1,5 +1,5 @@
 import { isNotFound } from '@tally-ipam/controller-kit/client';
-import { formatLabelValue, MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
+import { canScaleFromZero, formatLabelValue, MACHINE_POOL_RESOURCE, NodeCapacity } from '@tally-ipam/machinepool';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -236,6 +236,93 @@ describe('SimMachinePool', () => {
       }
     });
     expect(cluster.metadata.name).toBe('mpc');
+  });
+
+  it('announces its instance size for autoscaling from zero where cluster-autoscaler looks; its Nodes have that size', async () => {
+    const ns = await withTestNamespace(undefined, 'sim-pool-zero');
+    const { client } = providers;
+    await createCluster(client, ns.name, 'mpz', { infrastructureProvisioned: true });
+    await createBootstrapSecret(client, ns.name, 'mpz-bootstrap');
+    const name = unique('from-zero');
+    const machinePool = await client.create(MACHINE_POOL_RESOURCE, {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachinePool',
+      metadata: { name, namespace: ns.name, labels: { 'cluster.x-k8s.io/cluster-name': 'mpz' } },
+      spec: {
+        clusterName: 'mpz',
+        replicas: 0,
+        template: {
+          spec: {
+            clusterName: 'mpz',
+            bootstrap: { dataSecretName: 'mpz-bootstrap' },
+            infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name },
+          },
+        },
+      },
+    });
+    await client.create(SIM_MACHINE_POOL_RESOURCE, {
+      apiVersion: `${SIM_GROUP}/v1alpha1`,
+      kind: 'SimMachinePool',
+      metadata: {
+        name,
+        namespace: ns.name,
+        labels: { 'cluster.x-k8s.io/cluster-name': 'mpz' },
+        ownerReferences: [
+          {
+            apiVersion: 'cluster.x-k8s.io/v1beta2',
+            kind: 'MachinePool',
+            name,
+            uid: machinePool.metadata.uid ?? '',
+            controller: true,
+          },
+        ],
+      },
+      spec: { template: { size: { cpus: 4, memoryMiB: 8192 } } },
+    });
+
+    // cluster-autoscaler's way in: the MachinePool's infrastructureRef, resource = lower-case kind + "s".
+    const ref = machinePool.spec.template.spec.infrastructureRef;
+    expect(SIM_MACHINE_POOL_RESOURCE.plural).toBe(`${ref.kind.toLowerCase()}s`);
+    const empty = await eventually('an empty pool announcing its size', async () => {
+      const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: ref.name });
+      return pool.status?.ready === true && pool.status.capacity ? pool : undefined;
+    });
+    expect(empty.status).toMatchObject({
+      replicas: 0,
+      capacity: { cpu: '4', memory: '8Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux' },
+    });
+    // Read as the autoscaler reads it (a map of strings): cpu and memory, so the group can grow from zero.
+    expect(canScaleFromZero({ capacity: NodeCapacity.parse(empty.status?.capacity) })).toBe(true);
+
+    await client.mergePatch(MACHINE_POOL_RESOURCE, { namespace: ns.name, name }, { spec: { replicas: 1 } });
+    await settled(ns.name, name, 1);
+    const [instance] = await instancesOf(ns.name, name);
+    expect(instance?.spec.size).toEqual({ cpus: 4, memoryMiB: 8192 });
+    const node = await eventually('the instance Node', async () => {
+      const found = await client.get(NODE_RESOURCE, { name: instance?.metadata.name ?? '' });
+      return found.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? found : undefined;
+    });
+    // The Node that joins is the one the autoscaler was promised.
+    expect(node.status).toMatchObject({
+      capacity: { cpu: '4', memory: '8Gi' },
+      allocatable: { cpu: '4', memory: '8Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux' },
+    });
+
+    // A new size is announced at once; the running instance keeps its own (a SimMachine's size is immutable).
+    await client.mergePatch(
+      SIM_MACHINE_POOL_RESOURCE,
+      { namespace: ns.name, name },
+      { spec: { template: { size: { cpus: 8, memoryMiB: 16384 } } } },
+    );
+    await eventually('the new size announced', async () => {
+      const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
+      return pool.status?.capacity?.cpu === '8' && pool.status.capacity.memory === '16Gi' ? pool : undefined;
+    });
+    const kept = await client.get(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: instance?.metadata.name ?? '' });
+    expect(kept.spec.size).toEqual({ cpus: 4, memoryMiB: 8192 });
+    await client.delete(NODE_RESOURCE, { name: node.metadata.name });
   });
 
   it('creates no instance before the bootstrap data exists, and none while paused', async () => {

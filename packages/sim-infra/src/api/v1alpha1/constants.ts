@@ -66,3 +66,11 @@ export const NODE_REGISTRATION_FAILED_REASON = 'NodeRegistrationFailed';
 
 /** Annotation CAPI's topology controller puts on objects it sends as a server-side-apply dry run. */
 export const TOPOLOGY_DRY_RUN_ANNOTATION = 'topology.cluster.x-k8s.io/dry-run';
+
+/** The simulated size of an instance whose spec names none. */
+export const DEFAULT_SIM_INSTANCE_SIZE = { cpus: 2, memoryMiB: 4096 } as const;
+/** What every simulated Node runs: reported by its kubelet and announced for autoscaling from zero. */
+export const SIM_NODE_ARCHITECTURE = 'amd64';
+export const SIM_NODE_OPERATING_SYSTEM = 'linux';
+/** Pods per simulated Node: kubelet's default `maxPods`. */
+export const SIM_NODE_MAX_PODS = 110;
