@@ -35,10 +35,11 @@ export const INSTANCE_PROVISIONED_CONDITION = 'InstanceProvisioned';
 /** SimMachine: the simulated kubelet registered a Ready Node with the machine's provider ID. */
 export const NODE_PROVISIONED_CONDITION = 'NodeProvisioned';
 
+// CAPI's generic reason while an object is deleted, defined once in api-types.
+export { DELETING_REASON } from '@tally-ipam/api-types';
 // Reasons (CamelCase, metav1.Condition's pattern). Generic ones are CAPI's names (`api/core/v1beta2`).
 // The Ready summary's reasons are controller-kit's, where the one summary lives.
 export { NOT_READY_REASON, READY_REASON } from '@tally-ipam/controller-kit/capi';
-export const DELETING_REASON = 'Deleting';
 export const PROVISIONED_REASON = 'Provisioned';
 export const WAITING_FOR_CLUSTER_INFRASTRUCTURE_REASON = 'WaitingForClusterInfrastructureReady';
 export const WAITING_FOR_BOOTSTRAP_DATA_REASON = 'WaitingForBootstrapData';
