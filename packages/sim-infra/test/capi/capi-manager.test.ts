@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
-import { isNotFound } from '@tally-ipam/controller-kit/client';
-import { MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
+import { isNotFound, type ResourceKind } from '@tally-ipam/controller-kit/client';
+import { canScaleFromZero, MACHINE_POOL_RESOURCE, NodeCapacity } from '@tally-ipam/machinepool';
 import { createClusterKubeconfigSecret } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -246,5 +246,113 @@ describe('Sim next to the real Cluster API manager (v1.12)', () => {
     await gone('SimMachinePool', () => client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'workers' }));
     expect((await client.list(SIM_MACHINE_RESOURCE, { namespace: ns.name })).items).toEqual([]);
     expect((await client.list(CLAIM_RESOURCE, { namespace: ns.name })).items).toEqual([]);
+  });
+
+  it('an empty MachinePool announces its instance size and grows from zero through /scale, as cluster-autoscaler does', async () => {
+    const env = testEnv();
+    const ns = await withTestNamespace(env.kubeConfig, 'sim-capi-zero');
+    const { client } = providers;
+    await client.create(SIM_CLUSTER_RESOURCE, {
+      apiVersion: `${SIM_GROUP}/v1alpha1`,
+      kind: 'SimCluster',
+      metadata: { name: 'zero', namespace: ns.name },
+      spec: { controlPlaneEndpoint: { host: '192.0.2.62', port: 6443 } },
+    });
+    const cluster = await client.create(CLUSTER_RESOURCE, {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Cluster',
+      metadata: { name: 'zero', namespace: ns.name },
+      spec: { infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimCluster', name: 'zero' } },
+    });
+    await createClusterKubeconfigSecret(env.kubeConfig, {
+      namespace: ns.name,
+      clusterName: 'zero',
+      clusterUid: cluster.metadata.uid ?? '',
+      kubeconfigYaml: await readFile(env.kubeconfigPath, 'utf8'),
+    });
+    await createBootstrapSecret(client, ns.name, 'zero-bootstrap');
+    await client.create(SIM_MACHINE_POOL_RESOURCE, {
+      apiVersion: `${SIM_GROUP}/v1alpha1`,
+      kind: 'SimMachinePool',
+      metadata: { name: 'elastic', namespace: ns.name },
+      spec: { template: { size: { cpus: 4, memoryMiB: 8192 } } },
+    });
+    await client.create(MACHINE_POOL_RESOURCE, {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachinePool',
+      metadata: {
+        name: 'elastic',
+        namespace: ns.name,
+        annotations: {
+          'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size': '0',
+          'cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size': '3',
+        },
+      },
+      spec: {
+        clusterName: 'zero',
+        replicas: 0,
+        template: {
+          spec: {
+            clusterName: 'zero',
+            version: 'v1.34.1',
+            bootstrap: { dataSecretName: 'zero-bootstrap' },
+            infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name: 'elastic' },
+          },
+        },
+      },
+    });
+
+    // With no replica, what the autoscaler reads on the object the MachinePool's infrastructureRef names.
+    const empty = await eventually(
+      'the empty SimMachinePool provisioned and announcing its size',
+      async () => {
+        const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'elastic' });
+        return pool.status?.ready === true && pool.status.capacity ? pool : undefined;
+      },
+      240_000,
+    );
+    expect(empty.status).toMatchObject({
+      replicas: 0,
+      capacity: { cpu: '4', memory: '8Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux' },
+    });
+    expect(canScaleFromZero({ capacity: NodeCapacity.parse(empty.status?.capacity) })).toBe(true);
+
+    // cluster-autoscaler sets the size through the MachinePool's scale subresource.
+    const machinePoolScale: ResourceKind = {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachinePool',
+      plural: 'machinepools',
+      namespaced: true,
+    };
+    await client.mergePatch(
+      machinePoolScale,
+      { namespace: ns.name, name: 'elastic' },
+      { spec: { replicas: 1 } },
+      { subresource: 'scale' },
+    );
+    const grown = await eventually(
+      'MachinePool Running with 1 replica',
+      async () => {
+        const machinePool = await client.get(MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'elastic' });
+        return machinePool.status?.phase === 'Running' &&
+          machinePool.status.replicas === 1 &&
+          machinePool.status.nodeRefs?.length === 1
+          ? machinePool
+          : undefined;
+      },
+      240_000,
+    );
+    // The Node that joined is the Node the autoscaler was told to expect.
+    const node = await client.get(NODE_RESOURCE, { name: grown.status?.nodeRefs?.[0]?.name ?? '' });
+    expect(node.status).toMatchObject({
+      capacity: { cpu: '4', memory: '8Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux' },
+    });
+
+    await client.delete(CLUSTER_RESOURCE, { namespace: ns.name, name: 'zero' });
+    await gone('Cluster', () => client.get(CLUSTER_RESOURCE, { namespace: ns.name, name: 'zero' }));
+    await gone('SimMachinePool', () => client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'elastic' }));
+    expect((await client.list(SIM_MACHINE_RESOURCE, { namespace: ns.name })).items).toEqual([]);
   });
 });
