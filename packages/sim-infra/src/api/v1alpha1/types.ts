@@ -291,6 +291,8 @@ export const SimMachineTemplate = z
     spec: z.object({
       template: z.object({ metadata: TemplateObjectMeta.optional(), spec: SimMachineTemplateResourceSpec }),
     }),
+    // What the cluster autoscaler reads to scale a MachineDeployment or MachineSet of these machines from zero.
+    status: z.object(autoscaleFromZeroStatusFields).optional(),
   })
   .describe(
     'SimMachineTemplate: SimMachines for MachineDeployments, MachineSets and ClusterClass; spec.template.spec is immutable.',
