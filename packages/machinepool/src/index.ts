@@ -2,6 +2,7 @@
  * @tally-ipam/machinepool: helpers for Cluster API's InfraMachinePool contract (v1beta2) as CAPI v1.12's MachinePool
  * controller reads it, MachinePool Machines included. See the README for the rule each helper serves.
  */
+export * from './autoscale-from-zero.js';
 export * from './bootstrap.js';
 export * from './constants.js';
 export * from './contract-fields.js';

@@ -53,6 +53,11 @@ export {
   type SimMachinePoolReconcilerDeps,
 } from './simmachinepool/index.js';
 export {
+  newSimMachineTemplateController,
+  SimMachineTemplateReconciler,
+  type SimMachineTemplateReconcilerDeps,
+} from './simmachinetemplate/index.js';
+export {
   DEFAULT_KUBELET_VERSION,
   deregisterNode,
   KUBECONFIG_SECRET_KEY,
@@ -79,6 +84,7 @@ export {
   conditionOf,
   ipAddressesCondition,
 } from './util/conditions.js';
+export { simInstanceAutoscaleStatus } from './util/instance-size.js';
 export {
   type AddressValidation,
   type ClaimedAddress,

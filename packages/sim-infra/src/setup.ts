@@ -19,6 +19,7 @@ import type { SimControllerContext } from './shared.js';
 import { newSimClusterController } from './simcluster/index.js';
 import { newSimMachineController } from './simmachine/index.js';
 import { newSimMachinePoolController } from './simmachinepool/index.js';
+import { newSimMachineTemplateController } from './simmachinetemplate/index.js';
 import { WorkloadClusters } from './simulated-cloud.js';
 
 /** Field manager of the provider's writes unless the options name another. */
@@ -43,6 +44,7 @@ export interface SimInfraProvider {
   readonly simClusterController: Controller;
   readonly simMachineController: Controller;
   readonly simMachinePoolController: Controller;
+  readonly simMachineTemplateController: Controller;
 }
 
 /** A runnable that releases what the provider holds when the manager stops. */
@@ -63,8 +65,8 @@ function closingRunnable(close: () => void): { needLeaderElection: false; start(
 
 /**
  * Registers the Sim infrastructure provider on a controller-kit Manager: the shared caches, and the SimCluster,
- * SimMachine and SimMachinePool controllers (each wired in its own folder, next to its reconciler: `controller.ts`
- * declares its watches, `watches.ts` what they look up). Call before `manager.start`. The template webhooks are
+ * SimMachine, SimMachinePool and SimMachineTemplate controllers (each wired in its own folder, next to its reconciler:
+ * `controller.ts` declares its watches, `watches.ts` what they look up). Call before `manager.start`. The template webhooks are
  * separate (`registerSimWebhooks`), since they need a serving certificate.
  */
 export function setupSimInfraProvider(manager: Manager, options: SimInfraProviderOptions = {}): SimInfraProvider {
@@ -107,10 +109,12 @@ export function setupSimInfraProvider(manager: Manager, options: SimInfraProvide
   const simMachineController = newSimMachineController(shared);
   const simClusterController = newSimClusterController(shared);
   const simMachinePoolController = newSimMachinePoolController(shared);
+  const simMachineTemplateController = newSimMachineTemplateController(shared);
 
   manager.add(simMachineController);
   manager.add(simClusterController);
   manager.add(simMachinePoolController);
+  manager.add(simMachineTemplateController);
   logger.info({ namespace: namespace ?? '<all>', group: SIM_GROUP, owner: CLUSTER_GROUP }, 'Sim provider set up');
-  return { simClusterController, simMachineController, simMachinePoolController };
+  return { simClusterController, simMachineController, simMachinePoolController, simMachineTemplateController };
 }

@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Client, isNotFound, microTime } from '@tally-ipam/controller-kit/client';
 import { LEASE_RESOURCE } from '@tally-ipam/controller-kit/manager';
 import type { Logger } from 'pino';
+import { SIM_NODE_ARCHITECTURE, SIM_NODE_MAX_PODS, SIM_NODE_OPERATING_SYSTEM } from './api/v1alpha1/constants.js';
 import { NODE_RESOURCE, SECRET_RESOURCE, type StoredNode, type StoredSecret } from './resources.js';
 
 /** Key of the kubeconfig in the `<cluster>-kubeconfig` Secret (`util/secret/consts.go`: `KubeconfigDataName`). */
@@ -33,6 +34,8 @@ export interface NodeRegistration {
   readonly kubeletVersion?: string | undefined;
   readonly internalIPs: readonly string[];
   readonly controlPlane: boolean;
+  /** The instance's resources (`cpu`, `memory`), reported as the Node's capacity and allocatable. */
+  readonly capacity: Readonly<Record<string, string>>;
 }
 
 interface CachedWorkloadClient {
@@ -124,8 +127,8 @@ export async function registerNode(
     if (!isNotFound(error)) throw error;
     const labels: Record<string, string> = {
       'kubernetes.io/hostname': registration.name,
-      'kubernetes.io/os': 'linux',
-      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': SIM_NODE_OPERATING_SYSTEM,
+      'kubernetes.io/arch': SIM_NODE_ARCHITECTURE,
     };
     if (registration.controlPlane) labels[CONTROL_PLANE_NODE_ROLE_LABEL] = '';
     node = await workload.create(
@@ -142,6 +145,7 @@ export async function registerNode(
   await renewNodeLease(workload, node, now, signal);
   if (nodeIsReady(node)) return node;
   const time = `${now.toISOString().slice(0, 19)}Z`;
+  const nodeResources = { ...registration.capacity, pods: String(SIM_NODE_MAX_PODS) };
   const condition = (type: string, status: 'True' | 'False', reason: string, message: string) => ({
     type,
     status,
@@ -165,11 +169,13 @@ export async function registerNode(
           ...registration.internalIPs.map((address) => ({ type: 'InternalIP', address })),
           { type: 'Hostname', address: registration.name },
         ],
+        capacity: nodeResources,
+        allocatable: nodeResources,
         nodeInfo: {
           kubeletVersion: registration.kubeletVersion ?? DEFAULT_KUBELET_VERSION,
           kubeProxyVersion: registration.kubeletVersion ?? DEFAULT_KUBELET_VERSION,
-          operatingSystem: 'linux',
-          architecture: 'amd64',
+          operatingSystem: SIM_NODE_OPERATING_SYSTEM,
+          architecture: SIM_NODE_ARCHITECTURE,
           osImage: 'Sim Linux',
           kernelVersion: '6.12.0-sim',
           containerRuntimeVersion: 'sim://1.0.0',

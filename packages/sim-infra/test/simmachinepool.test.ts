@@ -1,5 +1,5 @@
 import { isNotFound } from '@tally-ipam/controller-kit/client';
-import { formatLabelValue, MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
+import { canScaleFromZero, formatLabelValue, MACHINE_POOL_RESOURCE, NodeCapacity } from '@tally-ipam/machinepool';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -54,6 +54,63 @@ async function settled(namespace: string, name: string, replicas: number): Promi
   });
 }
 
+interface LinkedPoolOptions {
+  readonly clusterName: string;
+  readonly replicas: number;
+  /** `MachinePool.spec.template.spec.bootstrap.dataSecretName`; none yet when absent. */
+  readonly dataSecretName?: string;
+  readonly version?: string;
+  /** The SimMachinePool's `spec.template`. */
+  readonly template: Record<string, unknown>;
+}
+
+/**
+ * A MachinePool and its SimMachinePool as CAPI's MachinePool controller links them (controller reference and
+ * cluster-name label on the infrastructure object); CAPI's webhook would default replicas, so it is always set.
+ */
+async function createLinkedPools(namespace: string, name: string, options: LinkedPoolOptions) {
+  const { client } = providers;
+  const labels = { 'cluster.x-k8s.io/cluster-name': options.clusterName };
+  const machinePool = await client.create(MACHINE_POOL_RESOURCE, {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachinePool',
+    metadata: { name, namespace, labels },
+    spec: {
+      clusterName: options.clusterName,
+      replicas: options.replicas,
+      template: {
+        spec: {
+          clusterName: options.clusterName,
+          ...(options.version ? { version: options.version } : {}),
+          bootstrap: options.dataSecretName ? { dataSecretName: options.dataSecretName } : {},
+          infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name },
+        },
+      },
+    },
+  });
+  await client.create(SIM_MACHINE_POOL_RESOURCE, {
+    apiVersion: `${SIM_GROUP}/v1alpha1`,
+    kind: 'SimMachinePool',
+    metadata: {
+      name,
+      namespace,
+      labels,
+      ownerReferences: [
+        {
+          apiVersion: 'cluster.x-k8s.io/v1beta2',
+          kind: 'MachinePool',
+          name,
+          uid: machinePool.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: { template: options.template },
+  });
+  return machinePool;
+}
+
 describe('SimMachinePool', () => {
   it('runs MachinePool Machines that each claim their own address, scales up and down, and deletes', async () => {
     const ns = await withTestNamespace(undefined, 'sim-pool');
@@ -62,44 +119,12 @@ describe('SimMachinePool', () => {
     const cluster = await createCluster(client, ns.name, 'mpc', { infrastructureProvisioned: true });
     await createBootstrapSecret(client, ns.name, 'mp-bootstrap');
     const name = unique('workers');
-    // The MachinePool and the SimMachinePool as CAPI's MachinePool controller links them (controller reference and
-    // cluster-name label on the infrastructure object); CAPI's webhook would default replicas, so it is set here.
-    const machinePool = await client.create(MACHINE_POOL_RESOURCE, {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'MachinePool',
-      metadata: { name, namespace: ns.name, labels: { 'cluster.x-k8s.io/cluster-name': 'mpc' } },
-      spec: {
-        clusterName: 'mpc',
-        replicas: 2,
-        template: {
-          spec: {
-            clusterName: 'mpc',
-            version: 'v1.34.2',
-            bootstrap: { dataSecretName: 'mp-bootstrap' },
-            infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name },
-          },
-        },
-      },
-    });
-    await client.create(SIM_MACHINE_POOL_RESOURCE, {
-      apiVersion: `${SIM_GROUP}/v1alpha1`,
-      kind: 'SimMachinePool',
-      metadata: {
-        name,
-        namespace: ns.name,
-        labels: { 'cluster.x-k8s.io/cluster-name': 'mpc' },
-        ownerReferences: [
-          {
-            apiVersion: 'cluster.x-k8s.io/v1beta2',
-            kind: 'MachinePool',
-            name,
-            uid: machinePool.metadata.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-      },
-      spec: { template: { network: { devices: [{ name: 'eth0', addressesFromPools: [ipPool] }] } } },
+    await createLinkedPools(ns.name, name, {
+      clusterName: 'mpc',
+      replicas: 2,
+      version: 'v1.34.2',
+      dataSecretName: 'mp-bootstrap',
+      template: { network: { devices: [{ name: 'eth0', addressesFromPools: [ipPool] }] } },
     });
 
     const two = await settled(ns.name, name, 2);
@@ -238,45 +263,70 @@ describe('SimMachinePool', () => {
     expect(cluster.metadata.name).toBe('mpc');
   });
 
+  it('announces its instance size for autoscaling from zero where cluster-autoscaler looks; its Nodes have that size', async () => {
+    const ns = await withTestNamespace(undefined, 'sim-pool-zero');
+    const { client } = providers;
+    await createCluster(client, ns.name, 'mpz', { infrastructureProvisioned: true });
+    await createBootstrapSecret(client, ns.name, 'mpz-bootstrap');
+    const name = unique('from-zero');
+    const machinePool = await createLinkedPools(ns.name, name, {
+      clusterName: 'mpz',
+      replicas: 0,
+      dataSecretName: 'mpz-bootstrap',
+      template: { size: { cpus: 4, memoryMiB: 8192 } },
+    });
+
+    // cluster-autoscaler's way in: the MachinePool's infrastructureRef, resource = lower-case kind + "s".
+    const ref = machinePool.spec.template.spec.infrastructureRef;
+    expect(SIM_MACHINE_POOL_RESOURCE.plural).toBe(`${ref.kind.toLowerCase()}s`);
+    const empty = await eventually('an empty pool announcing its size', async () => {
+      const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: ref.name });
+      return pool.status?.ready === true && pool.status.capacity ? pool : undefined;
+    });
+    expect(empty.status).toMatchObject({
+      replicas: 0,
+      capacity: { cpu: '4', memory: '8Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux' },
+    });
+    // Read as the autoscaler reads it (a map of strings): cpu and memory, so the group can grow from zero.
+    expect(canScaleFromZero({ capacity: NodeCapacity.parse(empty.status?.capacity) })).toBe(true);
+
+    await client.mergePatch(MACHINE_POOL_RESOURCE, { namespace: ns.name, name }, { spec: { replicas: 1 } });
+    await settled(ns.name, name, 1);
+    const [instance] = await instancesOf(ns.name, name);
+    expect(instance?.spec.size).toEqual({ cpus: 4, memoryMiB: 8192 });
+    const node = await eventually('the instance Node', async () => {
+      const found = await client.get(NODE_RESOURCE, { name: instance?.metadata.name ?? '' });
+      return found.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? found : undefined;
+    });
+    // The Node that joins is the one the autoscaler was promised.
+    expect(node.status).toMatchObject({
+      capacity: { cpu: '4', memory: '8Gi' },
+      allocatable: { cpu: '4', memory: '8Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux' },
+    });
+
+    // A new size is announced at once; the running instance keeps its own (a SimMachine's size is immutable).
+    await client.mergePatch(
+      SIM_MACHINE_POOL_RESOURCE,
+      { namespace: ns.name, name },
+      { spec: { template: { size: { cpus: 8, memoryMiB: 16384 } } } },
+    );
+    await eventually('the new size announced', async () => {
+      const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
+      return pool.status?.capacity?.cpu === '8' && pool.status.capacity.memory === '16Gi' ? pool : undefined;
+    });
+    const kept = await client.get(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: instance?.metadata.name ?? '' });
+    expect(kept.spec.size).toEqual({ cpus: 4, memoryMiB: 8192 });
+    await client.delete(NODE_RESOURCE, { name: node.metadata.name });
+  });
+
   it('creates no instance before the bootstrap data exists, and none while paused', async () => {
     const ns = await withTestNamespace(undefined, 'sim-pool-wait');
     const { client } = providers;
     await createCluster(client, ns.name, 'mpw', { infrastructureProvisioned: true, paused: true });
     const name = unique('waiting');
-    const machinePool = await client.create(MACHINE_POOL_RESOURCE, {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'MachinePool',
-      metadata: { name, namespace: ns.name },
-      spec: {
-        clusterName: 'mpw',
-        replicas: 2,
-        template: {
-          spec: {
-            clusterName: 'mpw',
-            bootstrap: {},
-            infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name },
-          },
-        },
-      },
-    });
-    await client.create(SIM_MACHINE_POOL_RESOURCE, {
-      apiVersion: `${SIM_GROUP}/v1alpha1`,
-      kind: 'SimMachinePool',
-      metadata: {
-        name,
-        namespace: ns.name,
-        ownerReferences: [
-          {
-            apiVersion: 'cluster.x-k8s.io/v1beta2',
-            kind: 'MachinePool',
-            name,
-            uid: machinePool.metadata.uid ?? '',
-            controller: true,
-          },
-        ],
-      },
-      spec: { template: {} },
-    });
+    await createLinkedPools(ns.name, name, { clusterName: 'mpw', replicas: 2, template: {} });
     const paused = await eventually('Paused', async () => {
       const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
       return conditionOf(pool, 'Paused')?.status === 'True' ? pool : undefined;

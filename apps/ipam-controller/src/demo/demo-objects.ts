@@ -1,10 +1,16 @@
 import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
+  CLUSTER_KIND,
   CLUSTER_NAME_LABEL,
   CLUSTER_RESOURCE,
+  CLUSTER_V1BETA2_API_VERSION,
+  IPADDRESSCLAIM_KIND,
   IPAM_V1BETA2_API_VERSION,
+  pluralResourceName,
   TALLY_GROUP,
+  TALLY_IP_POOL_KIND,
+  TALLY_PREFIX_POOL_KIND,
   TALLY_V1ALPHA1_API_VERSION,
 } from '@tally-ipam/api-types';
 import type { ResourceKind } from '@tally-ipam/controller-kit';
@@ -45,7 +51,7 @@ export interface DemoObject {
   readonly spec: Readonly<Record<string, unknown>>;
 }
 
-export type DemoPoolKind = 'TallyIPPool' | 'TallyPrefixPool';
+export type DemoPoolKind = typeof TALLY_IP_POOL_KIND | typeof TALLY_PREFIX_POOL_KIND;
 
 export interface DemoPool {
   readonly kind: DemoPoolKind;
@@ -57,15 +63,15 @@ export interface DemoPool {
 const poolResource = (kind: DemoPoolKind): ResourceKind => ({
   apiVersion: TALLY_V1ALPHA1_API_VERSION,
   kind,
-  plural: `${kind.toLowerCase()}s`,
+  plural: pluralResourceName(kind),
   namespaced: true,
 });
 
 /** An IPv4 pool with a static reservation, an IPv6 pool, and a pool of /64 prefixes. */
 export const DEMO_POOLS: readonly DemoPool[] = [
   {
-    kind: 'TallyIPPool',
-    resource: poolResource('TallyIPPool'),
+    kind: TALLY_IP_POOL_KIND,
+    resource: poolResource(TALLY_IP_POOL_KIND),
     name: 'workers-v4',
     spec: {
       addresses: ['10.10.0.10-10.10.0.99'],
@@ -76,14 +82,14 @@ export const DEMO_POOLS: readonly DemoPool[] = [
     },
   },
   {
-    kind: 'TallyIPPool',
-    resource: poolResource('TallyIPPool'),
+    kind: TALLY_IP_POOL_KIND,
+    resource: poolResource(TALLY_IP_POOL_KIND),
     name: 'workers-v6',
     spec: { addresses: ['fd00:10::100-fd00:10::1ff'], prefix: 64, gateway: 'fd00:10::1' },
   },
   {
-    kind: 'TallyPrefixPool',
-    resource: poolResource('TallyPrefixPool'),
+    kind: TALLY_PREFIX_POOL_KIND,
+    resource: poolResource(TALLY_PREFIX_POOL_KIND),
     name: 'node-prefixes',
     spec: { prefixes: ['fd00:200::/48'], allocationPrefixLength: 64, excludedPrefixes: ['fd00:200::/64'] },
   },
@@ -121,7 +127,7 @@ export function poolObject(pool: DemoPool): DemoObject {
 export function claimObject(claim: DemoClaim): DemoObject {
   return {
     apiVersion: IPAM_V1BETA2_API_VERSION,
-    kind: 'IPAddressClaim',
+    kind: IPADDRESSCLAIM_KIND,
     metadata: {
       name: claim.name,
       namespace: DEMO_NAMESPACE,
@@ -137,8 +143,8 @@ export function claimObject(claim: DemoClaim): DemoObject {
 
 export function clusterObject(): DemoObject {
   return {
-    apiVersion: 'cluster.x-k8s.io/v1beta2',
-    kind: 'Cluster',
+    apiVersion: CLUSTER_V1BETA2_API_VERSION,
+    kind: CLUSTER_KIND,
     metadata: { name: DEMO_CLUSTER, namespace: DEMO_NAMESPACE },
     // The v1beta2 schema wants a non-empty spec; a network is what a real Cluster would carry anyway.
     spec: { clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] } } },

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { TALLY_PREFIX_POOL_KIND } from '@tally-ipam/api-types';
 import type { Client, KubeObject } from '@tally-ipam/controller-kit';
 import { ADDRESSES, CLAIMS, DEMO_CLAIMS, DEMO_NAMESPACE, DEMO_POOLS, type DemoPool } from './demo-objects.js';
 
@@ -49,7 +50,7 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 /** Pool counts live in `status.ipAddresses` (IP pools) or `status.prefixes` (prefix pools). */
 function countsOf(pool: DemoPool, object: Loose): Counts | undefined {
   const status = record(object.status);
-  const counts = record(pool.kind === 'TallyPrefixPool' ? status.prefixes : status.ipAddresses);
+  const counts = record(pool.kind === TALLY_PREFIX_POOL_KIND ? status.prefixes : status.ipAddresses);
   return typeof counts.used === 'number' ? (counts as Counts) : undefined;
 }
 

@@ -1,7 +1,17 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
-import { tallyCRDDirectory } from '@tally-ipam/api-types';
+import {
+  CLUSTER_GROUP,
+  calculateCRDName,
+  IPADDRESS_KIND,
+  IPADDRESSCLAIM_KIND,
+  IPAM_GROUP,
+  TALLY_GROUP,
+  TALLY_IP_POOL_KIND,
+  TALLY_PREFIX_POOL_KIND,
+  tallyCRDDirectory,
+} from '@tally-ipam/api-types';
 import { type Client, isAlreadyExists, type Manager, type WebhookServer } from '@tally-ipam/controller-kit';
 import { poolWebhookConfiguration } from '@tally-ipam/ipam-provider';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
@@ -27,10 +37,10 @@ export const DEMO_READY_LINE = 'Tally is allocating. Claims and the addresses th
 
 /** What the printed kubectl line lists: the demo's pools, claims and addresses. */
 export const DEMO_KUBECTL_RESOURCES: readonly string[] = [
-  'tallyippools.ipam.cluster.x-k8s.io',
-  'tallyprefixpools.ipam.cluster.x-k8s.io',
-  'ipaddressclaims.ipam.cluster.x-k8s.io',
-  'ipaddresses.ipam.cluster.x-k8s.io',
+  calculateCRDName(TALLY_GROUP, TALLY_IP_POOL_KIND),
+  calculateCRDName(TALLY_GROUP, TALLY_PREFIX_POOL_KIND),
+  calculateCRDName(IPAM_GROUP, IPADDRESSCLAIM_KIND),
+  calculateCRDName(IPAM_GROUP, IPADDRESS_KIND),
 ];
 
 type Print = (line: string) => void;
@@ -106,7 +116,7 @@ export async function runDemo(flags: AppFlags, signal: AbortSignal, print: Print
     controllerManager: true,
     ignoreTestKubeconfig: true,
     crds: [tallyCRDDirectory()],
-    capiCRDs: ['ipam.cluster.x-k8s.io', 'cluster.x-k8s.io'],
+    capiCRDs: [IPAM_GROUP, CLUSTER_GROUP],
     onProgress: (message) => print(`  ${message}`),
   });
   let certs: ServingCertDir | undefined;

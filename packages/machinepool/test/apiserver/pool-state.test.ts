@@ -1,11 +1,14 @@
 import { setCondition } from '@tally-ipam/controller-kit/capi';
-import { type Client, isConflict, type ResourceKind } from '@tally-ipam/controller-kit/client';
+import { type Client, isConflict, isInvalid, type ResourceKind } from '@tally-ipam/controller-kit/client';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  autoscaleFromZeroStatus,
+  canScaleFromZero,
   checkInfraMachinePoolCRD,
   infraMachinePoolCRDNames,
   machinePoolStatusFromInstances,
+  NodeCapacity,
   type PoolInstance,
   READY_CONDITION,
   REPLICAS_READY_CONDITION,
@@ -150,6 +153,50 @@ describe('InfraMachinePool contract fields on the real API server', () => {
       ...contractState([instance(1), instance(2)], 2, false),
     });
     await expect(stale).rejects.toSatisfy(isConflict);
+  });
+
+  it('keeps the scale-from-zero capacity and nodeInfo as strings, rewrites nothing unchanged, refuses an integer quantity', async () => {
+    const created = await createInfraPool(client, namespace.name, 'from-zero');
+    const fromZero = autoscaleFromZeroStatus({
+      size: { cpuMillicores: 2000, memoryBytes: 4 * 1024 ** 3 },
+      architecture: 'arm64',
+      operatingSystem: 'linux',
+    });
+    const desired = contractState([], 0, false);
+    const status = { ...desired.status, ...fromZero };
+    const first = await writeInfraMachinePoolState({
+      client,
+      resource: POOLS,
+      infraMachinePool: created,
+      providerIDList: desired.providerIDList,
+      status,
+    });
+    expect(first.statusUpdated).toBe(true);
+
+    const stored = await client.get(POOLS, { namespace: namespace.name, name: 'from-zero' });
+    expect(stored.status).toMatchObject({
+      replicas: 0,
+      capacity: { cpu: '2', memory: '4Gi' },
+      nodeInfo: { architecture: 'arm64', operatingSystem: 'linux' },
+    });
+    // What cluster-autoscaler reads back (a map of strings) lets the empty pool scale from zero.
+    expect(canScaleFromZero({ capacity: NodeCapacity.parse(stored.status?.capacity) })).toBe(true);
+    const again = await writeInfraMachinePoolState({
+      client,
+      resource: POOLS,
+      infraMachinePool: stored,
+      providerIDList: desired.providerIDList,
+      status,
+    });
+    expect(again.statusUpdated).toBe(false);
+
+    // ResourceList's int-or-string would take 2; the autoscaler's string-map read would then drop the whole capacity.
+    await expect(client.patchStatus(POOLS, stored, { capacity: { cpu: 2, memory: '4Gi' } })).rejects.toSatisfy(
+      isInvalid,
+    );
+    await expect(client.patchStatus(POOLS, stored, { nodeInfo: { architecture: 'riscv64' } })).rejects.toSatisfy(
+      isInvalid,
+    );
   });
 
   it('the API server prunes status.failureReason: the contract CRD leaves it out (CAPI v1.12 crashes on it)', async () => {

@@ -13,6 +13,7 @@ import {
   registerNode,
 } from '../simulated-cloud.js';
 import type { ConditionVerdict } from '../util/conditions.js';
+import { simInstanceAutoscaleStatus } from '../util/instance-size.js';
 import type { ClaimedAddress } from '../util/ip-addresses.js';
 
 import { type InstanceOwner, POLL_UNWATCHED_MS, type SimMachineReconcilerDeps } from './deps.js';
@@ -51,6 +52,7 @@ export class SimMachineNode {
           kubeletVersion: owner.version,
           internalIPs: addresses.map((claimed) => claimed.address),
           controlPlane: owner.controlPlane,
+          capacity: simInstanceAutoscaleStatus(simMachine.spec.size).capacity,
         },
         this.deps.now(),
         context.signal,

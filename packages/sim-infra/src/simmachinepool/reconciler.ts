@@ -38,6 +38,7 @@ import {
   type StoredMachine,
 } from '../resources.js';
 import { shortenName } from '../util/claim-name.js';
+import { simInstanceAutoscaleStatus } from '../util/instance-size.js';
 
 /** Characters of randomness in an instance name (`<pool>-<hex>`), as CAPD's `worker-<rand6>`. */
 const INSTANCE_SUFFIX_BYTES = 3;
@@ -121,6 +122,8 @@ export class SimMachinePoolReconciler implements Reconciler {
     let { conditions, object: current } = started;
 
     const version = machinePool.spec.template.spec.version;
+    // Announced whatever the replica count, so that the cluster autoscaler can scale the pool from zero.
+    const autoscaleFromZero = simInstanceAutoscaleStatus(current.spec.template.size);
     const instances = poolInstances(this.deps.simMachines.store.list(), current, machinePool).filter(
       (simMachine) => !simMachine.metadata.deletionTimestamp,
     );
@@ -134,7 +137,11 @@ export class SimMachinePoolReconciler implements Reconciler {
         observedGeneration: generation,
       };
       conditions = setCondition(conditions, waiting, now);
-      await this.writeStatus(current, { conditions, infrastructureMachineKind: SIM_MACHINE_KIND }, context);
+      await this.writeStatus(
+        current,
+        { conditions, infrastructureMachineKind: SIM_MACHINE_KIND, ...autoscaleFromZero },
+        context,
+      );
       return {};
     }
 
@@ -154,10 +161,10 @@ export class SimMachinePoolReconciler implements Reconciler {
         ...newNames.map((instanceName) => ({ instanceName, ready: false })),
       ],
       infraMachineResource: SIM_MACHINE_RESOURCE,
-      // An existing SimMachine keeps its network (immutable: its addresses are claimed); new ones take the template.
+      // An existing SimMachine keeps its network and size (both immutable); new ones take the template's.
       template: (instance) => {
-        const network = existing.get(instance.instanceName)?.spec.network ?? current.spec.template.network;
-        return network ? { network } : {};
+        const { network, size } = existing.get(instance.instanceName)?.spec ?? current.spec.template;
+        return { ...(network ? { network } : {}), ...(size ? { size } : {}) };
       },
       logger: context.logger,
       signal: context.signal,
@@ -192,7 +199,7 @@ export class SimMachinePoolReconciler implements Reconciler {
       resource: SIM_MACHINE_POOL_RESOURCE,
       infraMachinePool: current,
       providerIDList: state.providerIDList,
-      status: { ...state.status, conditions, observedGeneration: generation },
+      status: { ...state.status, ...autoscaleFromZero, conditions, observedGeneration: generation },
       signal: context.signal,
     });
     current = written.object;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
-import { isNotFound } from '@tally-ipam/controller-kit/client';
-import { MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
+import { isNotFound, type ResourceKind } from '@tally-ipam/controller-kit/client';
+import { canScaleFromZero, MACHINE_POOL_RESOURCE, NodeCapacity } from '@tally-ipam/machinepool';
 import { createClusterKubeconfigSecret } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,68 @@ async function gone(what: string, read: () => Promise<unknown>): Promise<void> {
       return isNotFound(error) ? true : undefined;
     }
   });
+}
+
+/**
+ * What a user writes for a Cluster on Sim with a given control-plane host — CAPI links the objects itself — plus the
+ * `<cluster>-kubeconfig` Secret pointing back at the test API server (the simulated workload cluster) and a bootstrap
+ * data Secret.
+ */
+async function createSimClusterForPools(namespace: string, name: string, host: string, bootstrapSecret: string) {
+  const env = testEnv();
+  const { client } = providers;
+  await client.create(SIM_CLUSTER_RESOURCE, {
+    apiVersion: `${SIM_GROUP}/v1alpha1`,
+    kind: 'SimCluster',
+    metadata: { name, namespace },
+    spec: { controlPlaneEndpoint: { host, port: 6443 } },
+  });
+  const cluster = await client.create(CLUSTER_RESOURCE, {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Cluster',
+    metadata: { name, namespace },
+    spec: { infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimCluster', name } },
+  });
+  await createClusterKubeconfigSecret(env.kubeConfig, {
+    namespace,
+    clusterName: name,
+    clusterUid: cluster.metadata.uid ?? '',
+    kubeconfigYaml: await readFile(env.kubeconfigPath, 'utf8'),
+  });
+  await createBootstrapSecret(client, namespace, bootstrapSecret);
+}
+
+/** A MachinePool spec as a user writes it: `replicas` Sim instances of the SimMachinePool `infraName`. */
+function machinePoolSpec(clusterName: string, replicas: number, bootstrapSecret: string, infraName: string) {
+  return {
+    clusterName,
+    replicas,
+    template: {
+      spec: {
+        clusterName,
+        version: 'v1.34.1',
+        bootstrap: { dataSecretName: bootstrapSecret },
+        infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name: infraName },
+      },
+    },
+  };
+}
+
+/** The MachinePool once CAPI reports it Running with `replicas` replicas, each with its Node. */
+async function runningMachinePool(namespace: string, name: string, replicas: number) {
+  // Without a control plane CAPI has no Node watch (ControlPlaneInitialized stays False) and re-checks every 30 s.
+  return eventually(
+    `MachinePool ${name} Running with ${replicas} replicas`,
+    async () => {
+      const machinePool = await providers.client.get(MACHINE_POOL_RESOURCE, { namespace, name });
+      return machinePool.status?.phase === 'Running' &&
+        machinePool.status.replicas === replicas &&
+        machinePool.status.nodeRefs?.length === replicas
+        ? machinePool
+        : undefined;
+    },
+    240_000,
+  );
 }
 
 describe('Sim next to the real Cluster API manager (v1.12)', () => {
@@ -146,25 +208,7 @@ describe('Sim next to the real Cluster API manager (v1.12)', () => {
     const ns = await withTestNamespace(env.kubeConfig, 'sim-capi-mp');
     const { client } = providers;
     const nodes = await createPool(client, ns.name, 'nodes', { addresses: ['10.61.1.10-10.61.1.50'], prefix: 24 });
-    await client.create(SIM_CLUSTER_RESOURCE, {
-      apiVersion: `${SIM_GROUP}/v1alpha1`,
-      kind: 'SimCluster',
-      metadata: { name: 'pools', namespace: ns.name },
-      spec: { controlPlaneEndpoint: { host: '192.0.2.61', port: 6443 } },
-    });
-    const cluster = await client.create(CLUSTER_RESOURCE, {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'Cluster',
-      metadata: { name: 'pools', namespace: ns.name },
-      spec: { infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimCluster', name: 'pools' } },
-    });
-    await createClusterKubeconfigSecret(env.kubeConfig, {
-      namespace: ns.name,
-      clusterName: 'pools',
-      clusterUid: cluster.metadata.uid ?? '',
-      kubeconfigYaml: await readFile(env.kubeconfigPath, 'utf8'),
-    });
-    await createBootstrapSecret(client, ns.name, 'pool-bootstrap');
+    await createSimClusterForPools(ns.name, 'pools', '192.0.2.61', 'pool-bootstrap');
     await client.create(SIM_MACHINE_POOL_RESOURCE, {
       apiVersion: `${SIM_GROUP}/v1alpha1`,
       kind: 'SimMachinePool',
@@ -175,35 +219,10 @@ describe('Sim next to the real Cluster API manager (v1.12)', () => {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'MachinePool',
       metadata: { name: 'workers', namespace: ns.name },
-      spec: {
-        clusterName: 'pools',
-        replicas: 2,
-        template: {
-          spec: {
-            clusterName: 'pools',
-            version: 'v1.34.1',
-            bootstrap: { dataSecretName: 'pool-bootstrap' },
-            infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name: 'workers' },
-          },
-        },
-      },
+      spec: machinePoolSpec('pools', 2, 'pool-bootstrap', 'workers'),
     });
 
-    // Without a control plane CAPI has no Node watch (ControlPlaneInitialized stays False) and re-checks every 30 s.
-    const runningPool = async (replicas: number) =>
-      eventually(
-        `MachinePool Running with ${replicas} replicas`,
-        async () => {
-          const machinePool = await client.get(MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'workers' });
-          return machinePool.status?.phase === 'Running' &&
-            machinePool.status.replicas === replicas &&
-            machinePool.status.nodeRefs?.length === replicas
-            ? machinePool
-            : undefined;
-        },
-        240_000,
-      );
-    const two = await runningPool(2);
+    const two = await runningMachinePool(ns.name, 'workers', 2);
     const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'workers' });
     expect(two.spec.providerIDList).toEqual(pool.spec.providerIDList);
     expect(pool.metadata.ownerReferences).toEqual([
@@ -233,7 +252,7 @@ describe('Sim next to the real Cluster API manager (v1.12)', () => {
     }
 
     await client.mergePatch(MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'workers' }, { spec: { replicas: 1 } });
-    const one = await runningPool(1);
+    const one = await runningMachinePool(ns.name, 'workers', 1);
     expect(one.spec.providerIDList).toHaveLength(1);
     await eventually('one SimMachine and one claim left', async () => {
       const simMachines = await client.list(SIM_MACHINE_RESOURCE, { namespace: ns.name });
@@ -246,5 +265,73 @@ describe('Sim next to the real Cluster API manager (v1.12)', () => {
     await gone('SimMachinePool', () => client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'workers' }));
     expect((await client.list(SIM_MACHINE_RESOURCE, { namespace: ns.name })).items).toEqual([]);
     expect((await client.list(CLAIM_RESOURCE, { namespace: ns.name })).items).toEqual([]);
+  });
+
+  it('an empty MachinePool announces its instance size and grows from zero through /scale, as cluster-autoscaler does', async () => {
+    const env = testEnv();
+    const ns = await withTestNamespace(env.kubeConfig, 'sim-capi-zero');
+    const { client } = providers;
+    await createSimClusterForPools(ns.name, 'zero', '192.0.2.62', 'zero-bootstrap');
+    await client.create(SIM_MACHINE_POOL_RESOURCE, {
+      apiVersion: `${SIM_GROUP}/v1alpha1`,
+      kind: 'SimMachinePool',
+      metadata: { name: 'elastic', namespace: ns.name },
+      spec: { template: { size: { cpus: 4, memoryMiB: 8192 } } },
+    });
+    await client.create(MACHINE_POOL_RESOURCE, {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachinePool',
+      metadata: {
+        name: 'elastic',
+        namespace: ns.name,
+        annotations: {
+          'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size': '0',
+          'cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size': '3',
+        },
+      },
+      spec: machinePoolSpec('zero', 0, 'zero-bootstrap', 'elastic'),
+    });
+
+    // With no replica, what the autoscaler reads on the object the MachinePool's infrastructureRef names.
+    const empty = await eventually(
+      'the empty SimMachinePool provisioned and announcing its size',
+      async () => {
+        const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'elastic' });
+        return pool.status?.ready === true && pool.status.capacity ? pool : undefined;
+      },
+      240_000,
+    );
+    expect(empty.status).toMatchObject({
+      replicas: 0,
+      capacity: { cpu: '4', memory: '8Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux' },
+    });
+    expect(canScaleFromZero({ capacity: NodeCapacity.parse(empty.status?.capacity) })).toBe(true);
+
+    // cluster-autoscaler sets the size through the MachinePool's scale subresource.
+    const machinePoolScale: ResourceKind = {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachinePool',
+      plural: 'machinepools',
+      namespaced: true,
+    };
+    await client.mergePatch(
+      machinePoolScale,
+      { namespace: ns.name, name: 'elastic' },
+      { spec: { replicas: 1 } },
+      { subresource: 'scale' },
+    );
+    const grown = await runningMachinePool(ns.name, 'elastic', 1);
+    // The Node that joined is the Node the autoscaler was told to expect.
+    const node = await client.get(NODE_RESOURCE, { name: grown.status?.nodeRefs?.[0]?.name ?? '' });
+    expect(node.status).toMatchObject({
+      capacity: { cpu: '4', memory: '8Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux' },
+    });
+
+    await client.delete(CLUSTER_RESOURCE, { namespace: ns.name, name: 'zero' });
+    await gone('Cluster', () => client.get(CLUSTER_RESOURCE, { namespace: ns.name, name: 'zero' }));
+    await gone('SimMachinePool', () => client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'elastic' }));
+    expect((await client.list(SIM_MACHINE_RESOURCE, { namespace: ns.name })).items).toEqual([]);
   });
 });

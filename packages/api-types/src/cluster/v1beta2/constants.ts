@@ -15,6 +15,11 @@ export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 export const MANAGED_BY_ANNOTATION = 'cluster.x-k8s.io/managed-by';
 /** Label naming the MachinePool an infrastructure machine belongs to (`clusterv1.MachinePoolNameLabel`). */
 export const MACHINEPOOL_NAME_LABEL = 'cluster.x-k8s.io/pool-name';
+/**
+ * Annotation on a Machine that makes it the first to go when its MachineSet or MachinePool scales down
+ * (`clusterv1.DeleteMachineAnnotation`); the cluster autoscaler sets it, and its value is not read.
+ */
+export const DELETE_MACHINE_ANNOTATION = 'cluster.x-k8s.io/delete-machine';
 /** Label selecting the objects of one controller instance (`clusterv1.WatchLabel`). */
 export const WATCH_FILTER_LABEL = 'cluster.x-k8s.io/watch-filter';
 /** Label prefix on provider CRDs naming the contract versions they serve: `cluster.x-k8s.io/v1beta2: v1alpha1`. */
@@ -29,3 +34,5 @@ export const READY_CONDITION = 'Ready';
 export const PAUSED_CONDITION = 'Paused';
 export const PAUSED_REASON = 'Paused';
 export const NOT_PAUSED_REASON = 'NotPaused';
+/** Reason of `Ready=False` (and `Deleting=True`) while the object is being deleted (`clusterv1.DeletingReason`). */
+export const DELETING_REASON = 'Deleting';

@@ -35,10 +35,11 @@ export const INSTANCE_PROVISIONED_CONDITION = 'InstanceProvisioned';
 /** SimMachine: the simulated kubelet registered a Ready Node with the machine's provider ID. */
 export const NODE_PROVISIONED_CONDITION = 'NodeProvisioned';
 
+// CAPI's generic reason while an object is deleted, defined once in api-types.
+export { DELETING_REASON } from '@tally-ipam/api-types';
 // Reasons (CamelCase, metav1.Condition's pattern). Generic ones are CAPI's names (`api/core/v1beta2`).
 // The Ready summary's reasons are controller-kit's, where the one summary lives.
 export { NOT_READY_REASON, READY_REASON } from '@tally-ipam/controller-kit/capi';
-export const DELETING_REASON = 'Deleting';
 export const PROVISIONED_REASON = 'Provisioned';
 export const WAITING_FOR_CLUSTER_INFRASTRUCTURE_REASON = 'WaitingForClusterInfrastructureReady';
 export const WAITING_FOR_BOOTSTRAP_DATA_REASON = 'WaitingForBootstrapData';
@@ -66,3 +67,11 @@ export const NODE_REGISTRATION_FAILED_REASON = 'NodeRegistrationFailed';
 
 /** Annotation CAPI's topology controller puts on objects it sends as a server-side-apply dry run. */
 export const TOPOLOGY_DRY_RUN_ANNOTATION = 'topology.cluster.x-k8s.io/dry-run';
+
+/** The simulated size of an instance whose spec names none. */
+export const DEFAULT_SIM_INSTANCE_SIZE = { cpus: 2, memoryMiB: 4096 } as const;
+/** What every simulated Node runs: reported by its kubelet and announced for autoscaling from zero. */
+export const SIM_NODE_ARCHITECTURE = 'amd64';
+export const SIM_NODE_OPERATING_SYSTEM = 'linux';
+/** Pods per simulated Node: kubelet's default `maxPods`. */
+export const SIM_NODE_MAX_PODS = 110;

@@ -104,7 +104,7 @@ const SIM_KINDS: readonly SimKindDefinition[] = [
     kind: SIM_MACHINE_TEMPLATE_KIND,
     schema: SimMachineTemplate,
     shortNames: ['simmt'],
-    status: false,
+    status: true,
     columns: [AGE_COLUMN],
   },
   {

@@ -12,6 +12,7 @@ export {
   SimClusterSpec,
   SimClusterStatus,
   SimClusterTemplate,
+  SimInstanceSize,
   SimMachine,
   SimMachinePool,
   SimMachinePoolSpec,

@@ -1,5 +1,9 @@
 import { Conditions, KIND_PATTERN, ObjectMeta, ObjectName } from '@tally-ipam/api-types';
-import { infraMachinePoolSpecFields, infraMachinePoolStatusFields } from '@tally-ipam/machinepool';
+import {
+  autoscaleFromZeroStatusFields,
+  infraMachinePoolSpecFields,
+  infraMachinePoolStatusFields,
+} from '@tally-ipam/machinepool';
 import * as z from 'zod';
 import {
   SIM_CLUSTER_KIND,
@@ -184,6 +188,23 @@ const NetworkSpec = z
   })
   .describe('Network configuration; immutable on a SimMachine (addresses are claimed for it once).');
 
+/** Limits of a simulated instance size: up to 1024 cores and 16 TiB of memory, as the largest real machines. */
+const MAX_SIM_CPUS = 1024;
+const MIN_SIM_MEMORY_MIB = 64;
+const MAX_SIM_MEMORY_MIB = 16 * 1024 * 1024;
+
+/**
+ * The simulated size of an instance. Its Node reports it as capacity, and a SimMachinePool announces the size of the
+ * instances it would create (`status.capacity`) so that the cluster autoscaler can scale it from zero.
+ */
+export const SimInstanceSize = z
+  .object({
+    cpus: z.int().min(1).max(MAX_SIM_CPUS).describe('Simulated CPU cores.'),
+    memoryMiB: z.int().min(MIN_SIM_MEMORY_MIB).max(MAX_SIM_MEMORY_MIB).describe('Simulated memory in MiB.'),
+  })
+  .describe('Simulated size of the instance (2 CPUs and 4096 MiB when absent); its Node reports it as capacity.');
+export type SimInstanceSize = z.infer<typeof SimInstanceSize>;
+
 export const SimMachineSpec = z.object({
   providerID: z
     .string()
@@ -197,6 +218,7 @@ export const SimMachineSpec = z.object({
     })
     .optional(),
   network: NetworkSpec.meta(immutable('network', 'IP addresses are claimed for the devices once')).optional(),
+  size: SimInstanceSize.meta(immutable('size', 'a simulated instance is not resized')).optional(),
 });
 export type SimMachineSpec = z.infer<typeof SimMachineSpec>;
 
@@ -259,7 +281,7 @@ export type SimMachine = z.infer<typeof SimMachine>;
  * A template carries no provider ID (every machine cloned from it gets its own) and no CEL immutability: the admission
  * webhook checks that, with the topology dry-run exception.
  */
-const SimMachineTemplateResourceSpec = z.object({ network: NetworkSpec.optional() });
+const SimMachineTemplateResourceSpec = z.object({ network: NetworkSpec.optional(), size: SimInstanceSize.optional() });
 
 export const SimMachineTemplate = z
   .object({
@@ -269,6 +291,8 @@ export const SimMachineTemplate = z
     spec: z.object({
       template: z.object({ metadata: TemplateObjectMeta.optional(), spec: SimMachineTemplateResourceSpec }),
     }),
+    // What the cluster autoscaler reads to scale a MachineDeployment or MachineSet of these machines from zero.
+    status: z.object(autoscaleFromZeroStatusFields).optional(),
   })
   .describe(
     'SimMachineTemplate: SimMachines for MachineDeployments, MachineSets and ClusterClass; spec.template.spec is immutable.',
@@ -280,7 +304,7 @@ export type SimMachineTemplate = z.infer<typeof SimMachineTemplate>;
 
 /** What every instance of a pool is made from: the spec of the SimMachine created for it. */
 const InstanceTemplate = z
-  .object({ network: NetworkSpec.optional() })
+  .object({ network: NetworkSpec.optional(), size: SimInstanceSize.optional() })
   .describe('The SimMachine spec of every instance (MachinePool Machines); each instance claims its own addresses.');
 
 export const SimMachinePoolSpec = z.object({
@@ -289,7 +313,7 @@ export const SimMachinePoolSpec = z.object({
 });
 export type SimMachinePoolSpec = z.infer<typeof SimMachinePoolSpec>;
 
-export const SimMachinePoolStatus = z.object(infraMachinePoolStatusFields);
+export const SimMachinePoolStatus = z.object({ ...infraMachinePoolStatusFields, ...autoscaleFromZeroStatusFields });
 export type SimMachinePoolStatus = z.infer<typeof SimMachinePoolStatus>;
 
 export const SimMachinePool = z
