@@ -122,6 +122,13 @@ export interface IPAMProvider {
   hasSynced(): boolean;
   /** Resolves true once synced, false if the signal aborts first. */
   waitForSync(signal: AbortSignal): Promise<boolean>;
+  /**
+   * The process's one writer of TallyAddressLedgers, for other IPAM controllers of the process (a Metal3 IPClaim
+   * controller) to hold addresses through the same batching writer; undefined in the retired lock mode.
+   */
+  readonly ledgers: AddressLedgers | undefined;
+  /** The ledger entries as locks, from the process's one ledger informer; undefined in the retired lock mode. */
+  readonly ledgerEntries: LedgerEntryView | undefined;
 }
 
 const DEFAULT_CONCURRENCY = 10;
@@ -171,9 +178,8 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const lockIndexers = { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex };
   const ledgerInformer = options.addressLedgers ? cache.informerFor(LEDGER_RESOURCE) : undefined;
   const ledgers = ledgerInformer ? new AddressLedgers({ client, store: ledgerInformer.store, now }) : undefined;
-  const locks: LockSource = ledgerInformer
-    ? new LedgerEntryView(ledgerInformer, lockIndexers)
-    : cache.informerFor(LOCK_RESOURCE, { indexers: lockIndexers });
+  const ledgerEntries = ledgerInformer ? new LedgerEntryView(ledgerInformer, lockIndexers) : undefined;
+  const locks: LockSource = ledgerEntries ?? cache.informerFor(LOCK_RESOURCE, { indexers: lockIndexers });
   const holds = ledgers ? ledgerHolds(ledgers) : lockHolds(client, cache, now);
   // Ledgers: nothing is allocated before every lock of an older version is imported (retried until it succeeds).
   let migration: Promise<unknown> | undefined;
@@ -435,6 +441,8 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     ...([...poolInformers.values()] as unknown as SharedInformer<KubeObject>[]),
   ];
   return {
+    ledgers,
+    ledgerEntries,
     allocatedAddresses: (ref) =>
       addresses.store.byIndex(POOL_INDEX, poolKey(ref)).map((address) => ({
         namespace: address.metadata.namespace ?? '',
