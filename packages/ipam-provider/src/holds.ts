@@ -54,6 +54,14 @@ function unitOfLock(lock: StoredLock): HeldUnit {
   return { address: lock.spec.address, prefix: lock.spec.prefix ?? 0, isPrefix, lockName: lock.metadata.name };
 }
 
+/** The unit an entry key (a lock name) stands for; undefined for a name no address has. */
+export function heldUnitOfKey(key: string): HeldUnit | undefined {
+  const value = parseLockName(key);
+  if (!value) return undefined;
+  const isPrefix = value.kind === 'prefix';
+  return { address: value.address, prefix: isPrefix ? value.prefixLength : 0, isPrefix, lockName: key };
+}
+
 export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
   return {
     acquire: async (unit, pool, holder, reuseGracePeriodMs) => {
@@ -70,13 +78,8 @@ export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
       await ledgers.release(unitOfLock(lock), lock.spec.claimRef.uid, keepAsReleased ? at : undefined);
     },
     live: async (key, signal) => {
-      const value = parseLockName(key);
-      if (!value) return undefined;
-      const unit = {
-        address: value.address,
-        prefix: value.kind === 'prefix' ? value.prefixLength : 0,
-        isPrefix: value.kind === 'prefix',
-      };
+      const unit = heldUnitOfKey(key);
+      if (!unit) return undefined;
       const found = await ledgers.liveLedgerEntry(ledgerNameOf(unit), key, signal);
       return found ? entryAsLock(found.entry, found.ledger) : undefined;
     },

@@ -84,11 +84,12 @@ export interface IPAMProviderOptions {
    */
   readonly allocationEvents?: Partial<Omit<AllocationEventsOptions, 'now' | 'onUnrecorded'>> | undefined;
   /**
-   * Keep allocations in per-block TallyAddressLedgers instead of one TallyAddressLock per address (see the README).
-   * Before its first allocation the provider migrates the locks it finds (`migrateLocksToLedgers`), which requires the
-   * retired lock CRD of this version; until that succeeds no claim is allocated. Default false: locks.
+   * The retired allocation store of Tally 0.1: one TallyAddressLock per address instead of the per-block
+   * TallyAddressLedgers. Kept only so that the migration can be tested against a provider of the old kind running on
+   * the same API server (it needs a lock CRD that still accepts creates, which this version does not ship). Default
+   * false: ledgers, with every lock found at start imported and deleted before the first allocation.
    */
-  readonly addressLedgers?: boolean | undefined;
+  readonly retiredAddressLocks?: boolean | undefined;
 }
 
 /** An IPAddress allocated from a pool, as the cache holds it. */
@@ -176,7 +177,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     indexers: { [POOL_INDEX]: addressPoolIndex, [POOL_ADDRESS_INDEX]: addressPoolAddressIndex },
   });
   const lockIndexers = { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex };
-  const ledgerInformer = options.addressLedgers ? cache.informerFor(LEDGER_RESOURCE) : undefined;
+  const ledgerInformer = options.retiredAddressLocks ? undefined : cache.informerFor(LEDGER_RESOURCE);
   const ledgers = ledgerInformer ? new AddressLedgers({ client, store: ledgerInformer.store, now }) : undefined;
   const ledgerEntries = ledgerInformer ? new LedgerEntryView(ledgerInformer, lockIndexers) : undefined;
   const locks: LockSource = ledgerEntries ?? cache.informerFor(LOCK_RESOURCE, { indexers: lockIndexers });

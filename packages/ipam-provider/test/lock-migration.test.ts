@@ -1,6 +1,6 @@
 /**
- * Moving a cluster that holds TallyAddressLocks to TallyAddressLedgers, on an API server of its own (the fence changes
- * the lock CRD, which the package's other files still use on the shared one).
+ * Moving a cluster that holds TallyAddressLocks to TallyAddressLedgers, on an API server of its own (its lock CRD is
+ * opened and fenced again, as an upgrade from an older version does).
  */
 import {
   TALLY_ADDRESS_LOCK_KIND,
@@ -31,6 +31,8 @@ let client: Client;
 beforeAll(async () => {
   plane = await startControlPlane({ ignoreTestKubeconfig: true, crds: [tallyCRDDirectory()] });
   client = testClient(plane.kubeConfig());
+  // This version ships the lock CRD retired; the cluster of these tests starts as an older version left it.
+  await setLockCRD(false);
 }, 180_000);
 
 afterAll(async () => {

@@ -13,14 +13,20 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import {
   ADDRESS_RESOURCE,
+  AddressLedgers,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
+  entryAsLock,
+  heldUnitOfKey,
   type IPAMProvider,
   type IPAMProviderOptions,
-  LOCK_RESOURCE,
+  LEDGER_RESOURCE,
+  ledgerNameOf,
   POOL_RESOURCES,
+  type PoolRef,
   type StoredAddress,
   type StoredClaim,
+  type StoredLock,
   type StoredPool,
   setupIPAMProvider,
 } from '../src/index.js';
@@ -208,8 +214,62 @@ export async function waitForGone(description: string, read: () => Promise<unkno
   await waitFor(description, async () => (await getOrUndefined(read)) === undefined);
 }
 
-/** Every lock in the cluster whose claim lives in `namespace`. */
-export async function locksOfNamespace(client: Client, namespace: string) {
-  const list = await client.listAll(LOCK_RESOURCE);
-  return list.items.filter((lock) => lock.spec.claimRef.namespace === namespace);
+/**
+ * The holding of an address (its entry key, the lock name of old) as the API server has it now: the entry of its
+ * TallyAddressLedger, seen as a lock (`entryAsLock`); undefined when no entry holds it.
+ */
+export async function findHolding(client: Client, key: string): Promise<StoredLock | undefined> {
+  const unit = heldUnitOfKey(key);
+  if (!unit) throw new Error(`"${key}" names no address`);
+  const ledger = await getOrUndefined(() => client.get(LEDGER_RESOURCE, { name: ledgerNameOf(unit) }));
+  const entry = ledger?.spec.entries?.find((candidate) => candidate.key === key);
+  return ledger && entry ? entryAsLock(entry, ledger) : undefined;
+}
+
+/** `findHolding`, failing when no entry holds the key. */
+export async function getHolding(client: Client, key: string): Promise<StoredLock> {
+  const holding = await findHolding(client, key);
+  if (!holding) throw new Error(`no TallyAddressLedger entry holds ${key}`);
+  return holding;
+}
+
+export async function waitForNoHolding(description: string, client: Client, key: string): Promise<void> {
+  await waitFor(description, async () => (await findHolding(client, key)) === undefined);
+}
+
+/** Every ledger entry in the cluster (as a lock) whose claim lives in `namespace`. */
+export async function holdingsOfNamespace(client: Client, namespace: string): Promise<StoredLock[]> {
+  const ledgers = (await client.listAll(LEDGER_RESOURCE)).items;
+  return ledgers.flatMap((ledger) =>
+    (ledger.spec.entries ?? [])
+      .filter((entry) => entry.claimRef.namespace === namespace)
+      .map((entry) => entryAsLock(entry, ledger)),
+  );
+}
+
+/**
+ * Holds an address for a claim as another replica (or a crashed reconcile) would have: through a ledger writer of
+ * its own. Returns the holding, or throws when another claim holds the address.
+ */
+export async function holdAsAnotherWriter(
+  client: Client,
+  key: string,
+  pool: PoolRef,
+  holder: { namespace: string; name: string; uid: string },
+): Promise<StoredLock> {
+  const unit = heldUnitOfKey(key);
+  if (!unit) throw new Error(`"${key}" names no address`);
+  const result = await new AddressLedgers({ client, now: Date.now }).hold(unit, pool, holder, 0);
+  if (!result.ok)
+    throw new Error(`${key} is held by ${result.holder.claimRef.namespace}/${result.holder.claimRef.name}`);
+  return getHolding(client, key);
+}
+
+/** Removes the holding of a key whatever holds it (an entry deleted behind the provider's back). */
+export async function dropHolding(client: Client, key: string): Promise<void> {
+  const unit = heldUnitOfKey(key);
+  if (!unit) throw new Error(`"${key}" names no address`);
+  const writer = new AddressLedgers({ client, now: Date.now });
+  const entry = await writer.liveEntry(ledgerNameOf(unit), key);
+  if (entry) await writer.submit(ledgerNameOf(unit), { kind: 'drop', observed: entry });
 }
