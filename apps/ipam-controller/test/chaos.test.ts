@@ -12,13 +12,17 @@ const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000_007);
 /** The longest stretch of random kills; binding usually finishes inside it, so kills hit it throughout. */
 const CHAOS_MS = 120_000;
 
+/** /24 blocks per pool: 8 (2 048 addresses) for the suite's 2 000 claims, scaled up for a larger CHAOS_CLAIMS. */
+const POOL_BLOCKS = 8 * Math.max(1, Math.ceil(CLAIM_COUNT / 2000));
+
 /**
- * Two pools whose ranges overlap by 1 024 addresses, both picking at random so both keep landing in the overlap:
+ * Two pools whose ranges overlap by half (1 024 addresses at 2 000 claims), both picking at random so both keep landing
+ * in the overlap:
  * uniqueness must come from the API server (the compare-and-swap writes of the address ledgers the two pools share), not from either replica's memory.
  */
 const POOLS_UNDER_TEST = [
-  { name: 'left', addresses: ['10.128.0.0-10.128.7.255'] },
-  { name: 'right', addresses: ['10.128.4.0-10.128.11.255'] },
+  { name: 'left', addresses: [`10.128.0.0-10.128.${POOL_BLOCKS - 1}.255`] },
+  { name: 'right', addresses: [`10.128.${POOL_BLOCKS / 2}.0-10.128.${POOL_BLOCKS * 1.5 - 1}.255`] },
 ] as const;
 
 /** The fields of a ledger entry this test reads. */

@@ -27,6 +27,11 @@ export interface AddressHolds {
   live(key: string, signal: AbortSignal): Promise<StoredLock | undefined>;
   /** Removes exactly this holding (garbage collection): nothing if it changed since it was read. */
   drop(lock: StoredLock, signal: AbortSignal): Promise<void>;
+  /**
+   * Gives back the holding of `key` if, and only if, the API server shows it held for `claimUID` — decided inside the
+   * write, so the caller needs no read first. Absent where a release needs the holding's own identity (locks).
+   */
+  releaseIfHeldBy?(key: string, claimUID: string, keepAsReleased: boolean, now: Date): Promise<void>;
 }
 
 export function lockHolds(client: Client, cache: Cache, now: () => number): AddressHolds {
@@ -76,6 +81,10 @@ export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
     },
     release: async (lock, keepAsReleased, at) => {
       await ledgers.release(unitOfLock(lock), lock.spec.claimRef.uid, keepAsReleased ? at : undefined);
+    },
+    releaseIfHeldBy: async (key, claimUID, keepAsReleased, at) => {
+      const unit = heldUnitOfKey(key);
+      if (unit) await ledgers.release(unit, claimUID, keepAsReleased ? at : undefined);
     },
     live: async (key, signal) => {
       const unit = heldUnitOfKey(key);

@@ -19,6 +19,7 @@ import {
 } from '@tally-ipam/controller-kit';
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
+import { HoldAhead } from './claim/hold-ahead.js';
 import { ClaimReconciler } from './claim-reconciler.js';
 import { CLAIM_MAX_RETRY_DELAY_MS } from './constants.js';
 import { ledgerHolds, lockHolds } from './holds.js';
@@ -260,7 +261,11 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     },
   });
 
+  const claimFilters = [tallyClaimPredicate(), resourceHasFilterLabel<StoredClaim>(options.watchFilter ?? '')];
+  const servesClaim = (claim: StoredClaim): boolean =>
+    claimFilters.every((predicate) => predicate.generic?.({ object: claim }) ?? true);
   const claimReconciler = new ClaimReconciler({
+    holdAhead: ledgers ? new HoldAhead(servesClaim) : undefined,
     client,
     cache,
     claims,
@@ -314,8 +319,18 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   });
   const ownClaimOfLock = (lock: StoredLock): ObjectKey[] =>
     isIPAddressClaimReference(lock.spec.claimRef) ? [claimOfLock(lock)] : [];
+  // An entry held for a claim whose IPAddress carries another address is a surplus (a hold made ahead, or by another
+  // replica, that lost the race for the IPAddress): the claim's reconcile gives it back.
+  const surplusOf = (lock: StoredLock): ObjectKey[] =>
+    ownClaimOfLock(lock).filter((key) => {
+      const address = addresses.store.get(`${key.namespace}/${key.name}`);
+      return address !== undefined && address.spec.address !== lock.spec.address && lock.spec.releasedAt === undefined;
+    });
   if (ledgers)
     locks.addEventHandler({
+      onAdd: (lock) => {
+        for (const key of surplusOf(lock)) claimController.enqueue(key);
+      },
       onDelete: (lock) => {
         for (const key of ownClaimOfLock(lock)) claimController.enqueue(key);
       },

@@ -41,10 +41,11 @@ const POOL_TOTAL = 510;
 /** The contract's writes of one allocation on the burst path: finalizer patch, IPAddress create, status patch. */
 const CONTRACT_WRITES_PER_CLAIM = 3;
 /**
- * The README's bound on the TallyAddressLedger writes of a burst, per claim: the holds of the claims in flight on one
- * address block share one compare-and-swap write.
+ * The README's bound on the TallyAddressLedger writes of a burst, per claim: a reconcile that writes a ledger also
+ * holds addresses ahead for the waiting claims of its pool, so one compare-and-swap write serves dozens of claims
+ * (0.033 measured: 10 writes for 300 claims; 0.273 before holding ahead).
  */
-const LEDGER_WRITES_PER_CLAIM = 0.5;
+const LEDGER_WRITES_PER_CLAIM = 0.1;
 /**
  * Stated margin per claim for requests this test cannot rule out on a loaded machine without them being a defect: an
  * informer's relist after a watch timeout, a write retried after the API server answered 5xx. 0.05 × 300 = 15 requests.
