@@ -6,14 +6,8 @@
  * entries together) and no address is carried by two IPAddresses; in the end every claim is served once, from the
  * ledgers, and no lock is left.
  */
-import {
-  TALLY_ADDRESS_LOCK_KIND,
-  TALLY_GROUP,
-  TALLY_V1ALPHA1_API_VERSION,
-  tallyAddressLockCustomResourceDefinition,
-  tallyCRDDirectory,
-} from '@tally-ipam/api-types';
-import { type Client, isInvalid, type ResourceKind } from '@tally-ipam/controller-kit';
+import { tallyCRDDirectory } from '@tally-ipam/api-types';
+import type { Client } from '@tally-ipam/controller-kit';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, LEDGER_RESOURCE, LOCK_RESOURCE } from '../src/index.js';
@@ -21,6 +15,7 @@ import {
   createClaim,
   createPool,
   newNamespace,
+  setLockCRD,
   startProvider,
   testClient,
   waitFor,
@@ -29,13 +24,6 @@ import {
 
 let plane: ControlPlane | undefined;
 let client: Client;
-
-const CRD_RESOURCE: ResourceKind = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
 
 beforeAll(async () => {
   plane = await startControlPlane({
@@ -50,34 +38,6 @@ afterAll(async () => {
   client?.close();
   await plane?.stop();
 });
-
-/** Replaces the lock CRD's versions with this version's (`retired`: the fence) or the open one of Tally 0.1. */
-async function setLockCRD(retired: boolean): Promise<void> {
-  const wanted = tallyAddressLockCustomResourceDefinition({ retired });
-  await client.mergePatch(CRD_RESOURCE, { name: wanted.metadata.name }, { spec: { versions: wanted.spec.versions } });
-  await waitFor(retired ? 'the lock CRD refusing creates' : 'the lock CRD accepting creates', async () => {
-    try {
-      await client.create(
-        LOCK_RESOURCE,
-        {
-          apiVersion: TALLY_V1ALPHA1_API_VERSION,
-          kind: TALLY_ADDRESS_LOCK_KIND,
-          metadata: { name: 'crd-probe' },
-          spec: {
-            address: '0.0.0.0',
-            poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'p' },
-            claimRef: { namespace: 'n', name: 'c', uid: 'u' },
-          },
-        },
-        { dryRun: 'All' },
-      );
-      return !retired;
-    } catch (error) {
-      if (!isInvalid(error)) throw error;
-      return retired;
-    }
-  });
-}
 
 interface Snapshot {
   readonly locks: number;
@@ -116,7 +76,7 @@ async function snapshot(namespace: string): Promise<Snapshot> {
 describe('upgrade from per-address locks to ledgers with the old provider still running', () => {
   it('never lets two claims hold one address, and ends with every claim served from the ledgers', async () => {
     const kubeConfig = (plane as ControlPlane).kubeConfig();
-    await setLockCRD(false);
+    await setLockCRD(client, false);
     const { name: ns } = await newNamespace('upgrade', kubeConfig);
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.61.0.1-10.61.1.254'], prefix: 16 });
     const old = await startProvider({ namespace: ns, retiredAddressLocks: true }, 'tally-0-1', kubeConfig);
@@ -136,7 +96,7 @@ describe('upgrade from per-address locks to ledgers with the old provider still 
       })();
       // The upgrade: the CRDs of this version first (the fence), while the old provider keeps running and claims keep
       // coming; then the new provider.
-      await setLockCRD(true);
+      await setLockCRD(client, true);
       const during = Array.from({ length: 20 }, (_, index) => `during-${index}`);
       await Promise.all(during.map((name) => createClaim(client, ns, name, { kind: 'TallyIPPool', name: 'pool' })));
       current = await startProvider({ namespace: ns, orphanLockSafetyAgeMs: 2_000 }, 'tally-ledgers', kubeConfig);

@@ -31,8 +31,10 @@ afterAll(async () => {
   client?.close();
 });
 
-/** 60 addresses across two /24 blocks, so two ledgers are raced for. */
-const POOL_RANGE = '10.46.0.225-10.46.1.28';
+/** Rounds of the race in this run (`TALLY_RACE_ROUNDS`, default 1): each on a pool of its own, with fresh providers. */
+const ROUNDS = Number(process.env.TALLY_RACE_ROUNDS ?? 1);
+/** 60 addresses across two /24 blocks, so two ledgers are raced for; each round has its own pair of blocks. */
+const poolRange = (round: number): string => `10.46.${2 * round}.225-10.46.${2 * round + 1}.28`;
 const POOL_SIZE = 60;
 const POOL = { kind: 'TallyIPPool', name: 'pool' } as const;
 
@@ -71,29 +73,32 @@ async function expectOneHolderPerAddress(ns: string, names: readonly string[]): 
 }
 
 describe('two providers racing for one exactly-full pool', () => {
-  it('serves every claim once with no address held twice, and again after a third of the claims is replaced', async () => {
-    const ns = await namespaces.create('race');
-    await createPool(client, 'TallyIPPool', POOL.name, ns, { addresses: [POOL_RANGE], prefix: 16 });
-    const first = Array.from({ length: POOL_SIZE }, (_, index) => `m-${index}`);
-    await Promise.all(first.map((name) => createClaim(client, ns, name, POOL)));
-    const replicas = await Promise.all([
-      startProvider({ concurrency: 4 }, 'race-a'),
-      startProvider({ concurrency: 4 }, 'race-b'),
-    ]);
-    try {
-      await expectOneHolderPerAddress(ns, first);
+  it.for(Array.from({ length: ROUNDS }, (_, round) => round))(
+    'round %i: serves every claim once with no address held twice, and again after a third of the claims is replaced',
+    async (round) => {
+      const ns = await namespaces.create('race');
+      await createPool(client, 'TallyIPPool', POOL.name, ns, { addresses: [poolRange(round)], prefix: 16 });
+      const first = Array.from({ length: POOL_SIZE }, (_, index) => `m-${index}`);
+      await Promise.all(first.map((name) => createClaim(client, ns, name, POOL)));
+      const replicas = await Promise.all([
+        startProvider({ concurrency: 4 }, 'race-a'),
+        startProvider({ concurrency: 4 }, 'race-b'),
+      ]);
+      try {
+        await expectOneHolderPerAddress(ns, first);
 
-      const replaced = first.slice(0, POOL_SIZE / 3);
-      const fresh = replaced.map((name) => `n-${name}`);
-      await Promise.all(replaced.map((name) => client.delete(CLAIM_RESOURCE, { namespace: ns, name })));
-      // The new claims arrive while the old ones are being released: they may wait for those addresses.
-      await Promise.all(fresh.map((name) => createClaim(client, ns, name, POOL)));
-      for (const name of replaced) {
-        await waitForGone(`claim ${name}`, () => client.get(CLAIM_RESOURCE, { namespace: ns, name }));
+        const replaced = first.slice(0, POOL_SIZE / 3);
+        const fresh = replaced.map((name) => `n-${name}`);
+        await Promise.all(replaced.map((name) => client.delete(CLAIM_RESOURCE, { namespace: ns, name })));
+        // The new claims arrive while the old ones are being released: they may wait for those addresses.
+        await Promise.all(fresh.map((name) => createClaim(client, ns, name, POOL)));
+        for (const name of replaced) {
+          await waitForGone(`claim ${name}`, () => client.get(CLAIM_RESOURCE, { namespace: ns, name }));
+        }
+        await expectOneHolderPerAddress(ns, [...first.slice(POOL_SIZE / 3), ...fresh]);
+      } finally {
+        await Promise.all(replicas.map((replica) => replica.stop()));
       }
-      await expectOneHolderPerAddress(ns, [...first.slice(POOL_SIZE / 3), ...fresh]);
-    } finally {
-      await Promise.all(replicas.map((replica) => replica.stop()));
-    }
-  });
+    },
+  );
 });

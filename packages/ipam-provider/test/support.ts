@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
-import { Client, isNotFound, Manager } from '@tally-ipam/controller-kit';
+import {
+  TALLY_ADDRESS_LOCK_KIND,
+  TALLY_GROUP,
+  TALLY_V1ALPHA1_API_VERSION,
+  tallyAddressLockCustomResourceDefinition,
+  WATCH_FILTER_LABEL,
+} from '@tally-ipam/api-types';
+import { Client, isInvalid, isNotFound, Manager, type ResourceKind } from '@tally-ipam/controller-kit';
 import {
   createTestNamespace,
   type TestNamespace,
@@ -21,6 +27,7 @@ import {
   type IPAMProvider,
   type IPAMProviderOptions,
   LEDGER_RESOURCE,
+  LOCK_RESOURCE,
   ledgerNameOf,
   POOL_RESOURCES,
   type PoolRef,
@@ -272,4 +279,43 @@ export async function dropHolding(client: Client, key: string): Promise<void> {
   const writer = new AddressLedgers({ client, now: Date.now });
   const entry = await writer.liveEntry(ledgerNameOf(unit), key);
   if (entry) await writer.submit(ledgerNameOf(unit), { kind: 'drop', observed: entry });
+}
+
+const CRD_RESOURCE: ResourceKind = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+
+/**
+ * Replaces the lock CRD's versions with this version's (`retired`: the fence, which refuses every create) or the open
+ * one Tally 0.1 shipped, and waits until a dry-run create shows it in force. For API servers of a test file's own: the
+ * shared one keeps the retired CRD.
+ */
+export async function setLockCRD(client: Client, retired: boolean): Promise<void> {
+  const wanted = tallyAddressLockCustomResourceDefinition({ retired });
+  await client.mergePatch(CRD_RESOURCE, { name: wanted.metadata.name }, { spec: { versions: wanted.spec.versions } });
+  await waitFor(retired ? 'the lock CRD refusing creates' : 'the lock CRD accepting creates', async () => {
+    try {
+      await client.create(
+        LOCK_RESOURCE,
+        {
+          apiVersion: TALLY_V1ALPHA1_API_VERSION,
+          kind: TALLY_ADDRESS_LOCK_KIND,
+          metadata: { name: 'crd-probe' },
+          spec: {
+            address: '0.0.0.0',
+            poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'p' },
+            claimRef: { namespace: 'n', name: 'c', uid: 'u' },
+          },
+        },
+        { dryRun: 'All' },
+      );
+      return !retired;
+    } catch (error) {
+      if (!isInvalid(error)) throw error;
+      return retired;
+    }
+  });
 }

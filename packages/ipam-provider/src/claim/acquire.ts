@@ -39,6 +39,8 @@ export async function releaseSurplusLocks(
     surplus.set(current.metadata.name, current);
   }
   for (const lock of surplus.values()) {
+    const ref = poolRefOfLock(lock);
+    if (ref) deps.holdAhead?.contended(ref);
     await deps.holds.release(lock, false, new Date(deps.now()), context.signal);
     deps.assumed.locks.forget(lock.metadata.name);
     context.logger.info({ lock: lock.metadata.name }, 'surplus lock of an allocated claim released');

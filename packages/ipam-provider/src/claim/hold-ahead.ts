@@ -32,6 +32,12 @@ export const HOLD_AHEAD_LOW_WATER = 32;
  * failing) no longer counts against the pool's bound; the entry stays the claim's.
  */
 export const HOLD_AHEAD_FORGET_MS = 30_000;
+/**
+ * How long a pool is not held ahead for once another writer is seen serving its claims (a surplus holding given back):
+ * with two active replicas both would hold ahead for the same waiting claims, and every claim would cost a surplus
+ * entry and its release — more ledger writes than holding ahead saves.
+ */
+export const HOLD_AHEAD_BACKOFF_MS = 30_000;
 
 interface Pending {
   readonly claimKey: string;
@@ -50,6 +56,8 @@ export class HoldAhead {
   private readonly pending = new Map<string, Pending>();
   /** Claims (by uid) whose reconcile is running in this process: they choose for themselves. */
   private readonly reconciling = new Map<string, number>();
+  /** Pools (by key) not held ahead for until this `performance.now()`. */
+  private readonly backedOff = new Map<string, number>();
 
   /**
    * @param serves whether this process serves a claim at all (Tally pool, watch filter): a claim another provider
@@ -83,6 +91,17 @@ export class HoldAhead {
     this.pending.delete(claimUID);
   }
 
+  /**
+   * Another writer serves claims of the pool (a claim had two holdings, one given back as a surplus): no holding ahead
+   * for the pool during `HOLD_AHEAD_BACKOFF_MS`, and what is held ahead is no longer counted.
+   */
+  contended(ref: PoolRef): void {
+    const key = poolKey(ref);
+    this.backedOff.set(key, performance.now() + HOLD_AHEAD_BACKOFF_MS);
+    for (const [uid, entry] of this.pending)
+      if (entry.pool === key && entry.answeredAt !== undefined) this.pending.delete(uid);
+  }
+
   /** Claims of the pool held ahead and still waiting for their reconcile. */
   heldAheadFor(ref: PoolRef): number {
     const key = poolKey(ref);
@@ -104,6 +123,11 @@ export class HoldAhead {
     signal: AbortSignal,
     onlyBelowLowWater: boolean,
   ): void {
+    const until = this.backedOff.get(poolKey(ref));
+    if (until !== undefined) {
+      if (performance.now() < until) return;
+      this.backedOff.delete(poolKey(ref));
+    }
     this.prune(deps, ref);
     const held = this.heldAheadFor(ref);
     if (onlyBelowLowWater && held >= HOLD_AHEAD_LOW_WATER) return;
