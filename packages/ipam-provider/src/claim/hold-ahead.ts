@@ -184,11 +184,16 @@ export class HoldAhead {
     if (claim.metadata.deletionTimestamp !== undefined || claim.status?.addressRef?.name) return false;
     // A claim Tally has seen before (finalizer on) may have an IPAddress the cache does not show yet: its own reconcile
     // looks; holding ahead is for claims that have never been reconciled.
-    if (hasFinalizer(claim, CLAIM_FINALIZER)) return false;
+    const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
+    // This process's own finalizer patch counts too, before the informer shows it.
+    if (hasFinalizer(claim, CLAIM_FINALIZER) || hasFinalizer(deps.assumed.claims.get(key) ?? claim, CLAIM_FINALIZER)) {
+      return false;
+    }
     if (claim.metadata.annotations?.[REQUESTED_ADDRESS_ANNOTATION] !== undefined) return false;
     if (state.allocation.reservations.has(claim.metadata.name)) return false;
-    const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
     if (deps.assumed.addresses.get(key)) return false;
+    // A holding this process wrote for the claim that its informer does not show yet.
+    if (deps.assumed.locks.pending().some((lock) => lock.spec.claimRef.uid === uid)) return false;
     const clusterName = clusterNameOf(claim);
     const clusterOf = (namespace: string, name: string): StoredCluster | undefined =>
       deps.clusters.store.get(`${namespace}/${name}`);
