@@ -11,12 +11,7 @@ import {
 } from '@tally-ipam/api-types';
 import type { Condition } from '@tally-ipam/controller-kit/capi';
 import { Client, isNotFound } from '@tally-ipam/controller-kit/client';
-import {
-  LOCK_POOL_NAME_LABEL,
-  LOCK_POOL_NAMESPACE_LABEL,
-  LOCK_RESOURCE,
-  POOL_RESOURCES,
-} from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
 import { formatLabelValue, MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
 import {
   ADDRESS_RESOURCE,
@@ -122,12 +117,11 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
       (await client.list(ADDRESS_RESOURCE, { namespace })).items.filter(
         (address) => address.spec.poolRef.name === pool,
       );
-    const locksOf = async (pool: PoolName) =>
-      (
-        await client.list(LOCK_RESOURCE, {
-          labelSelector: `${LOCK_POOL_NAMESPACE_LABEL}=${namespace},${LOCK_POOL_NAME_LABEL}=${pool}`,
-        })
-      ).items;
+    /** The TallyAddressLedger entries held for the pool's claims (one ledger per address block, cluster-wide). */
+    const entriesOf = async (pool: PoolName) =>
+      (await client.list(LEDGER_RESOURCE)).items
+        .flatMap((ledger) => ledger.spec.entries ?? [])
+        .filter((entry) => entry.poolRef.namespace === namespace && entry.poolRef.name === pool);
 
     // --- A Cluster on a SimCluster whose control-plane endpoint comes from the vips pool.
     await createClusterOnSim(client, env, key(clusterName), {
@@ -195,7 +189,7 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
 
     /**
      * Waits until the MachinePool is Running with `replicas` Nodes and exactly `replicas` Running Machines and
-     * SimMachines exist, then checks the IPAM side: one bound claim, one IPAddress and one lock per instance, all
+     * SimMachines exist, then checks the IPAM side: one bound claim, one IPAddress and one ledger entry per instance, all
      * addresses distinct and in the workers pool, each Machine carrying its instance's address, the pool's counts.
      */
     const convergedTo = async (replicas: number): Promise<Set<string>> => {
@@ -223,19 +217,19 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
         { hint, timeoutMs: 300_000 },
       );
       const addresses = await eventually(
-        `${replicas} IPAddresses, claims and locks of the workers pool and its status counting them`,
+        `${replicas} IPAddresses, claims and ledger entries of the workers pool and its status counting them`,
         async () => {
-          const [claims, found, locks, counts] = await Promise.all([
+          const [claims, found, entries, counts] = await Promise.all([
             claimsOf('workers'),
             addressesOf('workers'),
-            locksOf('workers'),
+            entriesOf('workers'),
             poolCounts('workers'),
           ]);
           const settled =
             claims.length === replicas &&
             claims.every((claim) => claim.status?.addressRef?.name && !claim.metadata.deletionTimestamp) &&
             found.length === replicas &&
-            locks.length === replicas &&
+            entries.length === replicas &&
             counts?.used === replicas;
           return settled ? { claims, found, counts } : undefined;
         },
@@ -355,10 +349,10 @@ describe('Sim and Tally driven by the real Cluster API manager', () => {
     );
     for (const pool of Object.keys(POOLS) as PoolName[]) {
       const counts = await eventually(
-        `the ${pool} pool to count no used address and hold no lock`,
+        `the ${pool} pool to count no used address and hold no ledger entry`,
         async () => {
-          const [current, locks] = await Promise.all([poolCounts(pool), locksOf(pool)]);
-          return current?.used === 0 && locks.length === 0 ? current : undefined;
+          const [current, entries] = await Promise.all([poolCounts(pool), entriesOf(pool)]);
+          return current?.used === 0 && entries.length === 0 ? current : undefined;
         },
         { hint },
       );

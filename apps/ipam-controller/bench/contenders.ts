@@ -4,7 +4,8 @@
  * - `tally`: the built controller (`dist/main.js`) as a child process, default concurrency;
  * - `reference`: the in-cluster provider (see reference-provider.ts), one claim worker as it ships;
  * - `tally-writes`: a raw client making exactly Tally's writes per claim and nothing else (the ceiling of Tally's
- *   design): finalizer patch, lock create, IPAddress create, status patch;
+ *   design): finalizer patch, the address held in its TallyAddressLedger (through Tally's own batching writer, so the
+ *   holds in flight on one block share a write), IPAddress create, status patch;
  * - `contract-minimum`: a raw client making only what the contract needs per claim: finalizer patch, IPAddress
  *   create, status patch.
  * The prefill (addresses already allocated before a run starts) is written by the same raw writer in each contender's
@@ -17,18 +18,11 @@ import { get } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Cache, Client, type KubeObject } from '@tally-ipam/controller-kit';
-import {
-  ADDRESS_FINALIZER,
-  addressLockName,
-  CLAIM_FINALIZER,
-  LOCK_POOL_KIND_LABEL,
-  LOCK_POOL_NAME_LABEL,
-  LOCK_POOL_NAMESPACE_LABEL,
-} from '@tally-ipam/ipam-provider';
+import { ADDRESS_FINALIZER, AddressLedgers, addressLockName, CLAIM_FINALIZER } from '@tally-ipam/ipam-provider';
 import { pino } from 'pino';
 import { type ControllerProcess, servingPort, startController } from '../test/controller-process.js';
 import { forEachLimited } from '../test/random.js';
-import { ADDRESSES, CLAIMS, field, IPAM_API_VERSION, LOCKS } from '../test/support.js';
+import { ADDRESSES, CLAIMS, field, IPAM_API_VERSION } from '../test/support.js';
 import { REFERENCE_POOL_API_VERSION, startReferenceProvider } from './reference-provider.js';
 
 export const CONTENDERS = ['tally', 'reference', 'tally-writes', 'contract-minimum'] as const;
@@ -46,20 +40,20 @@ const REFERENCE_ADDRESS_FINALIZER = 'ipam.cluster.x-k8s.io/ProtectAddress';
 interface WriteShape {
   readonly claimFinalizer: string;
   readonly addressFinalizer: string;
-  /** Tally's design today: one cluster-scoped lock object per address, created before the IPAddress. */
-  readonly lock: boolean;
+  /** Tally's design: the address held in the TallyAddressLedger of its block before the IPAddress is created. */
+  readonly ledger: boolean;
 }
 
-const TALLY_WRITES: WriteShape = { claimFinalizer: CLAIM_FINALIZER, addressFinalizer: ADDRESS_FINALIZER, lock: true };
+const TALLY_WRITES: WriteShape = { claimFinalizer: CLAIM_FINALIZER, addressFinalizer: ADDRESS_FINALIZER, ledger: true };
 const CONTRACT_MINIMUM: WriteShape = {
   claimFinalizer: CLAIM_FINALIZER,
   addressFinalizer: ADDRESS_FINALIZER,
-  lock: false,
+  ledger: false,
 };
 const REFERENCE_SHAPE: WriteShape = {
   claimFinalizer: REFERENCE_CLAIM_FINALIZER,
   addressFinalizer: REFERENCE_ADDRESS_FINALIZER,
-  lock: false,
+  ledger: false,
 };
 
 /** The pool kind each contender's claims point at, and the shape its prefill is written in. */
@@ -135,29 +129,32 @@ interface AddressWrite {
   readonly address: string;
 }
 
-/** The lock (in Tally's shape) and the IPAddress of one allocation, after the claim carries its finalizer. */
+/** One ledger writer per client, as Tally has one per process: the holds in flight on one block share a write. */
+const ledgerWriters = new WeakMap<Client, AddressLedgers>();
+
+function ledgerWriterOf(client: Client): AddressLedgers {
+  let writer = ledgerWriters.get(client);
+  if (!writer) {
+    writer = new AddressLedgers({ client, now: Date.now });
+    ledgerWriters.set(client, writer);
+  }
+  return writer;
+}
+
+/** The ledger hold (in Tally's shape) and the IPAddress of one allocation, after the claim carries its finalizer. */
 async function writeAllocation(claim: KubeObject, write: AddressWrite): Promise<void> {
   const { client, shape, poolKind, pool, address } = write;
   const namespace = claim.metadata.namespace ?? '';
   const { name } = claim.metadata;
-  if (shape.lock) {
-    await client.create(LOCKS, {
-      apiVersion: LOCKS.apiVersion,
-      kind: LOCKS.kind,
-      metadata: {
-        name: addressLockName(address),
-        labels: {
-          [LOCK_POOL_KIND_LABEL]: poolKind,
-          [LOCK_POOL_NAME_LABEL]: pool.name,
-          [LOCK_POOL_NAMESPACE_LABEL]: namespace,
-        },
-      },
-      spec: {
-        address,
-        poolRef: { apiGroup: GROUP, kind: poolKind, name: pool.name, namespace },
-        claimRef: { namespace, name, uid: claim.metadata.uid ?? '' },
-      },
-    });
+  if (shape.ledger) {
+    const held = await ledgerWriterOf(client).hold(
+      { address, prefix: 0, isPrefix: false, lockName: addressLockName(address) },
+      { kind: poolKind as 'TallyIPPool', name: pool.name, namespace },
+      { namespace, name, uid: claim.metadata.uid ?? '' },
+      0,
+    );
+    if (!held.ok)
+      throw new Error(`${address} is held by ${held.holder.claimRef.namespace}/${held.holder.claimRef.name}`);
   }
   await client.create(ADDRESSES, {
     apiVersion: ADDRESSES.apiVersion,
@@ -266,7 +263,7 @@ export function startRawWriter(options: RawWriterOptions, signal: AbortSignal): 
 
 /**
  * Writes `count` bound claims into `pool` in the contender's own shape (the claim created with its finalizer, then
- * lock and IPAddress, then status), `concurrency` at a time: the state a provider would have left after allocating
+ * ledger hold and IPAddress, then status), `concurrency` at a time: the state a provider would have left after allocating
  * them. Progress every 15 s.
  */
 export async function prefill(

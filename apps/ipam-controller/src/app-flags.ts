@@ -24,9 +24,9 @@ export const IPAM_CONTROLLER_APP: ControllerAppIdentity = {
   ].join('\n'),
   leaderElectionId: LEADER_ELECTION_ID,
   version: readPackageVersion(new URL('../package.json', import.meta.url)),
-  // About five requests per claim (lock, IPAddress, finalizer, status, pool status): Cluster API's 20/30 would cap
-  // binding at ~4 claims/s, where the README's bench measured 36-84 claims/s (~420 requests/s). This still bounds a
-  // runaway loop while leaving that throughput alone.
+  // About four requests per claim (finalizer, IPAddress, status, shares of ledger and pool status writes): Cluster
+  // API's 20/30 would cap binding at ~5 claims/s, where the README's bench measured 36-84 claims/s (~420 requests/s).
+  // This still bounds a runaway loop while leaving that throughput alone.
   managerDefaults: { kubeAPIQPS: 500, kubeAPIBurst: 1000 },
   webhookPurpose: 'admission',
 };

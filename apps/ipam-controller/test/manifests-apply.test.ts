@@ -7,6 +7,7 @@ const ipam = 'ipam.cluster.x-k8s.io';
 describeAppliedComponents(IPAM_PROVIDER, () => testEnv().kubeConfig, {
   access: [
     [{ verb: 'create', group: ipam, resource: 'tallyaddresslocks' }, true],
+    [{ verb: 'patch', group: ipam, resource: 'tallyaddresslocks' }, false],
     [{ verb: 'update', group: ipam, resource: 'tallyaddressledgers' }, true],
     [{ verb: 'patch', group: ipam, resource: 'tallyaddressledgers' }, false],
     [{ verb: 'create', group: ipam, resource: 'ipaddresses', namespace: 'any' }, true],

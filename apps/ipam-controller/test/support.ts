@@ -1,5 +1,5 @@
 import type { ResourceKind } from '@tally-ipam/controller-kit';
-import { LOCK_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
 import { eventually as testenvEventually, type WaitOptions } from '@tally-ipam/testenv';
 import { looseResource } from '../src/demo/demo-objects.js';
 
@@ -8,7 +8,7 @@ export const IPAM_API_VERSION = 'ipam.cluster.x-k8s.io/v1beta2';
 
 export { ADDRESSES, CLAIMS, CLUSTERS } from '../src/demo/demo-objects.js';
 export const POOLS: ResourceKind = looseResource(POOL_RESOURCES.TallyIPPool);
-export const LOCKS: ResourceKind = looseResource(LOCK_RESOURCE);
+export const LEDGERS: ResourceKind = looseResource(LEDGER_RESOURCE);
 
 /**
  * testenv's `eventually` with this suite's defaults, 60 s and a try every 200 ms: its tests wait on the built

@@ -1,14 +1,14 @@
 /**
  * Pod-level chaos: a 2,000-claim burst into two overlapping Tally pools while the IPAM controller's leader Pod is
  * deleted. The other replica takes the Lease over and finishes; every claim is bound, no address is handed out twice,
- * and deleting everything leaves no IPAddress and no TallyAddressLock. Prints the takeover time and the controller
+ * and deleting everything leaves no IPAddress and no TallyAddressLedger entry. Prints the takeover time and the controller
  * containers' peak cgroup memory during the burst (figures, not assertions).
  */
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE } from '@tally-ipam/api-types';
 import { Cache } from '@tally-ipam/controller-kit/cache';
 import { Client, isAlreadyExists, KubeApiError, type ResourceKind } from '@tally-ipam/controller-kit/client';
-import { LOCK_POOL_NAMESPACE_LABEL, LOCK_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE, POOL_RESOURCES, type StoredLedger } from '@tally-ipam/ipam-provider';
 import { forEachLimited } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -34,7 +34,7 @@ const loose = ({ apiVersion, kind, plural, namespaced }: ResourceKind): Resource
 });
 const CLAIMS = loose(CLAIM_RESOURCE);
 const ADDRESSES = loose(ADDRESS_RESOURCE);
-const LOCKS = loose(LOCK_RESOURCE);
+const LEDGERS = loose(LEDGER_RESOURCE);
 const POOLS = loose(POOL_RESOURCES.TallyIPPool);
 
 function field(object: unknown, ...path: string[]): unknown {
@@ -56,7 +56,7 @@ describe('Pod chaos: the leader Pod deleted during a 2,000-claim burst', () => {
     await namespace?.delete();
   });
 
-  it('binds every claim to a distinct address after the takeover and releases every address and lock', async () => {
+  it('binds every claim to a distinct address after the takeover and releases every address and ledger entry', async () => {
     const env = testEnv();
     const lane = inject(LANE_CLUSTER_PROVIDE_KEY);
     const hint = logsHint(env);
@@ -93,9 +93,12 @@ describe('Pod chaos: the leader Pod deleted during a 2,000-claim burst', () => {
     const cache = new Cache({ kubeConfig: env.kubeConfig });
     const claimStore = cache.informerFor(CLAIMS, { namespace: ns }).store;
     const addressStore = cache.informerFor(ADDRESSES, { namespace: ns }).store;
-    const lockStore = cache.informerFor(LOCKS, {
-      labelSelector: { matchLabels: { [LOCK_POOL_NAMESPACE_LABEL]: ns } },
-    }).store;
+    const ledgerStore = cache.informerFor(LEDGERS).store;
+    /** Ledger entries held for this test's claims (ledgers are cluster-wide, one per address block). */
+    const entriesOf = (ledgers: readonly unknown[]): number =>
+      ledgers
+        .flatMap((ledger) => (ledger as Pick<StoredLedger, 'spec'>).spec.entries ?? [])
+        .filter((entry) => entry.claimRef.namespace === ns).length;
     const cacheRun = cache.start(watching.signal);
     stopWatching = async () => {
       watching.abort();
@@ -236,9 +239,9 @@ describe('Pod chaos: the leader Pod deleted during a 2,000-claim burst', () => {
       (name) => client.delete(CLAIMS, { namespace: ns, name }),
     );
     await eventually(
-      'every claim, IPAddress and lock gone',
+      'every claim, IPAddress and ledger entry gone',
       async () => {
-        const left = claimStore.list().length + addressStore.list().length + lockStore.list().length;
+        const left = claimStore.list().length + addressStore.list().length + entriesOf(ledgerStore.list());
         return left === 0 ? true : undefined;
       },
       {
@@ -248,16 +251,16 @@ describe('Pod chaos: the leader Pod deleted during a 2,000-claim burst', () => {
         describe: () => ({
           claims: claimStore.list().length,
           addresses: addressStore.list().length,
-          locks: lockStore.list().length,
+          entries: entriesOf(ledgerStore.list()),
         }),
       },
     );
     const left = {
       claims: (await client.listAll(CLAIMS, { namespace: ns })).items.length,
       addresses: (await client.listAll(ADDRESSES, { namespace: ns })).items.length,
-      locks: (await client.listAll(LOCKS, { labelSelector: `${LOCK_POOL_NAMESPACE_LABEL}=${ns}` })).items.length,
+      entries: entriesOf((await client.listAll(LEDGERS)).items),
     };
-    expect(left).toEqual({ claims: 0, addresses: 0, locks: 0 });
+    expect(left).toEqual({ claims: 0, addresses: 0, entries: 0 });
     console.error(`[tally-lane] chaos: released everything ${seconds(Date.now() - allBound)} after the last bind`);
   });
 });

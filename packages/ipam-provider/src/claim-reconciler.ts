@@ -21,6 +21,7 @@ import {
 import type { AllocationEvents } from './allocation-events.js';
 import type { AssumedObjects } from './assumed-objects.js';
 import { acquireUnit, holdLockOfExisting, releaseSurplusLocks } from './claim/acquire.js';
+import type { HoldAhead } from './claim/hold-ahead.js';
 import {
   adoptionMismatch,
   allocated,
@@ -71,6 +72,8 @@ export interface ClaimReconcilerDeps {
   readonly allocationEvents: AllocationEvents;
   readonly metrics: ProviderMetrics;
   readonly now: () => number;
+  /** Holds addresses ahead for waiting claims of a pool in the ledger writes a reconcile makes (ledgers only). */
+  readonly holdAhead?: HoldAhead | undefined;
 }
 
 /**
@@ -84,9 +87,16 @@ export class ClaimReconciler implements Reconciler {
   constructor(private readonly deps: ClaimReconcilerDeps) {}
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
-    const { deps } = this;
-    let claim = deps.assumed.claims.get(`${request.namespace}/${request.name}`);
+    const claim = this.deps.assumed.claims.get(`${request.namespace}/${request.name}`);
     if (!claim) return cleanUpOrphanedAddress(this.deps, request, context);
+    const { holdAhead } = this.deps;
+    if (!holdAhead) return this.reconcileClaim(claim, context);
+    return holdAhead.whileReconciling(claim.metadata.uid, () => this.reconcileClaim(claim, context));
+  }
+
+  private async reconcileClaim(cached: StoredClaim, context: ReconcileContext): Promise<Result> {
+    const { deps } = this;
+    let claim = cached;
     const ref = poolRefOfClaim(claim);
     if (!ref) return {};
     const logger = context.logger.child({ pool: poolKey(ref) });
@@ -116,11 +126,13 @@ export class ClaimReconciler implements Reconciler {
     if (deleting) return releaseClaim(this.deps, claim, ref, context);
 
     // The finalizer first, in this same reconcile: an address must never exist for a claim that can vanish unseen.
+    let claimJustConfirmed = false;
     if (!hasFinalizer(claim, CLAIM_FINALIZER)) {
       try {
         claim = deps.assumed.claims.assume(
           await addFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal }),
         );
+        claimJustConfirmed = true;
       } catch (error) {
         // Deleted before it had our finalizer: nothing was allocated for it, nothing to do (not an error to act on).
         if (isNotFound(error)) return {};
@@ -163,7 +175,7 @@ export class ClaimReconciler implements Reconciler {
         context,
       );
     }
-    return this.allocate(claim, ref, lookup.state, context);
+    return this.allocate(claim, ref, lookup.state, context, claimJustConfirmed);
   }
 
   private cluster(namespace: string, name: string): StoredCluster | undefined {
@@ -175,6 +187,7 @@ export class ClaimReconciler implements Reconciler {
     ref: PoolRef,
     state: PoolState,
     context: ReconcileContext,
+    claimJustConfirmed: boolean,
   ): Promise<Result> {
     const { deps } = this;
     const claimKey = `${claim.metadata.namespace}/${claim.metadata.name}`;
@@ -188,7 +201,7 @@ export class ClaimReconciler implements Reconciler {
     if (existing) return this.adoptExisting(claim, ref, state, existing, context);
 
     const startedAt = performance.now();
-    const acquisition = await acquireUnit(deps, claim, ref, state, context);
+    const acquisition = await acquireUnit(deps, claim, ref, state, context, { claimJustConfirmed });
     if (acquisition.kind === 'done') return acquisition.result;
     if (acquisition.kind === 'adopt')
       return this.adoptExisting(claim, ref, acquisition.state, acquisition.existing, context);

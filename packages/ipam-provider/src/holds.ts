@@ -27,6 +27,11 @@ export interface AddressHolds {
   live(key: string, signal: AbortSignal): Promise<StoredLock | undefined>;
   /** Removes exactly this holding (garbage collection): nothing if it changed since it was read. */
   drop(lock: StoredLock, signal: AbortSignal): Promise<void>;
+  /**
+   * Gives back the holding of `key` if, and only if, the API server shows it held for `claimUID` — decided inside the
+   * write, so the caller needs no read first. Absent where a release needs the holding's own identity (locks).
+   */
+  releaseIfHeldBy?(key: string, claimUID: string, keepAsReleased: boolean, now: Date): Promise<void>;
 }
 
 export function lockHolds(client: Client, cache: Cache, now: () => number): AddressHolds {
@@ -54,6 +59,14 @@ function unitOfLock(lock: StoredLock): HeldUnit {
   return { address: lock.spec.address, prefix: lock.spec.prefix ?? 0, isPrefix, lockName: lock.metadata.name };
 }
 
+/** The unit an entry key (a lock name) stands for; undefined for a name no address has. */
+export function heldUnitOfKey(key: string): HeldUnit | undefined {
+  const value = parseLockName(key);
+  if (!value) return undefined;
+  const isPrefix = value.kind === 'prefix';
+  return { address: value.address, prefix: isPrefix ? value.prefixLength : 0, isPrefix, lockName: key };
+}
+
 export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
   return {
     acquire: async (unit, pool, holder, reuseGracePeriodMs) => {
@@ -69,14 +82,13 @@ export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
     release: async (lock, keepAsReleased, at) => {
       await ledgers.release(unitOfLock(lock), lock.spec.claimRef.uid, keepAsReleased ? at : undefined);
     },
+    releaseIfHeldBy: async (key, claimUID, keepAsReleased, at) => {
+      const unit = heldUnitOfKey(key);
+      if (unit) await ledgers.release(unit, claimUID, keepAsReleased ? at : undefined);
+    },
     live: async (key, signal) => {
-      const value = parseLockName(key);
-      if (!value) return undefined;
-      const unit = {
-        address: value.address,
-        prefix: value.kind === 'prefix' ? value.prefixLength : 0,
-        isPrefix: value.kind === 'prefix',
-      };
+      const unit = heldUnitOfKey(key);
+      if (!unit) return undefined;
       const found = await ledgers.liveLedgerEntry(ledgerNameOf(unit), key, signal);
       return found ? entryAsLock(found.entry, found.ledger) : undefined;
     },

@@ -29,6 +29,7 @@ export {
   POOL_STATUS_COALESCE_MS,
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
+export { type AddressHolds, heldUnitOfKey, ledgerHolds, lockHolds } from './holds.js';
 export { AddressLedgers, type AddressLedgersOptions, type HeldUnit } from './ledger/address-ledgers.js';
 export { entryAsLock, LedgerEntryView } from './ledger/entry-view.js';
 export {

@@ -19,6 +19,7 @@ import {
 } from '@tally-ipam/controller-kit';
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
+import { HoldAhead } from './claim/hold-ahead.js';
 import { ClaimReconciler } from './claim-reconciler.js';
 import { CLAIM_MAX_RETRY_DELAY_MS } from './constants.js';
 import { ledgerHolds, lockHolds } from './holds.js';
@@ -84,11 +85,12 @@ export interface IPAMProviderOptions {
    */
   readonly allocationEvents?: Partial<Omit<AllocationEventsOptions, 'now' | 'onUnrecorded'>> | undefined;
   /**
-   * Keep allocations in per-block TallyAddressLedgers instead of one TallyAddressLock per address (see the README).
-   * Before its first allocation the provider migrates the locks it finds (`migrateLocksToLedgers`), which requires the
-   * retired lock CRD of this version; until that succeeds no claim is allocated. Default false: locks.
+   * The retired allocation store of Tally 0.1: one TallyAddressLock per address instead of the per-block
+   * TallyAddressLedgers. Kept only so that the migration can be tested against a provider of the old kind running on
+   * the same API server (it needs a lock CRD that still accepts creates, which this version does not ship). Default
+   * false: ledgers, with every lock found at start imported and deleted before the first allocation.
    */
-  readonly addressLedgers?: boolean | undefined;
+  readonly retiredAddressLocks?: boolean | undefined;
 }
 
 /** An IPAddress allocated from a pool, as the cache holds it. */
@@ -122,6 +124,13 @@ export interface IPAMProvider {
   hasSynced(): boolean;
   /** Resolves true once synced, false if the signal aborts first. */
   waitForSync(signal: AbortSignal): Promise<boolean>;
+  /**
+   * The process's one writer of TallyAddressLedgers, for other IPAM controllers of the process (a Metal3 IPClaim
+   * controller) to hold addresses through the same batching writer; undefined in the retired lock mode.
+   */
+  readonly ledgers: AddressLedgers | undefined;
+  /** The ledger entries as locks, from the process's one ledger informer; undefined in the retired lock mode. */
+  readonly ledgerEntries: LedgerEntryView | undefined;
 }
 
 const DEFAULT_CONCURRENCY = 10;
@@ -169,11 +178,10 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     indexers: { [POOL_INDEX]: addressPoolIndex, [POOL_ADDRESS_INDEX]: addressPoolAddressIndex },
   });
   const lockIndexers = { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex };
-  const ledgerInformer = options.addressLedgers ? cache.informerFor(LEDGER_RESOURCE) : undefined;
+  const ledgerInformer = options.retiredAddressLocks ? undefined : cache.informerFor(LEDGER_RESOURCE);
   const ledgers = ledgerInformer ? new AddressLedgers({ client, store: ledgerInformer.store, now }) : undefined;
-  const locks: LockSource = ledgerInformer
-    ? new LedgerEntryView(ledgerInformer, lockIndexers)
-    : cache.informerFor(LOCK_RESOURCE, { indexers: lockIndexers });
+  const ledgerEntries = ledgerInformer ? new LedgerEntryView(ledgerInformer, lockIndexers) : undefined;
+  const locks: LockSource = ledgerEntries ?? cache.informerFor(LOCK_RESOURCE, { indexers: lockIndexers });
   const holds = ledgers ? ledgerHolds(ledgers) : lockHolds(client, cache, now);
   // Ledgers: nothing is allocated before every lock of an older version is imported (retried until it succeeds).
   let migration: Promise<unknown> | undefined;
@@ -253,7 +261,11 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     },
   });
 
+  const claimFilters = [tallyClaimPredicate(), resourceHasFilterLabel<StoredClaim>(options.watchFilter ?? '')];
+  const servesClaim = (claim: StoredClaim): boolean =>
+    claimFilters.every((predicate) => predicate.generic?.({ object: claim }) ?? true);
   const claimReconciler = new ClaimReconciler({
+    holdAhead: ledgers ? new HoldAhead(servesClaim) : undefined,
     client,
     cache,
     claims,
@@ -307,8 +319,18 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   });
   const ownClaimOfLock = (lock: StoredLock): ObjectKey[] =>
     isIPAddressClaimReference(lock.spec.claimRef) ? [claimOfLock(lock)] : [];
+  // An entry held for a claim whose IPAddress carries another address is a surplus (a hold made ahead, or by another
+  // replica, that lost the race for the IPAddress): the claim's reconcile gives it back.
+  const surplusOf = (lock: StoredLock): ObjectKey[] =>
+    ownClaimOfLock(lock).filter((key) => {
+      const address = addresses.store.get(`${key.namespace}/${key.name}`);
+      return address !== undefined && address.spec.address !== lock.spec.address && lock.spec.releasedAt === undefined;
+    });
   if (ledgers)
     locks.addEventHandler({
+      onAdd: (lock) => {
+        for (const key of surplusOf(lock)) claimController.enqueue(key);
+      },
       onDelete: (lock) => {
         for (const key of ownClaimOfLock(lock)) claimController.enqueue(key);
       },
@@ -435,6 +457,8 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     ...([...poolInformers.values()] as unknown as SharedInformer<KubeObject>[]),
   ];
   return {
+    ledgers,
+    ledgerEntries,
     allocatedAddresses: (ref) =>
       addresses.store.byIndex(POOL_INDEX, poolKey(ref)).map((address) => ({
         namespace: address.metadata.namespace ?? '',

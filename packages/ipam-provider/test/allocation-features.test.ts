@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addressLockName,
   CLAIM_RESOURCE,
-  LOCK_RESOURCE,
   POOL_RESOURCES,
   prefixLockName,
   REQUESTED_ADDRESS_ANNOTATION,
@@ -12,6 +11,7 @@ import {
 import {
   createClaim,
   createPool,
+  getHolding,
   newNamespace,
   type RunningProvider,
   readyCondition,
@@ -63,9 +63,7 @@ describe('allocation features', () => {
     await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'v6' });
     const address = await waitForAddress(client, ns, 'a');
     expect(address.spec).toMatchObject({ address: 'fd00:10::2', prefix: 64, gateway: 'fd00:10::1' });
-    expect((await client.get(LOCK_RESOURCE, { name: addressLockName('fd00:10::2') })).metadata.name).toBe(
-      'ip6-fd00-10--2',
-    );
+    expect((await getHolding(client, addressLockName('fd00:10::2'))).metadata.name).toBe('ip6-fd00-10--2');
   });
 
   it('Random hands out distinct addresses from the pool', async () => {
@@ -96,7 +94,7 @@ describe('allocation features', () => {
     }
     await deleteClaim(ns, 'b'); // .2 released first
     await deleteClaim(ns, 'a'); // then .1
-    const released = await client.get(LOCK_RESOURCE, { name: addressLockName('10.31.0.2') });
+    const released = await getHolding(client, addressLockName('10.31.0.2'));
     expect(released.spec.releasedAt).toBeDefined();
     await createClaim(client, ns, 'c', { kind: 'TallyIPPool', name: 'lrr' });
     expect((await waitForAddress(client, ns, 'c')).spec.address).toBe('10.31.0.3'); // never used
@@ -118,7 +116,7 @@ describe('allocation features', () => {
     await createClaim(client, ns, 'b', { kind: 'TallyIPPool', name: 'g' });
     await waitForAddress(client, ns, 'b');
     await deleteClaim(ns, 'a');
-    const lock = await client.get(LOCK_RESOURCE, { name: addressLockName('10.32.0.1') });
+    const lock = await getHolding(client, addressLockName('10.32.0.1'));
     expect(lock.spec.releasedAt).toBeDefined();
     await createClaim(client, ns, 'c', { kind: 'TallyIPPool', name: 'g' });
     const waiting = await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'c' });
@@ -127,7 +125,7 @@ describe('allocation features', () => {
     if (condition) expect(condition.reason).toBe('PoolExhausted');
     const c = await waitForAddress(client, ns, 'c');
     expect(c.spec.address).toBe('10.32.0.1');
-    const retaken = await client.get(LOCK_RESOURCE, { name: addressLockName('10.32.0.1') });
+    const retaken = await getHolding(client, addressLockName('10.32.0.1'));
     expect(retaken.spec.releasedAt).toBeUndefined();
     expect(Date.parse(retaken.metadata.creationTimestamp ?? '')).toBeGreaterThanOrEqual(
       Date.parse(lock.spec.releasedAt ?? '') + 3_000 - 1_000,
@@ -230,7 +228,7 @@ describe('allocation features', () => {
     expect(p4.map((a) => `${a.spec.address}/${a.spec.prefix}`).sort()).toEqual(['172.20.0.0/28', '172.20.0.16/28']);
     const p6 = await waitForAddress(client, ns, 'p6-a');
     expect(p6.spec).toMatchObject({ address: 'fd00:200:0:1::', prefix: 64, gateway: 'fd00:200::1' });
-    const lock = await client.get(LOCK_RESOURCE, { name: prefixLockName('fd00:200:0:1::', 64) });
+    const lock = await getHolding(client, prefixLockName('fd00:200:0:1::', 64));
     expect(lock.spec).toMatchObject({ address: 'fd00:200:0:1::', prefix: 64 });
     const pool = await waitFor('prefix pool counts', async () => {
       const current = await client.get(POOL_RESOURCES.TallyPrefixPool, { namespace: ns, name: 'v4' });

@@ -2,8 +2,17 @@ import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADDRESS_RESOURCE, addressLockName, LOCK_RESOURCE } from '../src/index.js';
-import { createClaim, createPool, newNamespace, startProvider, testClient, waitForAddress } from './support.js';
+import { ADDRESS_RESOURCE, addressLockName } from '../src/index.js';
+import {
+  createClaim,
+  createPool,
+  getHolding,
+  holdingsOfNamespace,
+  newNamespace,
+  startProvider,
+  testClient,
+  waitForAddress,
+} from './support.js';
 
 // A private control plane: its kube-apiserver is killed and restarted (etcd kept) in the middle of allocating, with
 // the watch cache on (the default), so the reflectors meet what a real restart serves: 429/503 while storage
@@ -27,9 +36,9 @@ afterAll(async () => {
 
 /** Who holds which address (locks and IPAddresses), for the failure message of a claim left without one. */
 async function holdings(namespace: string): Promise<string> {
-  const locks = (await client.listAll(LOCK_RESOURCE)).items.map(
+  const locks = (await holdingsOfNamespace(client, namespace)).map(
     (lock) =>
-      `lock ${lock.spec.address} → ${lock.spec.claimRef.name} (${lock.spec.claimRef.uid})` +
+      `entry ${lock.spec.address} → ${lock.spec.claimRef.name} (${lock.spec.claimRef.uid})` +
       (lock.spec.releasedAt === undefined ? '' : ` released ${lock.spec.releasedAt}`),
   );
   const addresses = (await client.listAll(ADDRESS_RESOURCE, { namespace })).items.map(
@@ -71,7 +80,7 @@ describe('kube-apiserver restarted while two providers allocate', () => {
       const listed = (await client.listAll(ADDRESS_RESOURCE, { namespace: ns })).items;
       expect(listed.length).toBe(names.length);
       for (const address of listed) {
-        const lock = await client.get(LOCK_RESOURCE, { name: addressLockName(address.spec.address) });
+        const lock = await getHolding(client, addressLockName(address.spec.address));
         expect(lock.spec.claimRef.name).toBe(address.metadata.name);
       }
     } finally {

@@ -1,6 +1,7 @@
 /**
  * Guards two figures the README advertises for a burst of claims, from the API server's own request counters:
- * the request budget per claim (the four writes of the contract; no GET, no 409 Conflict) and the coalesced pool
+ * the request budget per claim (the three writes of the contract plus the ledger writes the claims share; no GET, no
+ * 409 Conflict) and the coalesced pool
  * status writes (at most one every 2 s, the final one deferred so the status ends exact).
  *
  * `apiserver_request_total` has no label naming the client, and this package's test files share one control plane and
@@ -16,7 +17,7 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   DEFAULT_ALLOCATION_EVENTS,
-  LOCK_RESOURCE,
+  LEDGER_RESOURCE,
   POOL_RESOURCES,
   type StoredClaim,
   type StoredPool,
@@ -37,8 +38,14 @@ const POOL = 'burst';
 /** 10.90.0.1 – 10.90.1.254: 510 addresses, so the burst never exhausts the pool (no exhaustion path, no live reads). */
 const POOL_TOTAL = 510;
 
-/** The README's budget of one allocation on the burst path: finalizer patch, lock create, IPAddress create, status. */
-const WRITES_PER_CLAIM = 4;
+/** The contract's writes of one allocation on the burst path: finalizer patch, IPAddress create, status patch. */
+const CONTRACT_WRITES_PER_CLAIM = 3;
+/**
+ * The README's bound on the TallyAddressLedger writes of a burst, per claim: a reconcile that writes a ledger also
+ * holds addresses ahead for the waiting claims of its pool, so one compare-and-swap write serves dozens of claims
+ * (0.033 measured: 10 writes for 300 claims; 0.273 before holding ahead).
+ */
+const LEDGER_WRITES_PER_CLAIM = 0.1;
 /**
  * Stated margin per claim for requests this test cannot rule out on a loaded machine without them being a defect: an
  * informer's relist after a watch timeout, a write retried after the API server answered 5xx. 0.05 × 300 = 15 requests.
@@ -49,7 +56,7 @@ const MARGIN_PER_CLAIM = 0.05;
 const PROVIDER_RESOURCES = new Set([
   CLAIM_RESOURCE.plural,
   ADDRESS_RESOURCE.plural,
-  LOCK_RESOURCE.plural,
+  LEDGER_RESOURCE.plural,
   ...Object.values(POOL_RESOURCES).map((resource) => resource.plural),
   'clusters',
   'events',
@@ -204,7 +211,7 @@ function count(requests: readonly RequestSeries[], predicate: (series: RequestSe
 }
 
 describe(`a burst of ${CLAIM_COUNT} claims into one pool, on an API server of its own`, () => {
-  it('costs the four writes of the contract per claim: no GET, no 409 Conflict, Events within their budget', () => {
+  it('costs the three writes of the contract per claim plus shared ledger writes: no GET, no 409, Events within budget', () => {
     const { requests, windowMs } = figures;
     const provider = requests.map((series) =>
       series.verb === 'POST' && series.resource === CLAIM_RESOURCE.plural && series.code.startsWith('2')
@@ -227,12 +234,17 @@ describe(`a burst of ${CLAIM_COUNT} claims into one pool, on an API server of it
       singleObjectGets: count(provider, (series) => series.verb === 'GET'),
       conflicts: count(provider, (series) => series.code === '409'),
     }).toEqual({ singleObjectGets: 0, conflicts: 0 });
-    expect(sumRequests(claimPath) / CLAIM_COUNT).toBeLessThanOrEqual(WRITES_PER_CLAIM + MARGIN_PER_CLAIM);
+    const ledgerWrites = count(claimPath, (series) => series.resource === LEDGER_RESOURCE.plural);
+    console.info(`ledger writes per claim: ${(ledgerWrites / CLAIM_COUNT).toFixed(3)}`);
+    expect(ledgerWrites / CLAIM_COUNT).toBeLessThanOrEqual(LEDGER_WRITES_PER_CLAIM);
+    expect(sumRequests(claimPath) / CLAIM_COUNT).toBeLessThanOrEqual(
+      CONTRACT_WRITES_PER_CLAIM + LEDGER_WRITES_PER_CLAIM + MARGIN_PER_CLAIM,
+    );
     expect(events).toBeLessThanOrEqual(eventBudget);
-    // Each of the four writes at least once per claim: the burst really went through the measured path.
+    // Each of the three writes at least once per claim, and a ledger written: the burst went through the measured path.
+    expect(ledgerWrites).toBeGreaterThanOrEqual(1);
     for (const [verb, resource, subresource] of [
       ['PATCH', CLAIM_RESOURCE.plural, ''],
-      ['POST', LOCK_RESOURCE.plural, ''],
       ['POST', ADDRESS_RESOURCE.plural, ''],
       ['PATCH', CLAIM_RESOURCE.plural, 'status'],
     ] as const) {

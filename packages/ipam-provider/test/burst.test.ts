@@ -39,7 +39,9 @@ async function eventsOf(ns: string, reason: string): Promise<RecordedEvent[]> {
 describe('a burst of claims', () => {
   it('binds every claim with distinct addresses; AddressAllocated Events past the budget are summed up on the pool; the pool status ends exact', async () => {
     const ns = await namespaces.create('burst');
-    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.70.0.1-10.70.0.40'], prefix: 24 });
+    // A range no other file of the shared control plane uses: an address another file's pool holds (10.70.0.15 of
+    // contract-corners, before) counts as neither used nor free here, and the exact counts below would not hold.
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.76.0.1-10.76.0.40'], prefix: 24 });
     const running = await startProvider({
       namespace: ns,
       concurrency: 4,

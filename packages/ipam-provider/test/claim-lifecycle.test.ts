@@ -8,7 +8,6 @@ import {
   CLAIM_FINALIZER,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
-  LOCK_RESOURCE,
   POOL_FINALIZER,
   POOL_RESOURCES,
 } from '../src/index.js';
@@ -16,6 +15,8 @@ import {
   createClaim,
   createCluster,
   createPool,
+  findHolding,
+  getHolding,
   getOrUndefined,
   newNamespace,
   type RunningProvider,
@@ -105,7 +106,7 @@ describe('a claim against a TallyIPPool', () => {
       observedGeneration: stored.metadata.generation,
     });
 
-    const lock = await client.get(LOCK_RESOURCE, { name: addressLockName('10.10.0.2') });
+    const lock = await getHolding(client, addressLockName('10.10.0.2'));
     expect(lock.spec).toMatchObject({
       address: '10.10.0.2',
       poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'pool', namespace: ns },
@@ -135,9 +136,7 @@ describe('a claim against a TallyIPPool', () => {
     await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
     await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
     expect(await getOrUndefined(() => client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'a' }))).toBeUndefined();
-    expect(
-      await getOrUndefined(() => client.get(LOCK_RESOURCE, { name: addressLockName('10.11.0.10') })),
-    ).toBeUndefined();
+    expect(await findHolding(client, addressLockName('10.11.0.10'))).toBeUndefined();
 
     await createClaim(client, ns, 'b', { kind: 'TallyIPPool', name: 'pool' });
     expect((await waitForAddress(client, ns, 'b')).spec.address).toBe('10.11.0.10');
@@ -153,9 +152,7 @@ describe('a claim against a TallyIPPool', () => {
     await waitForGone('cluster', () => client.get(CLUSTER_RESOURCE, { namespace: ns, name: 'gone' }));
     await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
     await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
-    expect(
-      await getOrUndefined(() => client.get(LOCK_RESOURCE, { name: addressLockName('10.12.0.10') })),
-    ).toBeUndefined();
+    expect(await findHolding(client, addressLockName('10.12.0.10'))).toBeUndefined();
   });
 
   it('re-creates a deleted IPAddress with the identical address while the claim lives', async () => {

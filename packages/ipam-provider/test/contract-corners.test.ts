@@ -7,7 +7,6 @@ import {
   addressLockName,
   CLAIM_ADDRESS_RESERVED_REASON,
   CLAIM_RESOURCE,
-  LOCK_RESOURCE,
   MAX_CONDITION_MESSAGE_LENGTH,
   notReady,
   POOL_RESOURCES,
@@ -18,7 +17,8 @@ import {
 import {
   createClaim,
   createPool,
-  getOrUndefined,
+  findHolding,
+  getHolding,
   type RunningProvider,
   readyCondition,
   startProvider,
@@ -27,6 +27,7 @@ import {
   waitFor,
   waitForAddress,
   waitForGone,
+  waitForNoHolding,
   waitForReason,
 } from './support.js';
 
@@ -114,7 +115,7 @@ describe('adoption of a pre-existing IPAddress', () => {
         blockOwnerDeletion: true,
       },
     ]);
-    const lock = await client.get(LOCK_RESOURCE, { name: addressLockName('10.70.0.15') });
+    const lock = await getHolding(client, addressLockName('10.70.0.15'));
     expect(lock.spec.claimRef.uid).toBe(claim.metadata.uid);
   });
 
@@ -136,9 +137,7 @@ describe('adoption of a pre-existing IPAddress', () => {
       const after = await client.get(ADDRESS_RESOURCE, { namespace: ns, name: before.metadata.name });
       expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     }
-    expect(await getOrUndefined(() => client.get(LOCK_RESOURCE, { name: addressLockName('10.71.0.99') }))).toBe(
-      undefined,
-    );
+    expect(await findHolding(client, addressLockName('10.71.0.99'))).toBe(undefined);
   });
 });
 
@@ -227,7 +226,7 @@ describe(`no lock outlives both its claim and its pool by more than the orphan s
       await deleteAsClusterctlMove(ADDRESS_RESOURCE, ns, name);
     }
     for (const address of addresses) {
-      await waitForGone(`lock of ${address}`, () => client.get(LOCK_RESOURCE, { name: addressLockName(address) }));
+      await waitForNoHolding(`lock of ${address}`, client, addressLockName(address));
     }
   });
 
@@ -243,11 +242,11 @@ describe(`no lock outlives both its claim and its pool by more than the orphan s
     await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'c-0' });
     const lockName = addressLockName(address);
     await waitFor('the lock is kept as released', async () => {
-      const lock = await client.get(LOCK_RESOURCE, { name: lockName });
+      const lock = await getHolding(client, lockName);
       return lock.spec.releasedAt !== undefined;
     });
     await client.delete(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'pool' });
     await waitForGone('the pool', () => client.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'pool' }));
-    await waitForGone(`released lock ${lockName}`, () => client.get(LOCK_RESOURCE, { name: lockName }));
+    await waitForNoHolding(`released lock ${lockName}`, client, lockName);
   });
 });

@@ -1,15 +1,14 @@
 /**
- * Moving a cluster that holds TallyAddressLocks to TallyAddressLedgers, on an API server of its own (the fence changes
- * the lock CRD, which the package's other files still use on the shared one).
+ * Moving a cluster that holds TallyAddressLocks to TallyAddressLedgers, on an API server of its own (its lock CRD is
+ * opened and fenced again, as an upgrade from an older version does).
  */
 import {
   TALLY_ADDRESS_LOCK_KIND,
   TALLY_GROUP,
   TALLY_V1ALPHA1_API_VERSION,
-  tallyAddressLockCustomResourceDefinition,
   tallyCRDDirectory,
 } from '@tally-ipam/api-types';
-import { type Client, isInvalid, type ResourceKind } from '@tally-ipam/controller-kit';
+import type { Client } from '@tally-ipam/controller-kit';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -23,7 +22,7 @@ import {
   prefixLockName,
   type StoredLock,
 } from '../src/index.js';
-import { testClient, waitFor } from './support.js';
+import { setLockCRD, testClient } from './support.js';
 
 let plane: ControlPlane | undefined;
 let client: Client;
@@ -31,6 +30,8 @@ let client: Client;
 beforeAll(async () => {
   plane = await startControlPlane({ ignoreTestKubeconfig: true, crds: [tallyCRDDirectory()] });
   client = testClient(plane.kubeConfig());
+  // This version ships the lock CRD retired; the cluster of these tests starts as an older version left it.
+  await setLockCRD(client, false);
 }, 180_000);
 
 afterAll(async () => {
@@ -69,28 +70,6 @@ async function heldKeys(): Promise<Map<string, string>> {
   return held;
 }
 
-const CRD_RESOURCE: ResourceKind = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
-
-/** Replaces the lock CRD's versions with this version's (`retired`: the fence) or the open one of old. */
-async function setLockCRD(retired: boolean): Promise<void> {
-  const wanted = tallyAddressLockCustomResourceDefinition({ retired });
-  await client.mergePatch(CRD_RESOURCE, { name: wanted.metadata.name }, { spec: { versions: wanted.spec.versions } });
-  await waitFor(retired ? 'the lock CRD refusing creates' : 'the lock CRD accepting creates', async () => {
-    try {
-      await client.create(LOCK_RESOURCE, lockBody('10.9.9.9', 'probe'), { dryRun: 'All' });
-      return !retired;
-    } catch (error) {
-      if (!isInvalid(error)) throw error;
-      return retired;
-    }
-  });
-}
-
 describe('lock → ledger migration on the real API server', () => {
   const locks: StoredLock[] = [];
 
@@ -125,7 +104,7 @@ describe('lock → ledger migration on the real API server', () => {
         },
       },
     );
-    await setLockCRD(true);
+    await setLockCRD(client, true);
     // An older controller still running cannot take an address any more.
     await expect(client.create(LOCK_RESOURCE, lockBody('10.7.0.250', 'old-replica'))).rejects.toMatchObject({
       statusCode: 422,
@@ -188,7 +167,7 @@ describe('lock → ledger migration on the real API server', () => {
   it('stops before deleting anything when a lock clashes with a ledger entry of another claim', async () => {
     // Only possible by hand (a lock created before the fence, an entry written by someone else): reported, not
     // resolved, and no lock is deleted.
-    await setLockCRD(false);
+    await setLockCRD(client, false);
     await client.create(LOCK_RESOURCE, lockBody('10.7.5.1', 'by-lock'));
     await client.create(LOCK_RESOURCE, lockBody('10.7.5.2', 'fine'));
     const ledgers = new AddressLedgers({ client, now: Date.now });
@@ -199,7 +178,7 @@ describe('lock → ledger migration on the real API server', () => {
       0,
     );
     expect(other.ok).toBe(true);
-    await setLockCRD(true);
+    await setLockCRD(client, true);
     await expect(migrateLocksToLedgers(client, ledgers)).rejects.toThrow(
       /1 TallyAddressLocks could not be imported.*ip4-10\.7\.5\.1 \(claim ns\/by-lock\)/,
     );

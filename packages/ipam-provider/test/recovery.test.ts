@@ -1,4 +1,4 @@
-import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import { TALLY_GROUP } from '@tally-ipam/api-types';
 import { type Client, EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -6,13 +6,15 @@ import {
   ADDRESS_RESOURCE,
   addressLockName,
   CLAIM_RESOURCE,
-  LOCK_RESOURCE,
   type StoredClaim,
 } from '../src/index.js';
 import {
   createClaim,
   createPool,
-  getOrUndefined,
+  dropHolding,
+  findHolding,
+  getHolding,
+  holdAsAnotherWriter,
   readyCondition,
   startProvider,
   TestNamespaces,
@@ -20,6 +22,7 @@ import {
   waitFor,
   waitForAddress,
   waitForGone,
+  waitForNoHolding,
   waitForReason,
 } from './support.js';
 
@@ -39,17 +42,14 @@ function namespace(prefix: string): Promise<string> {
   return namespaces.create(prefix);
 }
 
+/** An entry held for a claim as a crashed reconcile or another replica would have left it. */
 async function createLock(address: string, ns: string, pool: string, claim: { name: string; uid: string }) {
-  return client.create(LOCK_RESOURCE, {
-    apiVersion: TALLY_V1ALPHA1_API_VERSION,
-    kind: 'TallyAddressLock',
-    metadata: { name: addressLockName(address) },
-    spec: {
-      address,
-      poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: pool, namespace: ns },
-      claimRef: { namespace: ns, name: claim.name, uid: claim.uid },
-    },
-  });
+  return holdAsAnotherWriter(
+    client,
+    addressLockName(address),
+    { kind: 'TallyIPPool', name: pool, namespace: ns },
+    { namespace: ns, name: claim.name, uid: claim.uid },
+  );
 }
 
 describe('recovery', () => {
@@ -103,11 +103,11 @@ describe('recovery', () => {
       const failed = await waitForReason(client, ns, 'moved', 'AllocationFailed');
       expect(readyCondition(failed)?.message).toContain('duplicate address: 10.61.0.1');
       expect(readyCondition(failed)?.message).toContain(`${ns}/other`);
-      const lock = await client.get(LOCK_RESOURCE, { name: addressLockName('10.61.0.1') });
+      const lock = await getHolding(client, addressLockName('10.61.0.1'));
       expect(lock.spec.claimRef.uid).toBe('uid-of-other');
     } finally {
       await running.stop();
-      await client.delete(LOCK_RESOURCE, { name: addressLockName('10.61.0.1') });
+      await dropHolding(client, addressLockName('10.61.0.1'));
     }
   });
 
@@ -119,8 +119,8 @@ describe('recovery', () => {
     try {
       await createClaim(client, ns, 'live', { kind: 'TallyIPPool', name: 'pool' });
       const live = await waitForAddress(client, ns, 'live');
-      await waitForGone('orphaned lock', () => client.get(LOCK_RESOURCE, { name: addressLockName('10.62.0.9') }));
-      const held = await client.get(LOCK_RESOURCE, { name: addressLockName(live.spec.address) });
+      await waitForNoHolding('orphaned lock', client, addressLockName('10.62.0.9'));
+      const held = await getHolding(client, addressLockName(live.spec.address));
       expect(held.spec.claimRef.name).toBe('live');
     } finally {
       await running.stop();
@@ -147,16 +147,14 @@ describe('recovery', () => {
         return onlyForeign && current.metadata.deletionTimestamp !== undefined ? current : undefined;
       });
       // While the IPAddress exists, its address stays locked and the claim stays.
-      expect((await client.get(LOCK_RESOURCE, { name: addressLockName('10.63.0.1') })).spec.claimRef.name).toBe('a');
+      expect((await getHolding(client, addressLockName('10.63.0.1'))).spec.claimRef.name).toBe('a');
       expect((await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' })).metadata.deletionTimestamp).toBeDefined();
 
       await client.mergePatch(ADDRESS_RESOURCE, held.metadata, {
         metadata: { resourceVersion: held.metadata.resourceVersion, finalizers: null },
       });
       await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
-      expect(
-        await getOrUndefined(() => client.get(LOCK_RESOURCE, { name: addressLockName('10.63.0.1') })),
-      ).toBeUndefined();
+      expect(await findHolding(client, addressLockName('10.63.0.1'))).toBeUndefined();
     } finally {
       await running.stop();
     }

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
-import { Client, isNotFound, Manager } from '@tally-ipam/controller-kit';
+import {
+  TALLY_ADDRESS_LOCK_KIND,
+  TALLY_GROUP,
+  TALLY_V1ALPHA1_API_VERSION,
+  tallyAddressLockCustomResourceDefinition,
+  WATCH_FILTER_LABEL,
+} from '@tally-ipam/api-types';
+import { Client, isInvalid, isNotFound, Manager, type ResourceKind } from '@tally-ipam/controller-kit';
 import {
   createTestNamespace,
   type TestNamespace,
@@ -13,14 +19,21 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import {
   ADDRESS_RESOURCE,
+  AddressLedgers,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
+  entryAsLock,
+  heldUnitOfKey,
   type IPAMProvider,
   type IPAMProviderOptions,
+  LEDGER_RESOURCE,
   LOCK_RESOURCE,
+  ledgerNameOf,
   POOL_RESOURCES,
+  type PoolRef,
   type StoredAddress,
   type StoredClaim,
+  type StoredLock,
   type StoredPool,
   setupIPAMProvider,
 } from '../src/index.js';
@@ -208,8 +221,101 @@ export async function waitForGone(description: string, read: () => Promise<unkno
   await waitFor(description, async () => (await getOrUndefined(read)) === undefined);
 }
 
-/** Every lock in the cluster whose claim lives in `namespace`. */
-export async function locksOfNamespace(client: Client, namespace: string) {
-  const list = await client.listAll(LOCK_RESOURCE);
-  return list.items.filter((lock) => lock.spec.claimRef.namespace === namespace);
+/**
+ * The holding of an address (its entry key, the lock name of old) as the API server has it now: the entry of its
+ * TallyAddressLedger, seen as a lock (`entryAsLock`); undefined when no entry holds it.
+ */
+export async function findHolding(client: Client, key: string): Promise<StoredLock | undefined> {
+  const unit = heldUnitOfKey(key);
+  if (!unit) throw new Error(`"${key}" names no address`);
+  const ledger = await getOrUndefined(() => client.get(LEDGER_RESOURCE, { name: ledgerNameOf(unit) }));
+  const entry = ledger?.spec.entries?.find((candidate) => candidate.key === key);
+  return ledger && entry ? entryAsLock(entry, ledger) : undefined;
+}
+
+/** `findHolding`, failing when no entry holds the key. */
+export async function getHolding(client: Client, key: string): Promise<StoredLock> {
+  const holding = await findHolding(client, key);
+  if (!holding) throw new Error(`no TallyAddressLedger entry holds ${key}`);
+  return holding;
+}
+
+export async function waitForNoHolding(description: string, client: Client, key: string): Promise<void> {
+  await waitFor(description, async () => (await findHolding(client, key)) === undefined);
+}
+
+/** Every ledger entry in the cluster (as a lock) whose claim lives in `namespace`. */
+export async function holdingsOfNamespace(client: Client, namespace: string): Promise<StoredLock[]> {
+  const ledgers = (await client.listAll(LEDGER_RESOURCE)).items;
+  return ledgers.flatMap((ledger) =>
+    (ledger.spec.entries ?? [])
+      .filter((entry) => entry.claimRef.namespace === namespace)
+      .map((entry) => entryAsLock(entry, ledger)),
+  );
+}
+
+/**
+ * Holds an address for a claim as another replica (or a crashed reconcile) would have: through a ledger writer of
+ * its own. Returns the holding, or throws when another claim holds the address.
+ */
+export async function holdAsAnotherWriter(
+  client: Client,
+  key: string,
+  pool: PoolRef,
+  holder: { namespace: string; name: string; uid: string },
+): Promise<StoredLock> {
+  const unit = heldUnitOfKey(key);
+  if (!unit) throw new Error(`"${key}" names no address`);
+  const result = await new AddressLedgers({ client, now: Date.now }).hold(unit, pool, holder, 0);
+  if (!result.ok)
+    throw new Error(`${key} is held by ${result.holder.claimRef.namespace}/${result.holder.claimRef.name}`);
+  return getHolding(client, key);
+}
+
+/** Removes the holding of a key whatever holds it (an entry deleted behind the provider's back). */
+export async function dropHolding(client: Client, key: string): Promise<void> {
+  const unit = heldUnitOfKey(key);
+  if (!unit) throw new Error(`"${key}" names no address`);
+  const writer = new AddressLedgers({ client, now: Date.now });
+  const entry = await writer.liveEntry(ledgerNameOf(unit), key);
+  if (entry) await writer.submit(ledgerNameOf(unit), { kind: 'drop', observed: entry });
+}
+
+const CRD_RESOURCE: ResourceKind = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+
+/**
+ * Replaces the lock CRD's versions with this version's (`retired`: the fence, which refuses every create) or the open
+ * one Tally 0.1 shipped, and waits until a dry-run create shows it in force. For API servers of a test file's own: the
+ * shared one keeps the retired CRD.
+ */
+export async function setLockCRD(client: Client, retired: boolean): Promise<void> {
+  const wanted = tallyAddressLockCustomResourceDefinition({ retired });
+  await client.mergePatch(CRD_RESOURCE, { name: wanted.metadata.name }, { spec: { versions: wanted.spec.versions } });
+  await waitFor(retired ? 'the lock CRD refusing creates' : 'the lock CRD accepting creates', async () => {
+    try {
+      await client.create(
+        LOCK_RESOURCE,
+        {
+          apiVersion: TALLY_V1ALPHA1_API_VERSION,
+          kind: TALLY_ADDRESS_LOCK_KIND,
+          metadata: { name: 'crd-probe' },
+          spec: {
+            address: '0.0.0.0',
+            poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'p' },
+            claimRef: { namespace: 'n', name: 'c', uid: 'u' },
+          },
+        },
+        { dryRun: 'All' },
+      );
+      return !retired;
+    } catch (error) {
+      if (!isInvalid(error)) throw error;
+      return retired;
+    }
+  });
 }

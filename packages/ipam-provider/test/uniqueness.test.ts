@@ -1,18 +1,13 @@
-import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADDRESS_RESOURCE,
-  addressLockName,
-  CLAIM_RESOURCE,
-  LOCK_RESOURCE,
-  POOL_RESOURCES,
-  type StoredAddress,
-} from '../src/index.js';
+import { ADDRESS_RESOURCE, addressLockName, CLAIM_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../src/index.js';
 import {
   createClaim,
   createPool,
-  locksOfNamespace,
+  dropHolding,
+  getHolding,
+  holdAsAnotherWriter,
+  holdingsOfNamespace,
   readyCondition,
   startProvider,
   TestNamespaces,
@@ -78,29 +73,25 @@ describe('uniqueness enforced by the API server', () => {
     }
   });
 
-  it('respects a lock another replica holds (409): the claim gets the next address', async () => {
+  it('respects an address another replica holds in the ledger: the claim gets the next address', async () => {
     const ns = await namespace('uniq-409');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.41.0.1-10.41.0.3'], prefix: 24 });
     // "Another replica" took 10.41.0.1 for a claim this process has not seen.
-    await client.create(LOCK_RESOURCE, {
-      apiVersion: TALLY_V1ALPHA1_API_VERSION,
-      kind: 'TallyAddressLock',
-      metadata: { name: addressLockName('10.41.0.1') },
-      spec: {
-        address: '10.41.0.1',
-        poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'pool', namespace: ns },
-        claimRef: { namespace: ns, name: 'elsewhere', uid: 'uid-of-another-replicas-claim' },
-      },
-    });
+    await holdAsAnotherWriter(
+      client,
+      addressLockName('10.41.0.1'),
+      { kind: 'TallyIPPool', name: 'pool', namespace: ns },
+      { namespace: ns, name: 'elsewhere', uid: 'uid-of-another-replicas-claim' },
+    );
     const running = await startProvider({ orphanLockSafetyAgeMs: 3_600_000 });
     try {
       await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
       expect((await waitForAddress(client, ns, 'a')).spec.address).toBe('10.41.0.2');
-      const foreign = await client.get(LOCK_RESOURCE, { name: addressLockName('10.41.0.1') });
+      const foreign = await getHolding(client, addressLockName('10.41.0.1'));
       expect(foreign.spec.claimRef.name).toBe('elsewhere');
     } finally {
       await running.stop();
-      await client.delete(LOCK_RESOURCE, { name: addressLockName('10.41.0.1') });
+      await dropHolding(client, addressLockName('10.41.0.1'));
     }
   });
 
@@ -120,12 +111,12 @@ describe('uniqueness enforced by the API server', () => {
       // Every IPAddress is backed by the lock of its address, held by its claim; no stray locks are left behind.
       const claims = await Promise.all(names.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })));
       const uidOf = new Map(claims.map((claim) => [claim.metadata.name, claim.metadata.uid]));
-      await waitFor('one held lock per address', async () => {
-        const locks = (await locksOfNamespace(client, ns)).filter((lock) => lock.spec.releasedAt === undefined);
+      await waitFor('one held entry per address', async () => {
+        const locks = (await holdingsOfNamespace(client, ns)).filter((lock) => lock.spec.releasedAt === undefined);
         return locks.length === 30 ? locks : undefined;
       });
       for (const address of listed) {
-        const lock = await client.get(LOCK_RESOURCE, { name: addressLockName(address.spec.address) });
+        const lock = await getHolding(client, addressLockName(address.spec.address));
         expect(lock.spec.claimRef.uid).toBe(uidOf.get(address.metadata.name));
       }
     } finally {
@@ -157,7 +148,7 @@ describe('uniqueness enforced by the API server', () => {
     }
   });
 
-  it('clusterctl move: locks and statuses gone, the provider re-creates the locks and moves nothing', async () => {
+  it('clusterctl move: ledger entries and statuses gone, the provider holds the addresses again and moves nothing', async () => {
     const ns = await namespace('uniq-move');
     let running = await startProvider();
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.44.0.1-10.44.0.10'], prefix: 24 });
@@ -166,8 +157,7 @@ describe('uniqueness enforced by the API server', () => {
     await running.stop();
 
     // What a move leaves in the target cluster: the objects without status, and no cluster-scoped locks.
-    for (const lock of await locksOfNamespace(client, ns))
-      await client.delete(LOCK_RESOURCE, { name: lock.metadata.name });
+    for (const lock of await holdingsOfNamespace(client, ns)) await dropHolding(client, lock.metadata.name);
     for (const name of ['a', 'b', 'c']) {
       const claim = await client.get(CLAIM_RESOURCE, { namespace: ns, name });
       await client.mergePatch(CLAIM_RESOURCE, claim.metadata, { status: null }, { subresource: 'status' });
@@ -186,7 +176,7 @@ describe('uniqueness enforced by the API server', () => {
       );
       for (const [index, address] of after.entries()) {
         const lock = await waitFor(`lock of ${address.spec.address}`, async () => {
-          const locks = await locksOfNamespace(client, ns);
+          const locks = await holdingsOfNamespace(client, ns);
           return locks.find((candidate) => candidate.spec.address === address.spec.address);
         });
         expect(lock.spec.claimRef.uid).toBe(claims[index]?.metadata.uid);

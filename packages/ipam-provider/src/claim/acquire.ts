@@ -39,6 +39,8 @@ export async function releaseSurplusLocks(
     surplus.set(current.metadata.name, current);
   }
   for (const lock of surplus.values()) {
+    const ref = poolRefOfLock(lock);
+    if (ref) deps.holdAhead?.contended(ref);
     await deps.holds.release(lock, false, new Date(deps.now()), context.signal);
     deps.assumed.locks.forget(lock.metadata.name);
     context.logger.info({ lock: lock.metadata.name }, 'surplus lock of an allocated claim released');
@@ -54,6 +56,11 @@ export type Acquisition =
   /** Nothing to allocate now (exhausted, requested address held, every candidate lost): the reconcile's result. */
   | { readonly kind: 'done'; readonly result: Result };
 
+export interface AcquireOptions {
+  /** This reconcile has just added the claim's finalizer: the API server showed it alive, not being deleted. */
+  readonly claimJustConfirmed?: boolean | undefined;
+}
+
 /**
  * Takes the lock of an address for a claim that has no IPAddress: resumes the lock a crashed reconcile already took
  * for it, else chooses candidates (see `chooseAddress`) and creates their locks until one is won. The lock create is
@@ -65,11 +72,16 @@ export async function acquireUnit(
   ref: PoolRef,
   initialState: PoolState,
   context: ReconcileContext,
+  options: AcquireOptions = {},
 ): Promise<Acquisition> {
   let state = initialState;
   let rebuilt = false;
   const claimKey = `${claim.metadata.namespace}/${claim.metadata.name}`;
   const holder = holderOf(claim);
+  // A hold made ahead for this claim by another reconcile of this process and not answered yet: its answer first, so
+  // the claim does not get a second address in a second write.
+  await deps.holdAhead?.inFlight(holder.uid);
+  deps.holdAhead?.served(holder.uid);
   // A lock already held for this claim (the reconcile that took it crashed before the IPAddress, or its IPAddress
   // create failed): reuse it. Locks this process created are looked at too, before the informer shows them.
   const held = [...deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, holder.uid), ...deps.assumed.locks.pending()]
@@ -82,7 +94,14 @@ export async function acquireUnit(
     );
   const resumed = held ? state.allocation.unitOf(held.spec.address, held.spec.prefix ?? 0) : undefined;
   if (held && resumed) {
-    // The cache may be behind a release by another replica: only a lock that still exists live may be resumed.
+    deps.holdAhead?.topUp(deps, claim, ref, state, context.signal, true);
+    // A claim whose finalizer this reconcile has just added was alive, not being deleted, at that write: nothing can
+    // have released its holding since but its own deletion (after this reconcile), a garbage collector that finds it
+    // gone (it is not), or a replica that gave it an IPAddress (then the IPAddress create answers AlreadyExists). So
+    // a holding this process saw is resumed as it is, as safe as the hold write of a first allocation.
+    if (options.claimJustConfirmed && held.spec.releasedAt === undefined)
+      return { kind: 'acquired', unit: resumed, state };
+    // Otherwise the cache may be behind a release by another replica: only a holding that still exists live is resumed.
     const live = await deps.holds.live(held.metadata.name, context.signal);
     if (!live || live.spec.claimRef.uid !== holder.uid || live.spec.releasedAt !== undefined) {
       deps.assumed.locks.forget(held.metadata.name);
@@ -121,6 +140,8 @@ export async function acquireUnit(
       };
     }
     state.assume(choice.unit, holder.uid);
+    // Submitted in this same turn as the claim's own hold below, so they share its ledger write.
+    deps.holdAhead?.topUp(deps, claim, ref, state, context.signal, false);
     let acquired: AcquireResult;
     try {
       acquired = await deps.holds.acquire(

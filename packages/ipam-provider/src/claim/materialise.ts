@@ -155,6 +155,7 @@ export async function createAddress(
   const live = await liveAddress(deps, claim, context);
   if (live && live.spec.address === unit.address && samePool(poolRefOfAddress(live), ref)) return live;
   // Another writer created the claim's IPAddress with a different address: our lock must not outlive this moment.
+  deps.holdAhead?.contended(ref);
   const lock = await deps.holds.live(unit.lockName, context.signal);
   if (lock && lock.spec.claimRef.uid === claim.metadata.uid) {
     await deps.holds.release(lock, false, new Date(deps.now()), context.signal);

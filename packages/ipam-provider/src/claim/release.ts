@@ -68,12 +68,27 @@ export async function releaseClaim(
   for (const lock of deps.assumed.locks.pending()) {
     if (lock.spec.claimRef.uid === claim.metadata.uid) locks.set(lock.metadata.name, lock);
   }
+  // The holding of the IPAddress's address, which the cache may not show yet: ledgers release it only if the API server
+  // shows it held for this claim (decided in the write, no read first); a lock is looked up live, to delete it by uid.
+  let conditional: { readonly key: string; readonly address: string; readonly prefix?: number } | undefined;
   if (address && ours && state) {
     const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
-    const live = unit ? await deps.holds.live(unit.lockName, context.signal) : undefined;
-    if (live && live.spec.claimRef.uid === claim.metadata.uid) locks.set(live.metadata.name, live);
+    if (unit && !locks.has(unit.lockName) && deps.holds.releaseIfHeldBy) {
+      conditional = { key: unit.lockName, address: unit.address, ...(unit.isPrefix ? { prefix: unit.prefix } : {}) };
+    } else if (unit && !locks.has(unit.lockName)) {
+      const live = await deps.holds.live(unit.lockName, context.signal);
+      if (live && live.spec.claimRef.uid === claim.metadata.uid) locks.set(live.metadata.name, live);
+    }
   }
-  let released = '';
+  if (conditional && deps.holds.releaseIfHeldBy) {
+    // Freed in memory when the ledger informer shows the entry gone: it may have been another claim's.
+    await deps.holds.releaseIfHeldBy(conditional.key, claim.metadata.uid ?? '', keepAsReleased, now);
+  }
+  let released = conditional
+    ? conditional.prefix === undefined
+      ? conditional.address
+      : `${conditional.address}/${conditional.prefix}`
+    : '';
   for (const lock of locks.values()) {
     await deps.holds.release(lock, keepAsReleased, now, context.signal);
     const unit = state?.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);

@@ -168,8 +168,12 @@ export class AddressLedgers {
       if (!applied.changed) {
         // Nothing to write is only as good as the copy it was decided on: one the API server has not just confirmed
         // (a write based on it succeeding, or a read) may be behind a release, a takeover or an entry this process
-        // never saw, so it is read once more before a refusal, an "already yours" or a no-op release is answered.
-        if (confirmed) return applied.results;
+        // never saw, so it is read once more before a refusal or an "already yours" is answered. A batch of releases
+        // and drops only is answered at once: one that finds nothing to remove on a stale copy can only leave an
+        // entry whose claim is gone, which the garbage collector drops (the orphan bound), never a double holding.
+        if (confirmed || operations.every((operation) => operation.kind === 'release' || operation.kind === 'drop')) {
+          return applied.results;
+        }
         base = await this.read(ledgerName);
         confirmed = true;
         continue;

@@ -128,5 +128,10 @@ export function tallyCustomResourceDefinitions(): CustomResourceDefinition[] {
       ],
     }),
   );
-  return [...pools, tallyAddressLockCustomResourceDefinition(), tallyAddressLedgerCustomResourceDefinition()];
+  // The lock CRD ships retired: it refuses every create (the fence of the lock → ledger migration, see the provider).
+  return [
+    ...pools,
+    tallyAddressLockCustomResourceDefinition({ retired: true }),
+    tallyAddressLedgerCustomResourceDefinition(),
+  ];
 }
