@@ -5,13 +5,7 @@ import {
   type ControllerManager,
   type ControllerManagerOptions,
 } from '@tally-ipam/controller-kit';
-import {
-  AddressLedgers,
-  LEDGER_RESOURCE,
-  LedgerEntryView,
-  registerPoolWebhooks,
-  setupIPAMProvider,
-} from '@tally-ipam/ipam-provider';
+import { registerPoolWebhooks, setupIPAMProvider } from '@tally-ipam/ipam-provider';
 import { setupMetal3IPAM } from '@tally-ipam/metal3-ipam';
 import type { Logger } from 'pino';
 import { type AppFlags, IPAM_CONTROLLER_APP } from './app-flags.js';
@@ -26,12 +20,10 @@ export const MANAGER_NAME = IPAM_CONTROLLER_APP.name;
 export const setupIPAMController: ControllerAppSetup = (context) =>
   ipamControllerSetup({ enableMetal3: false })(context);
 
-/** The provider's opt-in to address ledgers (a no-op where ledgers are its default). */
-const LEDGER_MODE = { addressLedgers: true };
-
 /**
  * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
- * allocations held in the same address ledgers as Tally's (so the provider runs in ledger mode).
+ * allocations held through the provider's own ledger writer and entry view (one address space, one batching writer),
+ * and nothing allocated before the provider has imported an older version's locks.
  */
 export function ipamControllerSetup(options: { readonly enableMetal3: boolean }): ControllerAppSetup {
   return ({ manager, flags, webhooks }) => {
@@ -40,24 +32,18 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
       namespace: flags.manager.namespace,
       watchFilter: flags.manager.watchFilter,
     };
-    const provider = setupIPAMProvider(manager, {
-      ...scope,
-      ...(options.enableMetal3 ? LEDGER_MODE : {}),
-    });
+    const provider = setupIPAMProvider(manager, scope);
     if (options.enableMetal3) {
-      // The provider's own writer and entry view when it hands them out (one batching writer for both APIs), else a
-      // writer and a view of the Metal3 controllers' own on the manager's one ledger informer.
-      const ledgerInformer = manager.cache.informerFor(LEDGER_RESOURCE);
-      const shared = provider as object;
-      const ledgers =
-        'ledgers' in shared && shared.ledgers instanceof AddressLedgers
-          ? shared.ledgers
-          : new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
-      const ledgerEntries =
-        'ledgerEntries' in shared && shared.ledgerEntries instanceof LedgerEntryView
-          ? shared.ledgerEntries
-          : new LedgerEntryView(ledgerInformer);
-      setupMetal3IPAM(manager, { ...scope, ledgers, ledgerEntries });
+      const { ledgers, ledgerEntries } = provider;
+      if (ledgers === undefined || ledgerEntries === undefined) {
+        throw new Error('--enable-metal3-ipam needs the IPAM provider in ledger mode (its default)');
+      }
+      setupMetal3IPAM(manager, {
+        ...scope,
+        ledgers,
+        ledgerEntries,
+        ledgersComplete: () => provider.ledgersComplete(),
+      });
     }
     if (webhooks) registerPoolWebhooks(webhooks, provider);
   };

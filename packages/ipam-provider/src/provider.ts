@@ -131,6 +131,11 @@ export interface IPAMProvider {
   readonly ledgers: AddressLedgers | undefined;
   /** The ledger entries as locks, from the process's one ledger informer; undefined in the retired lock mode. */
   readonly ledgerEntries: LedgerEntryView | undefined;
+  /**
+   * Resolves once the ledgers hold every allocation: TallyAddressLocks of an older version imported (a rejection is
+   * retried on the next call). Other IPAM controllers of the process allocate nothing before it, as this one does.
+   */
+  ledgersComplete(): Promise<unknown>;
 }
 
 const DEFAULT_CONCURRENCY = 10;
@@ -459,6 +464,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   return {
     ledgers,
     ledgerEntries,
+    ledgersComplete: migrated,
     allocatedAddresses: (ref) =>
       addresses.store.byIndex(POOL_INDEX, poolKey(ref)).map((address) => ({
         namespace: address.metadata.namespace ?? '',

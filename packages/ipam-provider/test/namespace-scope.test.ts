@@ -7,7 +7,7 @@ import {
   createPool,
   FILE_WATCH_FILTER,
   getOrUndefined,
-  locksOfNamespace,
+  holdingsOfNamespace,
   startProvider,
   TestNamespaces,
   testClient,
@@ -59,7 +59,7 @@ describe('a provider started with --namespace', () => {
       expect(
         await getOrUndefined(() => client.get(ADDRESS_RESOURCE, { namespace: other, name: 'outside' })),
       ).toBeUndefined();
-      expect(await locksOfNamespace(client, other)).toEqual([]);
+      expect(await holdingsOfNamespace(client, other)).toEqual([]);
     } finally {
       await scoped.stop();
     }

@@ -6,7 +6,7 @@ import {
   createCluster,
   createPool,
   getOrUndefined,
-  locksOfNamespace,
+  holdingsOfNamespace,
   type RunningProvider,
   startProvider,
   TestNamespaces,
@@ -36,7 +36,7 @@ afterAll(async () => {
 
 /**
  * Deletes the allocated claim `held` while its Cluster is paused (by `pause`), checks the deletion waits — finalizer,
- * IPAddress and lock all stay — then unpauses (by `unpause`) and checks the release completes.
+ * IPAddress and ledger entry all stay — then unpauses (by `unpause`) and checks the release completes.
  */
 async function deletionWaitsForCluster(
   ns: string,
@@ -47,8 +47,8 @@ async function deletionWaitsForCluster(
   await createCluster(client, ns, 'workload');
   await createClaim(client, ns, 'held', { kind: 'TallyIPPool', name: 'pool' }, { clusterName: 'workload' });
   const address = await waitForAddress(client, ns, 'held');
-  const locksBefore = await locksOfNamespace(client, ns);
-  expect(locksBefore).toHaveLength(1);
+  const holdingsBefore = await holdingsOfNamespace(client, ns);
+  expect(holdingsBefore).toHaveLength(1);
 
   await client.mergePatch(CLUSTER_RESOURCE, { namespace: ns, name: 'workload' }, pause);
   await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'held' });
@@ -61,8 +61,8 @@ async function deletionWaitsForCluster(
   expect(held.metadata.finalizers).toContain(CLAIM_FINALIZER);
   const stillThere = await client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'held' });
   expect(stillThere.spec.address).toBe(address.spec.address);
-  expect((await locksOfNamespace(client, ns)).map((lock) => lock.metadata.name)).toContain(
-    locksBefore[0]?.metadata.name,
+  expect((await holdingsOfNamespace(client, ns)).map((holding) => holding.metadata.name)).toContain(
+    holdingsBefore[0]?.metadata.name,
   );
 
   await client.mergePatch(CLUSTER_RESOURCE, { namespace: ns, name: 'workload' }, unpause);

@@ -61,9 +61,6 @@ export class TestNamespaces {
   }
 }
 
-/** The provider's opt-in to address ledgers (a no-op where ledgers are its default). */
-const LEDGER_MODE = { addressLedgers: true };
-
 /** A process serving the Metal3 API (and, with `tally`, Tally's own claims) on a Manager of its own. */
 export interface RunningMetal3 {
   readonly manager: Manager;
@@ -85,12 +82,19 @@ export async function startMetal3(
     logger: pino({ level: process.env.TALLY_TEST_LOG ?? 'silent' }),
     gracefulShutdownTimeoutMs: 20_000,
   });
-  // What the IPAM controller's setup hands over: the manager's ledger informer, a writer on it, its entry view.
+  // As the IPAM controller composes them: with Tally's provider, its writer, entry view and migration gate; alone, a
+  // writer and a view of the Metal3 controllers' own on the manager's ledger informer.
+  const provider = tally ? setupIPAMProvider(manager, tally) : undefined;
   const ledgerInformer = manager.cache.informerFor(LEDGER_RESOURCE);
-  const ledgers = new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
-  const ledgerEntries = new LedgerEntryView(ledgerInformer);
-  if (tally) setupIPAMProvider(manager, { ...LEDGER_MODE, ...tally });
-  setupMetal3IPAM(manager, { ledgers, ledgerEntries, ...metal3 });
+  const ledgers =
+    provider?.ledgers ?? new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
+  const ledgerEntries = provider?.ledgerEntries ?? new LedgerEntryView(ledgerInformer);
+  setupMetal3IPAM(manager, {
+    ledgers,
+    ledgerEntries,
+    ...(provider ? { ledgersComplete: () => provider.ledgersComplete() } : {}),
+    ...metal3,
+  });
   const abort = new AbortController();
   const running = manager.start(abort.signal);
   running.catch(() => undefined);

@@ -62,7 +62,8 @@ function workspaces(root: string): Workspace[] {
 
 /** `{ package: bump }` and the summary of one changeset file. */
 function readChangeset(path: string): { bumps: Record<string, Bump>; summary: string } {
-  const match = /^---\n([\s\S]*?)\n---\n([\s\S]*)$/.exec(readFileSync(path, 'utf8'));
+  // An empty front matter (`changeset --empty`: a change that bumps no package) is a changeset too.
+  const match = /^---\n((?:[\s\S]*?\n)?)---\n([\s\S]*)$/.exec(readFileSync(path, 'utf8'));
   if (!match) throw new Error(`${path} is not a changeset (front matter, then a summary)`);
   const bumps = (parse(match[1] ?? '') ?? {}) as Record<string, Bump>;
   return { bumps, summary: (match[2] ?? '').trim() };

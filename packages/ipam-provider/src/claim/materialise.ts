@@ -3,6 +3,7 @@
  * with finalizer and owner references) and the claim's status.
  */
 import {
+  CLUSTER_NAME_LABEL,
   echo,
   IPADDRESSCLAIM_ADDRESS_ALLOCATED_REASON,
   IPAM_V1BETA2_API_VERSION,
@@ -112,8 +113,8 @@ export async function createAddress(
   const pool = deps.pool(ref);
   if (!pool) return undefined;
   const labels: Record<string, string> = {};
-  const clusterLabel = claim.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
-  if (clusterLabel) labels['cluster.x-k8s.io/cluster-name'] = clusterLabel;
+  const clusterLabel = claim.metadata.labels?.[CLUSTER_NAME_LABEL];
+  if (clusterLabel) labels[CLUSTER_NAME_LABEL] = clusterLabel;
   const body = {
     apiVersion: IPAM_V1BETA2_API_VERSION,
     kind: 'IPAddress',
