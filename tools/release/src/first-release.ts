@@ -29,7 +29,8 @@ export function readChangesets(root: string): Map<string, Record<string, z.infer
   const dir = join(root, '.changeset');
   const changesets = new Map<string, Record<string, z.infer<typeof Bump>>>();
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.md') && name !== 'README.md')) {
-    const match = /^---\n([\s\S]*?)\n---\n/.exec(readFileSync(join(dir, file), 'utf8'));
+    // An empty front matter (`changeset --empty`: a change that bumps no package) is a changeset too.
+    const match = /^---\n((?:[\s\S]*?\n)?)---\n/.exec(readFileSync(join(dir, file), 'utf8'));
     if (!match) throw new Error(`.changeset/${file} has no front matter`);
     const bumps = z.record(z.string(), Bump).safeParse(parse(match[1] ?? '') ?? {});
     if (!bumps.success) throw new Error(`.changeset/${file}: ${z.prettifyError(bumps.error)}`);
