@@ -1,6 +1,4 @@
-import type { Client } from '@tally-ipam/controller-kit';
-import type { TestNamespace } from '@tally-ipam/testenv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   addressLockName,
   CLAIM_RESOURCE,
@@ -12,40 +10,22 @@ import {
   createClaim,
   createPool,
   getHolding,
-  newNamespace,
-  type RunningProvider,
   readyCondition,
-  startProvider,
-  testClient,
+  useTestFile,
   waitFor,
   waitForAddress,
   waitForGone,
   waitForReason,
 } from './support.js';
 
-let running: RunningProvider;
-let client: Client;
-const namespaces: TestNamespace[] = [];
+const { client, namespace, running } = useTestFile({ provider: {} });
 const globalPools: { kind: 'GlobalTallyIPPool' | 'GlobalTallyPrefixPool'; name: string }[] = [];
 
-beforeAll(async () => {
-  client = testClient();
-  running = await startProvider();
-});
-
+// Registered after useTestFile, so it runs before the provider stops: the provider releases the pools' finalizers.
 afterAll(async () => {
-  for (const namespace of namespaces) await namespace.delete();
   for (const pool of globalPools)
     await client.delete(POOL_RESOURCES[pool.kind], { name: pool.name }).catch(() => undefined);
-  await running?.stop();
-  client?.close();
 });
-
-async function namespace(prefix: string): Promise<string> {
-  const created = await newNamespace(prefix);
-  namespaces.push(created);
-  return created.name;
-}
 
 async function deleteClaim(ns: string, name: string): Promise<void> {
   await client.delete(CLAIM_RESOURCE, { namespace: ns, name });
@@ -250,8 +230,8 @@ describe('allocation features', () => {
     const second = await waitForAddress(client, ns2, 'a');
     expect(first.spec.address).not.toBe(second.spec.address);
     expect(
-      running.provider
-        .allocatedAddresses({ kind: 'GlobalTallyIPPool', name })
+      running()
+        .provider.allocatedAddresses({ kind: 'GlobalTallyIPPool', name })
         .map((a) => a.address)
         .sort(),
     ).toEqual([first.spec.address, second.spec.address].sort());

@@ -1,27 +1,9 @@
-import { type Client, EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
+import { describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, EVENT_ADDRESS_ALLOCATED, EVENT_ADDRESSES_ALLOCATED, POOL_RESOURCES } from '../src/index.js';
-import {
-  createClaim,
-  createPool,
-  startProvider,
-  TestNamespaces,
-  testClient,
-  waitFor,
-  waitForAddress,
-} from './support.js';
+import { createClaim, createPool, startProvider, useTestFile, waitFor, waitForAddress } from './support.js';
 
-let client: Client;
-const namespaces = new TestNamespaces();
-
-beforeAll(() => {
-  client = testClient();
-});
-
-afterAll(async () => {
-  await namespaces.deleteAll();
-  client?.close();
-});
+const { client, namespace } = useTestFile();
 
 interface RecordedEvent {
   reason?: string;
@@ -38,7 +20,7 @@ async function eventsOf(ns: string, reason: string): Promise<RecordedEvent[]> {
 
 describe('a burst of claims', () => {
   it('binds every claim with distinct addresses; AddressAllocated Events past the budget are summed up on the pool; the pool status ends exact', async () => {
-    const ns = await namespaces.create('burst');
+    const ns = await namespace('burst');
     // A range no other file of the shared control plane uses: an address another file's pool holds (10.70.0.15 of
     // contract-corners, before) counts as neither used nor free here, and the exact counts below would not hold.
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.76.0.1-10.76.0.40'], prefix: 24 });

@@ -1,6 +1,4 @@
-import type { Client } from '@tally-ipam/controller-kit';
-import type { TestNamespace } from '@tally-ipam/testenv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
@@ -18,37 +16,15 @@ import {
   findHolding,
   getHolding,
   getOrUndefined,
-  newNamespace,
-  type RunningProvider,
   readyCondition,
-  startProvider,
-  testClient,
+  useTestFile,
   waitFor,
   waitForAddress,
   waitForGone,
   waitForReason,
 } from './support.js';
 
-let running: RunningProvider;
-let client: Client;
-const namespaces: TestNamespace[] = [];
-
-beforeAll(async () => {
-  client = testClient();
-  running = await startProvider();
-});
-
-afterAll(async () => {
-  await running?.stop();
-  for (const namespace of namespaces) await namespace.delete();
-  client?.close();
-});
-
-async function namespace(prefix: string): Promise<string> {
-  const created = await newNamespace(prefix);
-  namespaces.push(created);
-  return created.name;
-}
+const { client, namespace } = useTestFile({ provider: {} });
 
 describe('a claim against a TallyIPPool', () => {
   it('gets the lowest free address: finalizers, owner references, labels, spec, status and a lock', async () => {

@@ -1,6 +1,6 @@
 import { TALLY_GROUP } from '@tally-ipam/api-types';
-import { type Client, isNotFound } from '@tally-ipam/controller-kit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isNotFound } from '@tally-ipam/controller-kit';
+import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
@@ -19,11 +19,8 @@ import {
   createPool,
   findHolding,
   getHolding,
-  type RunningProvider,
   readyCondition,
-  startProvider,
-  TestNamespaces,
-  testClient,
+  useTestFile,
   waitFor,
   waitForAddress,
   waitForGone,
@@ -34,20 +31,7 @@ import {
 /** The orphan safety age of this file's provider: the bound a lock outlives its claim and IPAddress by. */
 const ORPHAN_AGE_MS = 1_000;
 
-let client: Client;
-let running: RunningProvider;
-const namespaces = new TestNamespaces();
-
-beforeAll(async () => {
-  client = testClient();
-  running = await startProvider({ orphanLockSafetyAgeMs: ORPHAN_AGE_MS });
-});
-
-afterAll(async () => {
-  await running?.stop();
-  await namespaces.deleteAll();
-  client?.close();
-});
+const { client, namespace } = useTestFile({ provider: { orphanLockSafetyAgeMs: ORPHAN_AGE_MS } });
 
 /** An IPAddress written by someone else before the claim: no finalizer, no owner references. */
 async function createBareAddress(ns: string, name: string, pool: string, address: string, prefix: number) {
@@ -82,7 +66,7 @@ async function deleteAsClusterctlMove(
 
 describe('adoption of a pre-existing IPAddress', () => {
   it('completes it with the finalizer and both owner references, its spec untouched', async () => {
-    const ns = await namespaces.create('adopt');
+    const ns = await namespace('adopt');
     const pool = await createPool(client, 'TallyIPPool', 'pool', ns, {
       addresses: ['10.70.0.10-10.70.0.20'],
       prefix: 24,
@@ -120,7 +104,7 @@ describe('adoption of a pre-existing IPAddress', () => {
   });
 
   it('refuses one the pool could not have handed out, and leaves it untouched', async () => {
-    const ns = await namespaces.create('adopt-mismatch');
+    const ns = await namespace('adopt-mismatch');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.71.0.10-10.71.0.20'], prefix: 24 });
     const outside = await createBareAddress(ns, 'outside', 'pool', '10.71.0.99', 24);
     const wrongPrefix = await createBareAddress(ns, 'wrong-prefix', 'pool', '10.71.0.11', 16);
@@ -143,7 +127,7 @@ describe('adoption of a pre-existing IPAddress', () => {
 
 describe('claims are told what they cannot have', () => {
   it('a requested address reserved for another claim: AddressReserved, naming that claim', async () => {
-    const ns = await namespaces.create('reserved');
+    const ns = await namespace('reserved');
     await createPool(client, 'TallyIPPool', 'pool', ns, {
       addresses: ['10.72.0.10-10.72.0.20'],
       prefix: 24,
@@ -164,7 +148,7 @@ describe('claims are told what they cannot have', () => {
   });
 
   it('a 64 KiB requested-address annotation still gets a condition, the value cut with an ellipsis', async () => {
-    const ns = await namespaces.create('huge-annotation');
+    const ns = await namespace('huge-annotation');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.73.0.10-10.73.0.20'], prefix: 24 });
     const huge = `10.73.0.${'1'.repeat(64 * 1024)}`;
     await createClaim(
@@ -184,7 +168,7 @@ describe('claims are told what they cannot have', () => {
   });
 
   it('a status write for a claim deleted meanwhile is no error', async () => {
-    const ns = await namespaces.create('vanished');
+    const ns = await namespace('vanished');
     const claim = await createClaim(
       client,
       ns,
@@ -207,7 +191,7 @@ describe('claims are told what they cannot have', () => {
 
 describe(`no lock outlives both its claim and its pool by more than the orphan safety age`, () => {
   it('the source side of clusterctl move: claims and IPAddresses deleted without Tally, their locks go', async () => {
-    const ns = await namespaces.create('move-source');
+    const ns = await namespace('move-source');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.74.0.10-10.74.0.20'], prefix: 24 });
     const names = ['m-0', 'm-1'];
     const addresses: string[] = [];
@@ -231,7 +215,7 @@ describe(`no lock outlives both its claim and its pool by more than the orphan s
   });
 
   it('released locks of a deleted LeastRecentlyReleased pool go with the pool', async () => {
-    const ns = await namespaces.create('lrr-deleted');
+    const ns = await namespace('lrr-deleted');
     await createPool(client, 'TallyIPPool', 'pool', ns, {
       addresses: ['10.75.0.10-10.75.0.20'],
       prefix: 24,

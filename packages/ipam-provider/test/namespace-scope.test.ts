@@ -1,6 +1,5 @@
-import type { Client } from '@tally-ipam/controller-kit';
 import { parseManagerFlags } from '@tally-ipam/controller-kit/manager';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE } from '../src/index.js';
 import {
   createClaim,
@@ -9,27 +8,16 @@ import {
   getOrUndefined,
   holdingsOfNamespace,
   startProvider,
-  TestNamespaces,
-  testClient,
+  useTestFile,
   waitForAddress,
 } from './support.js';
 
-let client: Client;
-const namespaces = new TestNamespaces();
-
-beforeAll(() => {
-  client = testClient();
-});
-
-afterAll(async () => {
-  await namespaces.deleteAll();
-  client?.close();
-});
+const { client, namespace } = useTestFile();
 
 describe('a provider started with --namespace', () => {
   it('serves the claims of its namespace and never touches a claim of another one', async () => {
-    const watched = await namespaces.create('scope-watched');
-    const other = await namespaces.create('scope-other');
+    const watched = await namespace('scope-watched');
+    const other = await namespace('scope-other');
     await createPool(client, 'TallyIPPool', 'pool', watched, { addresses: ['10.90.0.0/24'], prefix: 24 });
     await createPool(client, 'TallyIPPool', 'pool', other, { addresses: ['10.90.1.0/24'], prefix: 24 });
     // The command line as CAPI's providers take it, through the kit's parser, into the provider's options. One worker:

@@ -1,5 +1,4 @@
-import type { Client } from '@tally-ipam/controller-kit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, CLAIM_FINALIZER, CLAIM_RESOURCE, CLUSTER_RESOURCE } from '../src/index.js';
 import {
   createClaim,
@@ -7,32 +6,16 @@ import {
   createPool,
   getOrUndefined,
   holdingsOfNamespace,
-  type RunningProvider,
-  startProvider,
-  TestNamespaces,
-  testClient,
+  useTestFile,
   waitForAddress,
   waitForGone,
 } from './support.js';
 
 const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 
-let running: RunningProvider;
-let client: Client;
-const namespaces = new TestNamespaces();
-
-beforeAll(async () => {
-  client = testClient();
-  // One worker: claims are reconciled in the order their events arrive, so a claim served after a deletion proves
-  // that the deletion was looked at first.
-  running = await startProvider({ concurrency: 1 }, 'pause-cluster-provider');
-});
-
-afterAll(async () => {
-  await running?.stop();
-  await namespaces.deleteAll();
-  client?.close();
-});
+// One worker: claims are reconciled in the order their events arrive, so a claim served after a deletion proves
+// that the deletion was looked at first.
+const { client, namespace } = useTestFile({ provider: { concurrency: 1 }, providerName: 'pause-cluster-provider' });
 
 /**
  * Deletes the allocated claim `held` while its Cluster is paused (by `pause`), checks the deletion waits — finalizer,
@@ -72,12 +55,12 @@ async function deletionWaitsForCluster(
 
 describe("a claim's deletion under a paused Cluster (not pool)", () => {
   it('waits while Cluster.spec.paused is true and releases the address once it is false', async () => {
-    const ns = await namespaces.create('pause-cluster-spec');
+    const ns = await namespace('pause-cluster-spec');
     await deletionWaitsForCluster(ns, { spec: { paused: true } }, { spec: { paused: false } });
   });
 
   it('waits while the Cluster has the paused annotation and releases the address once it is removed', async () => {
-    const ns = await namespaces.create('pause-cluster-annotation');
+    const ns = await namespace('pause-cluster-annotation');
     await deletionWaitsForCluster(
       ns,
       { metadata: { annotations: { [PAUSED_ANNOTATION]: '' } } },

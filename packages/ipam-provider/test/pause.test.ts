@@ -1,41 +1,17 @@
-import type { Client } from '@tally-ipam/controller-kit';
-import type { TestNamespace } from '@tally-ipam/testenv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, CLAIM_FINALIZER, CLAIM_RESOURCE, CLUSTER_RESOURCE, POOL_RESOURCES } from '../src/index.js';
 import {
   createClaim,
   createCluster,
   createPool,
   getOrUndefined,
-  newNamespace,
-  type RunningProvider,
-  startProvider,
-  testClient,
+  useTestFile,
   waitForAddress,
   waitForGone,
 } from './support.js';
 
-let running: RunningProvider;
-let client: Client;
-const namespaces: TestNamespace[] = [];
+const { client, namespace } = useTestFile({ provider: {} });
 const PAUSED = 'cluster.x-k8s.io/paused';
-
-beforeAll(async () => {
-  client = testClient();
-  running = await startProvider();
-});
-
-afterAll(async () => {
-  await running?.stop();
-  for (const namespace of namespaces) await namespace.delete();
-  client?.close();
-});
-
-async function namespace(prefix: string): Promise<string> {
-  const created = await newNamespace(prefix);
-  namespaces.push(created);
-  return created.name;
-}
 
 /**
  * Proof that a paused claim is left alone: a second, unpaused claim created after it in the same pool is served

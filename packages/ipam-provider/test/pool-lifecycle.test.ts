@@ -1,41 +1,17 @@
-import type { Client } from '@tally-ipam/controller-kit';
-import type { TestNamespace } from '@tally-ipam/testenv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLAIM_RESOURCE, POOL_FINALIZER, POOL_RESOURCES, type StoredPool } from '../src/index.js';
 import {
   createClaim,
   createPool,
-  newNamespace,
-  type RunningProvider,
   readyCondition,
-  startProvider,
-  testClient,
+  useTestFile,
   waitFor,
   waitForAddress,
   waitForGone,
   waitForReason,
 } from './support.js';
 
-let running: RunningProvider;
-let client: Client;
-const namespaces: TestNamespace[] = [];
-
-beforeAll(async () => {
-  client = testClient();
-  running = await startProvider();
-});
-
-afterAll(async () => {
-  await running?.stop();
-  for (const namespace of namespaces) await namespace.delete();
-  client?.close();
-});
-
-async function namespace(prefix: string): Promise<string> {
-  const created = await newNamespace(prefix);
-  namespaces.push(created);
-  return created.name;
-}
+const { client, namespace, running } = useTestFile({ provider: {} });
 
 interface PoolStatusView {
   ipAddresses?: { total: number; used: number; free: number; outOfRange: number };
@@ -150,7 +126,7 @@ describe('pools', () => {
       observedGeneration: patched.metadata.generation,
       message: expect.stringContaining('outside the current spec'),
     });
-    const metrics = await running.registry.getSingleMetricAsString('tally_ipam_pool_addresses');
+    const metrics = await running().registry.getSingleMetricAsString('tally_ipam_pool_addresses');
     expect(metrics).toContain(
       `tally_ipam_pool_addresses{kind="TallyIPPool",namespace="${ns}",name="pool",state="free"} 1`,
     );

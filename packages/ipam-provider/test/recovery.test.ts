@@ -1,6 +1,6 @@
 import { TALLY_GROUP } from '@tally-ipam/api-types';
-import { type Client, EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
+import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
@@ -17,8 +17,7 @@ import {
   holdAsAnotherWriter,
   readyCondition,
   startProvider,
-  TestNamespaces,
-  testClient,
+  useTestFile,
   waitFor,
   waitForAddress,
   waitForGone,
@@ -26,21 +25,7 @@ import {
   waitForReason,
 } from './support.js';
 
-let client: Client;
-const namespaces = new TestNamespaces();
-
-beforeAll(() => {
-  client = testClient();
-});
-
-afterAll(async () => {
-  await namespaces.deleteAll();
-  client?.close();
-});
-
-function namespace(prefix: string): Promise<string> {
-  return namespaces.create(prefix);
-}
+const { client, namespace } = useTestFile();
 
 /** An entry held for a claim as a crashed reconcile or another replica would have left it. */
 async function createLock(address: string, ns: string, pool: string, claim: { name: string; uid: string }) {

@@ -1,35 +1,16 @@
-/**
- * Two provider instances (no leader election) on one API server racing for every address of one exactly-full pool:
- * every claim exists before either starts, so both list them all at once and compete for the same addresses from
- * their first reconcile, holds made ahead included. What is asserted is the outcome, never the timing: no address
- * held or carried twice, every claim served, and exactly one unreleased entry per claim once the race has settled
- * (a hold one replica made in vain is given back). Then a third of the claims is replaced while both run.
- */
-import type { Client } from '@tally-ipam/controller-kit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type StoredAddress } from '../src/index.js';
 import {
   createClaim,
   createPool,
   holdingsOfNamespace,
   startProvider,
-  TestNamespaces,
-  testClient,
+  useTestFile,
   waitFor,
   waitForGone,
 } from './support.js';
 
-let client: Client;
-const namespaces = new TestNamespaces();
-
-beforeAll(() => {
-  client = testClient();
-});
-
-afterAll(async () => {
-  await namespaces.deleteAll();
-  client?.close();
-});
+const { client, namespace } = useTestFile();
 
 /** Rounds of the race in this run (`TALLY_RACE_ROUNDS`, default 1): each on a pool of its own, with fresh providers. */
 const ROUNDS = Number(process.env.TALLY_RACE_ROUNDS ?? 1);
@@ -76,7 +57,7 @@ describe('two providers racing for one exactly-full pool', () => {
   it.for(Array.from({ length: ROUNDS }, (_, round) => round))(
     'round %i: serves every claim once with no address held twice, and again after a third of the claims is replaced',
     async (round) => {
-      const ns = await namespaces.create('race');
+      const ns = await namespace('race');
       await createPool(client, 'TallyIPPool', POOL.name, ns, { addresses: [poolRange(round)], prefix: 16 });
       const first = Array.from({ length: POOL_SIZE }, (_, index) => `m-${index}`);
       await Promise.all(first.map((name) => createClaim(client, ns, name, POOL)));

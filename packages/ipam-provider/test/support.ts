@@ -17,6 +17,7 @@ import {
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
+import { afterAll, beforeAll } from 'vitest';
 import {
   ADDRESS_RESOURCE,
   AddressLedgers,
@@ -119,6 +120,45 @@ export class TestNamespaces {
   async deleteAll(): Promise<void> {
     for (const namespace of this.created.splice(0)) await namespace.delete();
   }
+}
+
+/** What a test file shares: one client, the namespaces it creates and, if asked for, one provider started for it. */
+export interface TestFile {
+  /** The file's client, closed after the file. */
+  readonly client: Client;
+  /** A fresh namespace named after `prefix`, deleted after the file; returns its name. */
+  namespace(prefix: string): Promise<string>;
+  /** The provider started for the whole file (only when `useTestFile` was given `provider`). */
+  running(): RunningProvider;
+}
+
+/**
+ * Registers a test file's `beforeAll` / `afterAll`: starts the file's provider when `setup.provider` is given, and
+ * after the file stops it, deletes the namespaces the file created and closes the client.
+ */
+export function useTestFile(setup: { provider?: IPAMProviderOptions; providerName?: string } = {}): TestFile {
+  const client = testClient();
+  const namespaces = new TestNamespaces();
+  let running: RunningProvider | undefined;
+  const providerOptions = setup.provider;
+  if (providerOptions) {
+    beforeAll(async () => {
+      running = await startProvider(providerOptions, setup.providerName);
+    });
+  }
+  afterAll(async () => {
+    await running?.stop();
+    await namespaces.deleteAll();
+    client.close();
+  });
+  return {
+    client,
+    namespace: (prefix) => namespaces.create(prefix),
+    running: () => {
+      if (!running) throw new Error('this test file started no provider: pass `provider` to useTestFile');
+      return running;
+    },
+  };
 }
 
 export type PoolKind = keyof typeof POOL_RESOURCES;

@@ -1,5 +1,4 @@
-import type { Client } from '@tally-ipam/controller-kit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, addressLockName, CLAIM_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../src/index.js';
 import {
   createClaim,
@@ -10,27 +9,12 @@ import {
   holdingsOfNamespace,
   readyCondition,
   startProvider,
-  TestNamespaces,
-  testClient,
+  useTestFile,
   waitFor,
   waitForAddress,
 } from './support.js';
 
-let client: Client;
-const namespaces = new TestNamespaces();
-
-beforeAll(() => {
-  client = testClient();
-});
-
-afterAll(async () => {
-  await namespaces.deleteAll();
-  client?.close();
-});
-
-function namespace(prefix: string): Promise<string> {
-  return namespaces.create(prefix);
-}
+const { client, namespace } = useTestFile();
 
 async function addressesOf(ns: string): Promise<StoredAddress[]> {
   return (await client.listAll(ADDRESS_RESOURCE, { namespace: ns })).items;
