@@ -11,8 +11,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { adoptMisplacedReport, REPORT, removeTestResults, summarizeTestResults } from './test-summary.mjs';
 
-// The kind lane (e2e on a kind cluster, engineer H2's branch kind-lane): run after every other test project, alone,
-// only when `docker info` answers. Until the lane's directory and its test script exist, it is skipped silently.
+// The kind lane (e2e on a kind cluster, e2e/README.md "The kind lane"): run after every other test project, alone,
+// only when `docker info` answers; without an engine, one line says it did not run (never a silent pass).
 const KIND_LANE_DIR = 'e2e/kind';
 const KIND_LANE_PACKAGE_DIR = 'e2e';
 const KIND_LANE_PACKAGE = '@tally-ipam/e2e';
