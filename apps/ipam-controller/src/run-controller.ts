@@ -6,7 +6,7 @@ import {
   type ControllerManagerOptions,
 } from '@tally-ipam/controller-kit';
 import { registerPoolWebhooks, setupIPAMProvider } from '@tally-ipam/ipam-provider';
-import { setupMetal3IPAM } from '@tally-ipam/metal3-ipam';
+import { cacheMetal3AddressesView, registerMetal3Webhooks, setupMetal3IPAM } from '@tally-ipam/metal3-ipam';
 import type { Logger } from 'pino';
 import { type AppFlags, IPAM_CONTROLLER_APP } from './app-flags.js';
 
@@ -23,7 +23,7 @@ export const setupIPAMController: ControllerAppSetup = (context) =>
 /**
  * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
  * allocations held through the provider's own ledger writer and entry view (one address space, one batching writer),
- * and nothing allocated before the provider has imported an older version's locks.
+ * nothing allocated before the provider has imported an older version's locks, and the IPPool update webhook.
  */
 export function ipamControllerSetup(options: { readonly enableMetal3: boolean }): ControllerAppSetup {
   return ({ manager, flags, webhooks }) => {
@@ -46,6 +46,10 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
       });
     }
     if (webhooks) registerPoolWebhooks(webhooks, provider);
+    // The IPPool update rule: only with Metal3 on (off, the shipped configuration's match condition sends nothing here).
+    if (webhooks && options.enableMetal3) {
+      registerMetal3Webhooks(webhooks, cacheMetal3AddressesView(manager.cache, scope.namespace));
+    }
   };
 }
 

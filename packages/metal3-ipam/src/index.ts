@@ -30,6 +30,7 @@ export {
   type Metal3Range,
   type Metal3RangeInput,
   type Metal3Translation,
+  rangeIndexHolding,
   translateIPPoolSpec,
 } from './ranges.js';
 export {
@@ -41,3 +42,22 @@ export {
   StoredMetal3Pool,
 } from './resources.js';
 export { type Metal3IPAM, type Metal3IPAMOptions, setupMetal3IPAM } from './setup.js';
+export {
+  type AddressInUse,
+  IPPOOL_WEBHOOK_NAME,
+  IPPOOL_WEBHOOK_PATH,
+  type IPPoolUpdateProblem,
+  type IPPoolUpdateSpec,
+  ipPoolAdmissionHandler,
+  type Metal3AddressesView,
+  validateIPPoolUpdate,
+} from './webhooks/ippool-admission.js';
+export {
+  cacheMetal3AddressesView,
+  METAL3_ENABLED_MATCH_CONDITION,
+  type Metal3WebhookOptions,
+  metal3IPPoolWebhook,
+  metal3WebhookConfiguration,
+  registerMetal3Webhooks,
+  withMetal3IPPoolWebhook,
+} from './webhooks/register.js';

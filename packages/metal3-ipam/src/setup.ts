@@ -9,13 +9,13 @@ import { ENTRY_CLAIM_UID_INDEX } from './ipclaim/reconciler.js';
 import { newIPPoolController } from './ippool/controller.js';
 import { newOrphanEntryController } from './orphans/controller.js';
 import {
+  addressPoolIndex,
   claimKeyOfAddress,
   METAL3_ADDRESS_RESOURCE,
   METAL3_CLAIM_INDEX,
   METAL3_CLAIM_RESOURCE,
   METAL3_POOL_INDEX,
   METAL3_POOL_RESOURCE,
-  poolKeyOfAddress,
   poolKeyOfClaim,
   type StoredMetal3Address,
   type StoredMetal3Claim,
@@ -74,7 +74,7 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
   const addresses = cache.informerFor(METAL3_ADDRESS_RESOURCE, {
     namespace,
     indexers: {
-      [METAL3_POOL_INDEX]: (address: StoredMetal3Address) => listOf(poolKeyOfAddress(address)),
+      [METAL3_POOL_INDEX]: addressPoolIndex,
       [METAL3_CLAIM_INDEX]: (address: StoredMetal3Address) => listOf(claimKeyOfAddress(address)),
     },
   });
