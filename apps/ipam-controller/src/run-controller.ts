@@ -38,12 +38,15 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
       if (ledgers === undefined || ledgerEntries === undefined) {
         throw new Error('--enable-metal3-ipam needs the IPAM provider in ledger mode (its default)');
       }
-      setupMetal3IPAM(manager, {
+      const metal3 = setupMetal3IPAM(manager, {
         ...scope,
         ledgers,
         ledgerEntries,
         ledgersComplete: () => provider.ledgersComplete(),
       });
+      // Taking over from Metal3's controller: its IPAddresses are entered into the ledgers before any claim of
+      // either API is given an address, so none of theirs can be handed out again.
+      provider.addAllocationBarrier(() => metal3.addressesAdopted());
     }
     if (webhooks) registerPoolWebhooks(webhooks, provider);
     // The IPPool update rule: only with Metal3 on (off, the shipped configuration's match condition sends nothing here).

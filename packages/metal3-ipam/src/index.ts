@@ -3,6 +3,7 @@
  * ledgers — the pure half (IPPool spec to ranges, pre-allocations, the address for a claim, the IPAddress name) and
  * the IPClaim, IPPool and ledger-entry controllers (`setupMetal3IPAM`).
  */
+export { Metal3Adoption, type Metal3AdoptionDeps, type Metal3AdoptionResult } from './adoption.js';
 export { type AllocateOptions, allocateForClaim, type HeldAddress, type Metal3Allocation } from './allocate.js';
 export { Metal3AllocationError, type Metal3AllocationFailure, Metal3PoolSpecError } from './errors.js';
 export { isMetal3ClaimReference, ledgerHeldInPlan, ledgerSlot, metal3Entry } from './holdings.js';

@@ -89,12 +89,13 @@ export async function startMetal3(
   const ledgers =
     provider?.ledgers ?? new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
   const ledgerEntries = provider?.ledgerEntries ?? new LedgerEntryView(ledgerInformer);
-  setupMetal3IPAM(manager, {
+  const served = setupMetal3IPAM(manager, {
     ledgers,
     ledgerEntries,
     ...(provider ? { ledgersComplete: () => provider.ledgersComplete() } : {}),
     ...metal3,
   });
+  provider?.addAllocationBarrier(() => served.addressesAdopted());
   const abort = new AbortController();
   const running = manager.start(abort.signal);
   running.catch(() => undefined);
