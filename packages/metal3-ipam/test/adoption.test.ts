@@ -1,6 +1,6 @@
 /**
  * The start-up adoption barrier: Tally takes over from Metal3's IPAM controller. Metal3 IPAddresses exist for the
- * lowest addresses of an IPPool, with no ledger entry; new IPClaims on a second IPPool over the same range (it reads
+ * lowest addresses of an IPPool, with no ledger entry, their IPClaims paused (so no claim reconcile adopts them); new IPClaims on a second IPPool over the same range (it reads
  * only its own IPAddresses) and new IPAddressClaims on a TallyIPPool over it (they read only the ledgers) wait when
  * two processes start at once. Both APIs pick the lowest free address, so without the barrier they take the existing
  * addresses; with it, each existing address is entered for its IPClaim first and none is handed out again.
@@ -20,9 +20,11 @@ import {
   TestNamespaces,
   testClient,
   waitFor,
+  waitForAddress,
 } from './support.js';
 
-const BLOCK = '10.72.0';
+const BLOCK = '10.78.0';
+const PAUSED = 'cluster.x-k8s.io/paused';
 const EXISTING = 10;
 const NEW_PER_API = 8;
 const namespaces = new TestNamespaces();
@@ -57,7 +59,8 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
     for (let index = 0; index < EXISTING; index += 1) {
       const name = `legacy-${index}`;
       const address = `${BLOCK}.${10 + index}`;
-      const claim = await createClaim(client, namespace, name, 'legacy');
+      // Paused (its Cluster being moved, say): its own reconcile adopts nothing, so only the barrier enters its address.
+      const claim = await createClaim(client, namespace, name, 'legacy', { annotations: { [PAUSED]: 'true' } });
       const ipAddress = ipAddressName('legacy', address);
       await client.create(METAL3_ADDRESS_RESOURCE, {
         apiVersion: 'ipam.metal3.io/v1alpha1',
@@ -103,7 +106,7 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
         const metal3Addresses = (await addressesOf(client, namespace)).length;
         const capiAddresses = (await client.list(ADDRESS_RESOURCE, { namespace })).items.length;
         return (
-          metal3.filter((claim) => claim.status?.address?.name).length === EXISTING + NEW_PER_API &&
+          metal3.filter((claim) => claim.status?.address?.name).length === NEW_PER_API &&
           capi.filter((claim) => claim.status?.addressRef?.name).length === NEW_PER_API &&
           metal3Addresses === EXISTING + NEW_PER_API &&
           capiAddresses === NEW_PER_API
@@ -139,5 +142,16 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
         { apiGroup: 'ipam.metal3.io', kind: 'IPClaim', namespace, name, uid: held.uid },
       ]);
     }
+
+    // Unpaused, each existing claim adopts its own IPAddress: the one Metal3 created, at the same address.
+    for (const name of existing.keys()) {
+      const claim = await client.get(METAL3_CLAIM_RESOURCE, { namespace, name });
+      await client.update(METAL3_CLAIM_RESOURCE, { ...claim, metadata: { ...claim.metadata, annotations: {} } });
+    }
+    for (const [name, held] of existing) {
+      const ipAddress = await waitForAddress(client, namespace, name);
+      expect(ipAddress.spec.address).toBe(held.address);
+    }
+    expect(await addressesOf(client, namespace)).toHaveLength(EXISTING + NEW_PER_API);
   });
 });
