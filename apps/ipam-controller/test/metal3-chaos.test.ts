@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client } from '@tally-ipam/controller-kit';
+import { asKubeApiError, Client, isAlreadyExists, isNotFound } from '@tally-ipam/controller-kit';
 import { LEDGER_RESOURCE } from '@tally-ipam/ipam-provider';
 import { METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE, METAL3_POOL_RESOURCE } from '@tally-ipam/metal3-ipam';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
@@ -18,6 +18,42 @@ const BLOCK = '10.220.0';
 /** Every pool of both APIs spans these 200 addresses; the 180 claims leave 20 free, so nearly every choice contends. */
 const FIRST = 20;
 const LAST = 219;
+
+/**
+ * The test's own request, asked again until the API server answers it: at load average 20 the API server now and then
+ * drops a connection (socket hang up) or answers 429/5xx. A create or delete that landed before its answer was lost
+ * answers AlreadyExists or NotFound when asked again; both count as done. Any other refusal fails at once. Only the
+ * test's own writes and reads go through here; what the controllers did is asserted on what they answer.
+ */
+async function answered<T>(what: string, request: () => Promise<T>): Promise<T | undefined> {
+  let outcome: { readonly value: T | undefined } | { readonly error: unknown } | undefined;
+  await eventually(
+    what,
+    async () => {
+      try {
+        outcome = { value: await request() };
+      } catch (error) {
+        if (isAlreadyExists(error) || isNotFound(error)) {
+          outcome = { value: undefined };
+          return;
+        }
+        const status = asKubeApiError(error)?.statusCode;
+        if (status === undefined || status === 429 || status >= 500) throw error;
+        outcome = { error };
+      }
+    },
+    { timeoutMs: 120_000, intervalMs: 1_000 },
+  );
+  if (outcome && 'error' in outcome) throw outcome.error;
+  return outcome?.value;
+}
+
+/** `answered` for a request whose answer the test needs (a read). */
+async function read<T>(what: string, request: () => Promise<T>): Promise<T> {
+  const value = await answered(what, request);
+  if (value === undefined) throw new Error(`${what}: not found`);
+  return value;
+}
 
 interface Replica {
   readonly name: string;
@@ -60,16 +96,20 @@ describe('cross-API chaos: two replicas with --enable-metal3-ipam, no leader ele
     const client = new Client(env.kubeConfig, { fieldManager: 'metal3-chaos-test' });
     namespace = await createTestNamespace(env.kubeConfig, 'metal3-chaos');
     const ns = namespace.name;
-    await client.create(CLUSTERS, cluster(ns, 'chaos'));
+    await answered('create the Cluster', () => client.create(CLUSTERS, cluster(ns, 'chaos')));
     for (const name of METAL3_POOLS) {
-      await client.create(METAL3_POOL_RESOURCE, {
-        apiVersion: 'ipam.metal3.io/v1alpha1',
-        kind: 'IPPool',
-        metadata: { name, namespace: ns },
-        spec: { namePrefix: name, pools: [{ start: `${BLOCK}.${FIRST}`, end: `${BLOCK}.${LAST}` }], prefix: 24 },
-      });
+      await answered(`create IPPool ${name}`, () =>
+        client.create(METAL3_POOL_RESOURCE, {
+          apiVersion: 'ipam.metal3.io/v1alpha1',
+          kind: 'IPPool',
+          metadata: { name, namespace: ns },
+          spec: { namePrefix: name, pools: [{ start: `${BLOCK}.${FIRST}`, end: `${BLOCK}.${LAST}` }], prefix: 24 },
+        }),
+      );
     }
-    await client.create(POOLS, ipPool(ns, 'tally', { addresses: [`${BLOCK}.${FIRST}-${BLOCK}.${LAST}`], prefix: 24 }));
+    await answered('create the TallyIPPool', () =>
+      client.create(POOLS, ipPool(ns, 'tally', { addresses: [`${BLOCK}.${FIRST}-${BLOCK}.${LAST}`], prefix: 24 })),
+    );
 
     const start = (replica: Replica): void => {
       replica.process = startController([
@@ -108,7 +148,7 @@ describe('cross-API chaos: two replicas with --enable-metal3-ipam, no leader ele
     const capiClaims = Array.from({ length: CAPI_CLAIMS }, (_, index) =>
       index < ipClaims.length ? (ipClaims[index]?.name as string) : `capi-${index}`,
     );
-    const creations = [
+    const creations: (() => Promise<unknown>)[] = [
       ...ipClaims.map(
         ({ pool, name }) =>
           () =>
@@ -129,7 +169,7 @@ describe('cross-API chaos: two replicas with --enable-metal3-ipam, no leader ele
       .sort((a, b) => a.order - b.order)
       .map(({ create }) => create);
     await forEachLimited(shuffled, 20, async (create) => {
-      await create();
+      await answered('create a claim', create);
     });
     const created = Date.now();
 
@@ -174,9 +214,11 @@ describe('cross-API chaos: two replicas with --enable-metal3-ipam, no leader ele
     chaos = false;
     await killing;
 
-    const metal3Claims = (await client.listAll(METAL3_CLAIM_RESOURCE, { namespace: ns })).items;
-    const capiClaimObjects = (await client.listAll(CLAIMS, { namespace: ns })).items;
-    const held = await heldAddresses();
+    const metal3Claims = (await read('list IPClaims', () => client.listAll(METAL3_CLAIM_RESOURCE, { namespace: ns })))
+      .items;
+    const capiClaimObjects = (await read('list IPAddressClaims', () => client.listAll(CLAIMS, { namespace: ns })))
+      .items;
+    const held = await read('list IPAddresses', heldAddresses);
     // Every claim of both APIs names an IPAddress of its own API that exists and names it back.
     const metal3ByName = new Map(held.filter((h) => h.api === 'metal3').map((h) => [h.name, h]));
     const capiByName = new Map(held.filter((h) => h.api === 'capi').map((h) => [h.name, h]));
@@ -204,7 +246,7 @@ describe('cross-API chaos: two replicas with --enable-metal3-ipam, no leader ele
         object.metadata.uid ?? '',
       ]),
     ]);
-    const entries = (await client.listAll(LEDGER_RESOURCE)).items
+    const entries = (await read('list ledgers', () => client.listAll(LEDGER_RESOURCE))).items
       .flatMap((ledger) => ledger.spec.entries ?? [])
       .filter((entry) => entry.claimRef.namespace === ns && entry.releasedAt === undefined);
     expect(entries).toHaveLength(total);
@@ -239,7 +281,7 @@ describe('cross-API chaos: two replicas with --enable-metal3-ipam, no leader ele
       ],
       20,
       async (remove) => {
-        await remove();
+        await answered('delete a claim', remove);
       },
     );
     await delay(1_000 + random() * 2_000);
@@ -265,7 +307,7 @@ describe('cross-API chaos: two replicas with --enable-metal3-ipam, no leader ele
       },
       { timeoutMs: 900_000, intervalMs: 1_000 },
     );
-    expect(await remaining()).toEqual({ claims: 0, addresses: 0, entries: 0 });
+    expect(await read('count what is left', remaining)).toEqual({ claims: 0, addresses: 0, entries: 0 });
     console.log(`[metal3 chaos] released everything ${((Date.now() - bound) / 1000).toFixed(1)} s after the last bind`);
   });
 });

@@ -7,8 +7,8 @@ import {
   allowed,
   denied,
 } from '@tally-ipam/controller-kit';
-import * as z from 'zod';
-import { rangeIndexHolding } from '../ranges.js';
+import { LoosePoolSpec } from '../pool-spec.js';
+import { type Metal3PoolSpecInput, rangeIndexHolding } from '../ranges.js';
 
 /**
  * The IPPool update rule Metal3's webhook (ip-address-manager v1.10.1) enforces and CEL cannot: after an update, every
@@ -35,25 +35,10 @@ export interface IPPoolUpdateProblem {
 }
 
 /**
- * The spec fields the rule reads, parsed loosely: an IPPool written under Metal3's own CRD (which admits objects
- * Tally's schema refuses) must still be checked by this rule and nothing more.
+ * The spec fields the rule reads, parsed as loosely as the controllers read them (`LoosePoolSpec`): an IPPool written
+ * under Metal3's own CRD (which admits objects Tally's schema refuses) must still be checked by this rule and no more.
  */
-const IPPoolUpdateSpec = z.looseObject({
-  namePrefix: z.string().default(''),
-  prefix: z.number().int().optional(),
-  pools: z
-    .array(
-      z.looseObject({
-        start: z.string().optional(),
-        end: z.string().optional(),
-        subnet: z.string().optional(),
-        prefix: z.number().int().optional(),
-      }),
-    )
-    .optional(),
-  preAllocations: z.record(z.string(), z.string()).optional(),
-});
-export type IPPoolUpdateSpec = z.infer<typeof IPPoolUpdateSpec>;
+export type IPPoolUpdateSpec = Metal3PoolSpecInput;
 
 /** Problems of the updated spec: pre-allocations, then addresses in use, each outside every range. Pure. */
 export function validateIPPoolUpdate(spec: IPPoolUpdateSpec, inUse: readonly AddressInUse[]): IPPoolUpdateProblem[] {
@@ -118,7 +103,7 @@ export function ipPoolAdmissionHandler(view: Metal3AddressesView): AdmissionHand
   return async (request) => {
     if (request.operation !== 'UPDATE') return allowed();
     if (request.oldObject !== undefined && sameSpec(request.object, request.oldObject)) return allowed();
-    const parsed = IPPoolUpdateSpec.safeParse(specOf(request.object));
+    const parsed = LoosePoolSpec.safeParse(specOf(request.object));
     if (!parsed.success) {
       return refusal(
         request,
