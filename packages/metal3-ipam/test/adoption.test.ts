@@ -6,19 +6,16 @@
  * addresses; with it, each existing address is entered for its IPClaim first and none is handed out again.
  */
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
-import type { Client } from '@tally-ipam/controller-kit/client';
 import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ipAddressName, METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE } from '../src/index.js';
 import {
   addressesOf,
   createClaim,
   createPool,
   ledgerEntries,
-  type RunningMetal3,
   startMetal3,
-  TestNamespaces,
-  testClient,
+  useMetal3TestFile,
   waitFor,
   waitForAddress,
 } from './support.js';
@@ -27,27 +24,19 @@ const BLOCK = '10.78.0';
 const PAUSED = 'cluster.x-k8s.io/paused';
 const EXISTING = 10;
 const NEW_PER_API = 8;
-const namespaces = new TestNamespaces();
-const running: RunningMetal3[] = [];
-let client: Client;
-
-beforeAll(() => {
-  client = testClient();
-});
-
-afterAll(async () => {
-  for (const process of running.splice(0)) await process.stop();
-  await namespaces.deleteAll();
-  client?.close();
-});
+const file = useMetal3TestFile();
 
 describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller', () => {
   it('enters every existing IPAddress into the ledgers before new claims of either API get an address', async () => {
-    const namespace = await namespaces.create('adoption');
+    const namespace = await file.namespaces.create('adoption');
     const range = { start: `${BLOCK}.10`, end: `${BLOCK}.39` };
-    const legacy = await createPool(client, namespace, 'legacy', { namePrefix: 'legacy', pools: [range], prefix: 24 });
-    await createPool(client, namespace, 'fresh', { namePrefix: 'fresh', pools: [range], prefix: 24 });
-    await client.create(POOL_RESOURCES.TallyIPPool, {
+    const legacy = await createPool(file.client, namespace, 'legacy', {
+      namePrefix: 'legacy',
+      pools: [range],
+      prefix: 24,
+    });
+    await createPool(file.client, namespace, 'fresh', { namePrefix: 'fresh', pools: [range], prefix: 24 });
+    await file.client.create(POOL_RESOURCES.TallyIPPool, {
       apiVersion: TALLY_V1ALPHA1_API_VERSION,
       kind: 'TallyIPPool',
       metadata: { name: 'tally', namespace },
@@ -60,9 +49,9 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
       const name = `legacy-${index}`;
       const address = `${BLOCK}.${10 + index}`;
       // Paused (its Cluster being moved, say): its own reconcile adopts nothing, so only the barrier enters its address.
-      const claim = await createClaim(client, namespace, name, 'legacy', { annotations: { [PAUSED]: 'true' } });
+      const claim = await createClaim(file.client, namespace, name, 'legacy', { annotations: { [PAUSED]: 'true' } });
       const ipAddress = ipAddressName('legacy', address);
-      await client.create(METAL3_ADDRESS_RESOURCE, {
+      await file.client.create(METAL3_ADDRESS_RESOURCE, {
         apiVersion: 'ipam.metal3.io/v1alpha1',
         kind: 'IPAddress',
         metadata: {
@@ -79,20 +68,20 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
       existing.set(name, { address, uid: claim.metadata.uid ?? '' });
     }
     // (Read through waitFor: on a fresh control plane the ledger CRD's storage may still be initializing.)
-    const before = await waitFor('the ledgers listed', () => ledgerEntries(client));
+    const before = await waitFor('the ledgers listed', () => ledgerEntries(file.client));
     expect(before.filter((entry) => entry.address.startsWith(`${BLOCK}.`))).toEqual([]);
 
     // New claims of both APIs, waiting before any controller runs; then two processes start at once.
     for (let index = 0; index < NEW_PER_API; index += 1) {
-      await createClaim(client, namespace, `fresh-${index}`, 'fresh');
-      await client.create(CLAIM_RESOURCE, {
+      await createClaim(file.client, namespace, `fresh-${index}`, 'fresh');
+      await file.client.create(CLAIM_RESOURCE, {
         apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
         kind: 'IPAddressClaim',
         metadata: { name: `capi-${index}`, namespace },
         spec: { poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'tally' } },
       });
     }
-    running.push(
+    file.running.push(
       ...(await Promise.all(
         ['replica-a', 'replica-b'].map((name) => startMetal3({ namespace, tally: { namespace }, name })),
       )),
@@ -101,10 +90,10 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
     await waitFor(
       'every claim of both APIs served',
       async () => {
-        const metal3 = (await client.list(METAL3_CLAIM_RESOURCE, { namespace })).items;
-        const capi = (await client.list(CLAIM_RESOURCE, { namespace })).items;
-        const metal3Addresses = (await addressesOf(client, namespace)).length;
-        const capiAddresses = (await client.list(ADDRESS_RESOURCE, { namespace })).items.length;
+        const metal3 = (await file.client.list(METAL3_CLAIM_RESOURCE, { namespace })).items;
+        const capi = (await file.client.list(CLAIM_RESOURCE, { namespace })).items;
+        const metal3Addresses = (await addressesOf(file.client, namespace)).length;
+        const capiAddresses = (await file.client.list(ADDRESS_RESOURCE, { namespace })).items.length;
         return (
           metal3.filter((claim) => claim.status?.address?.name).length === NEW_PER_API &&
           capi.filter((claim) => claim.status?.addressRef?.name).length === NEW_PER_API &&
@@ -115,8 +104,8 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
       { timeoutMs: 180_000 },
     );
 
-    const metal3Addresses = await addressesOf(client, namespace);
-    const capiAddresses = (await client.list(ADDRESS_RESOURCE, { namespace })).items;
+    const metal3Addresses = await addressesOf(file.client, namespace);
+    const capiAddresses = (await file.client.list(ADDRESS_RESOURCE, { namespace })).items;
     const all = [
       ...metal3Addresses.map((address) => address.spec.address ?? ''),
       ...capiAddresses.map((address) => address.spec.address),
@@ -132,7 +121,7 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
     ];
     expect(newlyGiven.filter((text) => existingAddresses.has(text ?? ''))).toEqual([]);
     // The existing IPAddresses are untouched and each is backed by the entry of its IPClaim (name and uid).
-    const entries = await ledgerEntries(client);
+    const entries = await ledgerEntries(file.client);
     for (const [name, held] of existing) {
       const ipAddress = metal3Addresses.find((address) => address.spec.claim?.name === name);
       expect(ipAddress?.metadata.name).toBe(ipAddressName('legacy', held.address));
@@ -145,13 +134,13 @@ describe('start-up adoption of Metal3 IPAddresses left by Metal3’s controller'
 
     // Unpaused, each existing claim adopts its own IPAddress: the one Metal3 created, at the same address.
     for (const name of existing.keys()) {
-      const claim = await client.get(METAL3_CLAIM_RESOURCE, { namespace, name });
-      await client.update(METAL3_CLAIM_RESOURCE, { ...claim, metadata: { ...claim.metadata, annotations: {} } });
+      const claim = await file.client.get(METAL3_CLAIM_RESOURCE, { namespace, name });
+      await file.client.update(METAL3_CLAIM_RESOURCE, { ...claim, metadata: { ...claim.metadata, annotations: {} } });
     }
     for (const [name, held] of existing) {
-      const ipAddress = await waitForAddress(client, namespace, name);
+      const ipAddress = await waitForAddress(file.client, namespace, name);
       expect(ipAddress.spec.address).toBe(held.address);
     }
-    expect(await addressesOf(client, namespace)).toHaveLength(EXISTING + NEW_PER_API);
+    expect(await addressesOf(file.client, namespace)).toHaveLength(EXISTING + NEW_PER_API);
   });
 });
