@@ -49,7 +49,7 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
       provider.addAllocationBarrier(() => metal3.addressesAdopted());
     }
     if (webhooks) registerPoolWebhooks(webhooks, provider);
-    // Metal3's IPPool update rule, served only with Metal3 on (off, Metal3's own webhook may be serving IPPools).
+    // Metal3's IPPool update rule, only with Metal3 on (off, the shipped match condition sends nothing here).
     if (webhooks && options.enableMetal3) {
       registerMetal3Webhooks(webhooks, cacheMetal3AddressesView(manager.cache, scope.namespace));
     }
