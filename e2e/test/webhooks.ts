@@ -64,6 +64,25 @@ export function shippedWebhookConfigurations(app: AppKey): AppWebhookConfigurati
   return configurations;
 }
 
+const SwitchableWebhook = z.looseObject({
+  name: z.string(),
+  matchConditions: z.array(z.looseObject({ expression: z.string() })).optional(),
+});
+
+/**
+ * The shipped webhooks a clusterctl variable switches on (a match condition naming `${…}`, e.g. the IPAM controller's
+ * Metal3 IPPool webhook under `TALLY_IPAM_ENABLE_METAL3`): registered from the unsubstituted file, their condition is
+ * false, so the API server never calls them; the apps here run without the switch and serve no path for them.
+ */
+function switchedOffWebhooks(configuration: ShippedWebhookConfiguration): Set<string> {
+  const webhooks = z.looseObject({ webhooks: z.array(SwitchableWebhook) }).parse(configuration.manifest).webhooks;
+  return new Set(
+    webhooks
+      .filter((webhook) => webhook.matchConditions?.some((condition) => condition.expression.includes('${')))
+      .map((webhook) => webhook.name),
+  );
+}
+
 /** A configuration registered by the setup, to delete before its app stops. */
 export interface RegisteredWebhookConfiguration {
   readonly kind: WebhookConfigurationKind;
@@ -83,8 +102,9 @@ export async function registerAppWebhooks(
 ): Promise<RegisteredWebhookConfiguration[]> {
   const registered: RegisteredWebhookConfiguration[] = [];
   for (const { source, configuration } of shippedWebhookConfigurations(app)) {
+    const switchedOff = switchedOffWebhooks(configuration);
     for (const webhook of configuration.webhooks) {
-      if (!served.paths.includes(webhook.path)) {
+      if (!served.paths.includes(webhook.path) && !switchedOff.has(webhook.name)) {
         throw new Error(
           `${source}: webhook ${webhook.name} has path ${webhook.path}, which ${APPS[app].name} does not serve ` +
             `(it serves ${served.paths.join(', ') || 'nothing'})`,
@@ -275,7 +295,9 @@ export async function awaitWebhooksAnswer(kc: KubeConfig, apps: readonly AppKey[
     let poolProbes = false;
     for (const app of apps) {
       for (const { source, configuration } of shippedWebhookConfigurations(app)) {
+        const switchedOff = switchedOffWebhooks(configuration);
         for (const webhook of GuardedResources.parse(configuration.manifest).webhooks) {
+          if (switchedOff.has(webhook.name)) continue;
           const rule = webhook.rules[0];
           const target: Target = {
             group: rule?.apiGroups[0] ?? '',

@@ -6,7 +6,7 @@ import {
   type ControllerManagerOptions,
 } from '@tally-ipam/controller-kit';
 import { registerPoolWebhooks, setupIPAMProvider } from '@tally-ipam/ipam-provider';
-import { setupMetal3IPAM } from '@tally-ipam/metal3-ipam';
+import { cacheMetal3AddressesView, registerMetal3Webhooks, setupMetal3IPAM } from '@tally-ipam/metal3-ipam';
 import type { Logger } from 'pino';
 import { type AppFlags, IPAM_CONTROLLER_APP } from './app-flags.js';
 
@@ -23,7 +23,7 @@ export const setupIPAMController: ControllerAppSetup = (context) =>
 /**
  * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
  * allocations held through the provider's own ledger writer and entry view (one address space, one batching writer),
- * and nothing allocated before the provider has imported an older version's locks.
+ * nothing allocated before the provider has imported an older version's locks, and the IPPool update webhook.
  */
 export function ipamControllerSetup(options: { readonly enableMetal3: boolean }): ControllerAppSetup {
   return ({ manager, flags, webhooks }) => {
@@ -38,14 +38,21 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
       if (ledgers === undefined || ledgerEntries === undefined) {
         throw new Error('--enable-metal3-ipam needs the IPAM provider in ledger mode (its default)');
       }
-      setupMetal3IPAM(manager, {
+      const metal3 = setupMetal3IPAM(manager, {
         ...scope,
         ledgers,
         ledgerEntries,
         ledgersComplete: () => provider.ledgersComplete(),
       });
+      // Taking over from Metal3's controller: its IPAddresses are entered into the ledgers before any claim of
+      // either API is given an address, so none of theirs can be handed out again.
+      provider.addAllocationBarrier(() => metal3.addressesAdopted());
     }
     if (webhooks) registerPoolWebhooks(webhooks, provider);
+    // Metal3's IPPool update rule, only with Metal3 on (off, the shipped match condition sends nothing here).
+    if (webhooks && options.enableMetal3) {
+      registerMetal3Webhooks(webhooks, cacheMetal3AddressesView(manager.cache, scope.namespace));
+    }
   };
 }
 

@@ -1,5 +1,6 @@
 import { generatedCRDFiles } from '@tally-ipam/api-types';
 import { POOL_WEBHOOK_CONFIGURATION_NAME, poolWebhookConfiguration } from '@tally-ipam/ipam-provider';
+import { withMetal3IPPoolWebhook } from '@tally-ipam/metal3-ipam';
 import { describeComponents } from '@tally-ipam/ship/vitest';
 import { IPAM_PROVIDER } from '../scripts/render-components.js';
 
@@ -27,5 +28,10 @@ describeComponents(IPAM_PROVIDER, {
   ],
   variables: ['TALLY_IPAM_LOG_LEVEL', 'TALLY_IPAM_CONCURRENCY', 'TALLY_IPAM_ENABLE_METAL3'],
   generatedCRDs: generatedCRDFiles().map((file) => file.crd.metadata.name),
-  webhookConfiguration: (labels, client) => poolWebhookConfiguration({ labels, client }),
+  // The pool webhooks, then Metal3's IPPool rule, called only when TALLY_IPAM_ENABLE_METAL3 (default false) is true.
+  webhookConfiguration: (labels, client) =>
+    withMetal3IPPoolWebhook(poolWebhookConfiguration({ labels, client }), {
+      client,
+      enabledExpression: "'false' == 'true'",
+    }),
 });

@@ -136,6 +136,12 @@ export interface IPAMProvider {
    * retried on the next call). Other IPAM controllers of the process allocate nothing before it, as this one does.
    */
   ledgersComplete(): Promise<unknown>;
+  /**
+   * Adds a barrier: no IPAddressClaim is reconciled (so none gets a new address) before it resolves, after the lock
+   * import. Another IPAM controller of the process uses it to enter addresses only it knows (Metal3 IPAddresses) into
+   * the ledgers at start. A rejection is retried at the next reconcile; the barrier should memoize its success.
+   */
+  addAllocationBarrier(barrier: () => Promise<unknown>): void;
 }
 
 const DEFAULT_CONCURRENCY = 10;
@@ -190,6 +196,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const holds = ledgers ? ledgerHolds(ledgers) : lockHolds(client, cache, now);
   // Ledgers: nothing is allocated before every lock of an older version is imported (retried until it succeeds).
   let migration: Promise<unknown> | undefined;
+  const allocationBarriers: (() => Promise<unknown>)[] = [];
   const migrated = (): Promise<unknown> => {
     if (!ledgers) return Promise.resolve();
     migration ??= migrateLocksToLedgers(client, ledgers).then(
@@ -245,6 +252,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     reconciler: {
       reconcile: async (request, context) => {
         await migrated();
+        for (const barrier of allocationBarriers) await barrier();
         return claimReconciler.reconcile(request, context);
       },
     },
@@ -465,6 +473,9 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     ledgers,
     ledgerEntries,
     ledgersComplete: migrated,
+    addAllocationBarrier: (barrier) => {
+      allocationBarriers.push(barrier);
+    },
     allocatedAddresses: (ref) =>
       addresses.store.byIndex(POOL_INDEX, poolKey(ref)).map((address) => ({
         namespace: address.metadata.namespace ?? '',

@@ -3,6 +3,7 @@
  * ledgers — the pure half (IPPool spec to ranges, pre-allocations, the address for a claim, the IPAddress name) and
  * the IPClaim, IPPool and ledger-entry controllers (`setupMetal3IPAM`).
  */
+export { Metal3Adoption, type Metal3AdoptionDeps, type Metal3AdoptionResult } from './adoption.js';
 export { type AllocateOptions, allocateForClaim, type HeldAddress, type Metal3Allocation } from './allocate.js';
 export { Metal3AllocationError, type Metal3AllocationFailure, Metal3PoolSpecError } from './errors.js';
 export { isMetal3ClaimReference, ledgerHeldInPlan, ledgerSlot, metal3Entry } from './holdings.js';
@@ -30,6 +31,7 @@ export {
   type Metal3Range,
   type Metal3RangeInput,
   type Metal3Translation,
+  rangeIndexHolding,
   translateIPPoolSpec,
 } from './ranges.js';
 export {
@@ -41,3 +43,22 @@ export {
   StoredMetal3Pool,
 } from './resources.js';
 export { type Metal3IPAM, type Metal3IPAMOptions, setupMetal3IPAM } from './setup.js';
+export {
+  type AddressInUse,
+  IPPOOL_WEBHOOK_NAME,
+  IPPOOL_WEBHOOK_PATH,
+  type IPPoolUpdateProblem,
+  type IPPoolUpdateSpec,
+  ipPoolAdmissionHandler,
+  type Metal3AddressesView,
+  validateIPPoolUpdate,
+} from './webhooks/ippool-admission.js';
+export {
+  cacheMetal3AddressesView,
+  METAL3_ENABLED_MATCH_CONDITION,
+  type Metal3WebhookOptions,
+  metal3IPPoolWebhook,
+  metal3WebhookConfiguration,
+  registerMetal3Webhooks,
+  withMetal3IPPoolWebhook,
+} from './webhooks/register.js';

@@ -7,7 +7,7 @@ import type { StoredMetal3Pool } from './resources.js';
  * What the controllers read of an IPPool's spec, as loosely as Metal3's own CRD admits it (its schema has no minimum
  * on prefixes, no family checks): the translation checks the rest and names every problem.
  */
-const LoosePoolSpec = z.looseObject({
+export const LoosePoolSpec = z.looseObject({
   clusterName: z.string().optional(),
   namePrefix: z.string(),
   pools: z

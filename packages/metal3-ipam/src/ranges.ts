@@ -302,3 +302,25 @@ export function buildMetal3PoolPlan(spec: Metal3PoolSpecInput): Metal3PoolPlan {
   if (!result.ok) throw new Metal3PoolSpecError(result.issues);
   return result.plan;
 }
+
+/**
+ * The index of the first entry of `spec.pools` whose bounds hold `address` (start or the subnet's address plus one,
+ * to end or the subnet's last address, as the translation reads them), or undefined. A range with problems of its
+ * own is skipped, as Metal3's update webhook skips it (its problems are reported elsewhere); an unparseable address
+ * is in no range.
+ */
+export function rangeIndexHolding(spec: Metal3PoolSpecInput, address: string): number | undefined {
+  let ip: IP;
+  try {
+    ip = parseIP(address);
+  } catch (error) {
+    if (!(error instanceof AddressParseError)) throw error;
+    return undefined;
+  }
+  const poolPrefix = given(spec.prefix);
+  for (const [index, range] of (spec.pools ?? []).entries()) {
+    const bounds = rangeBounds(range, `spec.pools[${index}]`, poolPrefix, []);
+    if (bounds && bounds.family === ip.family && bounds.first <= ip.value && ip.value <= bounds.last) return index;
+  }
+  return undefined;
+}

@@ -97,3 +97,9 @@ export function claimKeyOfAddress(address: StoredMetal3Address): string | undefi
 /** Cache indexes of the Metal3 informers. */
 export const METAL3_POOL_INDEX = 'metal3:pool';
 export const METAL3_CLAIM_INDEX = 'metal3:claim';
+
+/** Index function of Metal3 IPAddresses by the pool they name (one function, so every informerFor call agrees). */
+export function addressPoolIndex(address: StoredMetal3Address): string[] {
+  const key = poolKeyOfAddress(address);
+  return key === undefined ? [] : [key];
+}

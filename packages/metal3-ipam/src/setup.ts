@@ -1,7 +1,8 @@
 import { CLUSTER_RESOURCE, METAL3_IPAM_GROUP } from '@tally-ipam/api-types';
 import type { Controller } from '@tally-ipam/controller-kit/controller';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import type { AddressLedgers, LedgerEntryView, StoredLock } from '@tally-ipam/ipam-provider';
+import { type AddressLedgers, LEDGER_RESOURCE, type LedgerEntryView, type StoredLock } from '@tally-ipam/ipam-provider';
+import { Metal3Adoption, type Metal3AdoptionResult } from './adoption.js';
 import { isMetal3ClaimReference } from './holdings.js';
 import { newIPClaimController } from './ipclaim/controller.js';
 import { RecentHolds } from './ipclaim/recent-holds.js';
@@ -9,13 +10,13 @@ import { ENTRY_CLAIM_UID_INDEX } from './ipclaim/reconciler.js';
 import { newIPPoolController } from './ippool/controller.js';
 import { newOrphanEntryController } from './orphans/controller.js';
 import {
+  addressPoolIndex,
   claimKeyOfAddress,
   METAL3_ADDRESS_RESOURCE,
   METAL3_CLAIM_INDEX,
   METAL3_CLAIM_RESOURCE,
   METAL3_POOL_INDEX,
   METAL3_POOL_RESOURCE,
-  poolKeyOfAddress,
   poolKeyOfClaim,
   type StoredMetal3Address,
   type StoredMetal3Claim,
@@ -51,6 +52,12 @@ export interface Metal3IPAM {
   readonly ipClaimController: Controller;
   readonly ipPoolController: Controller;
   readonly orphanEntryController: Controller;
+  /**
+   * The start-up adoption barrier: resolves once every Metal3 IPAddress of the scope is backed by a ledger entry (after
+   * `ledgersComplete`). No IPClaim gets a new address before it; pass it to the IPAM provider's
+   * `addAllocationBarrier` so that no IPAddressClaim does either.
+   */
+  addressesAdopted(): Promise<Metal3AdoptionResult>;
 }
 
 /**
@@ -74,12 +81,24 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
   const addresses = cache.informerFor(METAL3_ADDRESS_RESOURCE, {
     namespace,
     indexers: {
-      [METAL3_POOL_INDEX]: (address: StoredMetal3Address) => listOf(poolKeyOfAddress(address)),
+      [METAL3_POOL_INDEX]: addressPoolIndex,
       [METAL3_CLAIM_INDEX]: (address: StoredMetal3Address) => listOf(claimKeyOfAddress(address)),
     },
   });
   const clusters = cache.informerFor(CLUSTER_RESOURCE, scope);
   options.ledgerEntries.store.addIndexers({ [ENTRY_CLAIM_UID_INDEX]: metal3EntryClaimUID });
+
+  const recentHolds = new RecentHolds(now);
+  const adoption = new Metal3Adoption({
+    addresses,
+    claims,
+    ledgerInformer: cache.informerFor(LEDGER_RESOURCE),
+    entries: options.ledgerEntries.store,
+    ledgers: options.ledgers,
+    recentHolds,
+    ledgersComplete: options.ledgersComplete,
+    logger,
+  });
 
   const shared: Metal3ControllerContext = {
     client: manager.client,
@@ -92,9 +111,10 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
     ledgers: options.ledgers,
     ledgerEntries: options.ledgerEntries,
-    recentHolds: new RecentHolds(now),
+    recentHolds,
     orphanSafetyAgeMs: options.orphanSafetyAgeMs,
-    ledgersComplete: options.ledgersComplete,
+    // Complete once the provider's lock import is done and every existing Metal3 IPAddress is entered.
+    ledgersComplete: () => adoption.adopted(),
     informers: { pools, claims, addresses, clusters },
   };
   const ipClaimController = newIPClaimController(shared);
@@ -104,7 +124,12 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
   manager.add(ipPoolController);
   manager.add(orphanEntryController);
   logger.info({ namespace: namespace ?? '<all>', group: METAL3_IPAM_GROUP }, 'Metal3 IPAM API served');
-  return { ipClaimController, ipPoolController, orphanEntryController };
+  return {
+    ipClaimController,
+    ipPoolController,
+    orphanEntryController,
+    addressesAdopted: () => adoption.adopted(),
+  };
 }
 
 /** A named index function: the same function every time, so adding it twice is a no-op. */

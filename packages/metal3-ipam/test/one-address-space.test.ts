@@ -11,46 +11,31 @@ import {
   TALLY_GROUP,
   TALLY_V1ALPHA1_API_VERSION,
 } from '@tally-ipam/api-types';
-import type { Client } from '@tally-ipam/controller-kit/client';
 import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { METAL3_CLAIM_RESOURCE } from '../src/index.js';
 import {
   addressesOf,
   createClaim,
   createPool,
   ledgerEntries,
-  type RunningMetal3,
   startMetal3,
-  TestNamespaces,
-  testClient,
+  useMetal3TestFile,
   waitFor,
 } from './support.js';
 
 const CLAIMS_PER_API = 40;
-const namespaces = new TestNamespaces();
-const running: RunningMetal3[] = [];
-let client: Client;
-
-beforeAll(() => {
-  client = testClient();
-});
-
-afterAll(async () => {
-  for (const process of running.splice(0)) await process.stop();
-  await namespaces.deleteAll();
-  client?.close();
-});
+const file = useMetal3TestFile();
 
 /** Both pools over `first`..`first + 99` of the /24 `block` (e.g. `10.70.0`): every address is contended. */
 async function overlappingPools(namespace: string, block: string): Promise<void> {
-  await client.create(POOL_RESOURCES.TallyIPPool, {
+  await file.client.create(POOL_RESOURCES.TallyIPPool, {
     apiVersion: TALLY_V1ALPHA1_API_VERSION,
     kind: 'TallyIPPool',
     metadata: { name: 'tally', namespace },
     spec: { addresses: [`${block}.60-${block}.159`], prefix: 24 },
   });
-  await createPool(client, namespace, 'metal3', {
+  await createPool(file.client, namespace, 'metal3', {
     namePrefix: 'metal3',
     pools: [{ start: `${block}.60`, end: `${block}.159` }],
     prefix: 24,
@@ -61,7 +46,7 @@ async function createClaimsAtOnce(namespace: string): Promise<void> {
   const names = Array.from({ length: CLAIMS_PER_API }, (_, index) => `claim-${index}`);
   await Promise.all([
     ...names.map((name) =>
-      client.create(CLAIM_RESOURCE, {
+      file.client.create(CLAIM_RESOURCE, {
         apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
         kind: 'IPAddressClaim',
         metadata: { name, namespace },
@@ -69,7 +54,7 @@ async function createClaimsAtOnce(namespace: string): Promise<void> {
       }),
     ),
     // The same names: a Metal3 IPClaim and an IPAddressClaim of one namespace and name are two claims.
-    ...names.map((name) => createClaim(client, namespace, name, 'metal3')),
+    ...names.map((name) => createClaim(file.client, namespace, name, 'metal3')),
   ]);
 }
 
@@ -82,13 +67,13 @@ async function waitForAllServed(namespace: string): Promise<Served> {
   await waitFor(
     `${CLAIMS_PER_API} IPAddressClaims and ${CLAIMS_PER_API} IPClaims served`,
     async () => {
-      const capi = (await client.list(CLAIM_RESOURCE, { namespace })).items;
-      const metal3 = (await client.list(METAL3_CLAIM_RESOURCE, { namespace })).items;
+      const capi = (await file.client.list(CLAIM_RESOURCE, { namespace })).items;
+      const metal3 = (await file.client.list(METAL3_CLAIM_RESOURCE, { namespace })).items;
       const capiServed = capi.filter((claim) => claim.status?.addressRef?.name).length;
       const metal3Served = metal3.filter((claim) => claim.status?.address?.name).length;
       // Settled: two replicas that both allocated for one claim leave a second IPAddress until one of them removes it.
-      const capiAddresses = (await client.list(ADDRESS_RESOURCE, { namespace })).items.length;
-      const metal3Addresses = (await addressesOf(client, namespace)).length;
+      const capiAddresses = (await file.client.list(ADDRESS_RESOURCE, { namespace })).items.length;
+      const metal3Addresses = (await addressesOf(file.client, namespace)).length;
       return (
         capiServed === CLAIMS_PER_API &&
         metal3Served === CLAIMS_PER_API &&
@@ -98,13 +83,13 @@ async function waitForAllServed(namespace: string): Promise<Served> {
     },
     { timeoutMs: 150_000 },
   );
-  const capiAddresses = (await client.list(ADDRESS_RESOURCE, { namespace })).items.map(
+  const capiAddresses = (await file.client.list(ADDRESS_RESOURCE, { namespace })).items.map(
     (address) => address.spec.address,
   );
-  const metal3Addresses = (await addressesOf(client, namespace)).map((address) => address.spec.address ?? '');
+  const metal3Addresses = (await addressesOf(file.client, namespace)).map((address) => address.spec.address ?? '');
   const addresses = [...capiAddresses, ...metal3Addresses];
   const inUse = new Set(addresses);
-  return { addresses, entries: (await ledgerEntries(client)).filter((entry) => inUse.has(entry.address)) };
+  return { addresses, entries: (await ledgerEntries(file.client)).filter((entry) => inUse.has(entry.address)) };
 }
 
 function expectOneAddressSpace(served: Served, namespace: string): void {
@@ -126,9 +111,9 @@ function expectOneAddressSpace(served: Served, namespace: string): void {
 
 describe('a Metal3 IPPool and a TallyIPPool over the same range', () => {
   it('one manager: 40 + 40 claims created at once get 80 distinct addresses, one ledger entry each', async () => {
-    const namespace = await namespaces.create('one-space');
+    const namespace = await file.namespaces.create('one-space');
     const process = await startMetal3({ namespace, tally: { namespace }, name: 'one-manager' });
-    running.push(process);
+    file.running.push(process);
     await overlappingPools(namespace, '10.70.0');
     await createClaimsAtOnce(namespace);
     expectOneAddressSpace(await waitForAllServed(namespace), namespace);
@@ -138,15 +123,15 @@ describe('a Metal3 IPPool and a TallyIPPool over the same range', () => {
   });
 
   it('two processes at once, without leader election: still 80 distinct addresses, one ledger entry each', async () => {
-    const namespace = await namespaces.create('two-space');
+    const namespace = await file.namespaces.create('two-space');
     for (const name of ['replica-a', 'replica-b']) {
       const process = await startMetal3({ namespace, tally: { namespace }, name });
-      running.push(process);
+      file.running.push(process);
     }
     await overlappingPools(namespace, '10.71.0');
     await createClaimsAtOnce(namespace);
     expectOneAddressSpace(await waitForAllServed(namespace), namespace);
-    const writes = running.slice(-2).map((replica) => replica.ledgers.writes);
+    const writes = file.running.slice(-2).map((replica) => replica.ledgers.writes);
     console.info(
       `[metal3-ipam] two replicas: ${writes.join(' + ')} Metal3 ledger writes for ${CLAIMS_PER_API} IPClaims`,
     );

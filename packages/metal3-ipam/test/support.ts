@@ -22,6 +22,7 @@ import {
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
+import { afterAll, beforeAll } from 'vitest';
 import {
   METAL3_ADDRESS_RESOURCE,
   METAL3_CLAIM_RESOURCE,
@@ -61,6 +62,37 @@ export class TestNamespaces {
   }
 }
 
+/** What a test file shares: one client, the processes it started and the namespaces it made. */
+export interface Metal3TestFile {
+  /** The file's client, made before its first test. */
+  readonly client: Client;
+  readonly namespaces: TestNamespaces;
+  /** Processes to stop after the file's tests. */
+  readonly running: RunningMetal3[];
+}
+
+/** Registers the file's beforeAll/afterAll: the client made first; processes stopped, namespaces deleted at the end. */
+export function useMetal3TestFile(): Metal3TestFile {
+  let client: Client | undefined;
+  const file: Metal3TestFile = {
+    get client(): Client {
+      if (!client) throw new Error('the test file has not started: use the client inside tests and hooks only');
+      return client;
+    },
+    namespaces: new TestNamespaces(),
+    running: [],
+  };
+  beforeAll(() => {
+    client = testClient();
+  });
+  afterAll(async () => {
+    for (const process of file.running.splice(0)) await process.stop();
+    await file.namespaces.deleteAll();
+    client?.close();
+  });
+  return file;
+}
+
 /** A process serving the Metal3 API (and, with `tally`, Tally's own claims) on a Manager of its own. */
 export interface RunningMetal3 {
   readonly manager: Manager;
@@ -89,12 +121,13 @@ export async function startMetal3(
   const ledgers =
     provider?.ledgers ?? new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
   const ledgerEntries = provider?.ledgerEntries ?? new LedgerEntryView(ledgerInformer);
-  setupMetal3IPAM(manager, {
+  const served = setupMetal3IPAM(manager, {
     ledgers,
     ledgerEntries,
     ...(provider ? { ledgersComplete: () => provider.ledgersComplete() } : {}),
     ...metal3,
   });
+  provider?.addAllocationBarrier(() => served.addressesAdopted());
   const abort = new AbortController();
   const running = manager.start(abort.signal);
   running.catch(() => undefined);

@@ -7,6 +7,8 @@
  *   clusterctl/<provider>/v<version>/<type>-components.yaml + metadata.yaml   a clusterctl provider repository per app,
  *       each naming its image as the literal `ghcr.io/tally-ipam/<image>:v<version>`
  *   clusterctl.yaml                                                          a clusterctl config pointing at them
+ *   metal3-crds.yaml                                                         Metal3's IPAM CRDs (ipam.metal3.io), not
+ *       in any components: applied only by users who switch to Tally without Metal3 installed or want Tally's rules
  *   images/<image>.tar                                                       each app's image, tagged with the version
  * The version defaults to the apps' package.json version (they are versioned together). Run `pnpm build` first.
  */
@@ -14,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { metal3CRDsYaml } from '@tally-ipam/api-types';
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import { REPOSITORY_ROOT, run } from './workspace.js';
@@ -90,6 +93,23 @@ export function writeClusterctlRepository(
   return { configPath, componentsPaths: componentsPaths as ClusterctlRepository['componentsPaths'] };
 }
 
+/**
+ * Release assets outside the clusterctl repository. `metal3-crds.yaml`: the ipam.metal3.io CRDs generated from
+ * api-types' zod schemas (the committed `config/metal3/crd/` files, drift-checked there), kept out of Tally's
+ * components because a cluster running Metal3 already has them, owned by Metal3's provider.
+ */
+export const STANDALONE_ASSETS = [{ fileName: 'metal3-crds.yaml', render: metal3CRDsYaml }] as const;
+
+/** Writes every standalone asset into `out`; returns their paths. */
+export function writeStandaloneAssets(out: string): string[] {
+  mkdirSync(out, { recursive: true });
+  return STANDALONE_ASSETS.map((asset) => {
+    const path = join(out, asset.fileName);
+    writeFileSync(path, asset.render());
+    return path;
+  });
+}
+
 /** Builds every app's image tagged `<registry>/<image>:v<version>` with the app's image entry point. */
 export function buildImages(out: string, version: string, root: string = REPOSITORY_ROOT): string[] {
   const archives: string[] = [];
@@ -118,6 +138,7 @@ function main(argv: readonly string[]): void {
   const repository = writeClusterctlRepository(out, version);
   process.stdout.write(`clusterctl repository: ${Object.values(repository.componentsPaths).join(', ')}\n`);
   process.stdout.write(`clusterctl config: ${repository.configPath}\n`);
+  for (const asset of writeStandaloneAssets(out)) process.stdout.write(`asset: ${asset}\n`);
   if (!values['no-images']) {
     for (const archive of buildImages(out, version)) process.stdout.write(`image: ${archive}\n`);
   }
