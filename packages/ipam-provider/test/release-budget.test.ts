@@ -24,6 +24,7 @@ import {
 import {
   createClaim,
   createPool,
+  forEachLimited,
   newNamespace,
   type RunningProvider,
   startProvider,
@@ -63,23 +64,6 @@ const figures = new Map<number, ReleaseFigures>();
 
 function count(requests: readonly RequestSeries[], predicate: (series: RequestSeries) => boolean): number {
   return sumRequests(requests.filter(predicate));
-}
-
-async function forEachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const item = items[next] as T;
-        next += 1;
-        await work(item);
-      }
-    }),
-  );
 }
 
 /** Binds CLAIM_COUNT claims with one provider, then deletes them all with `replicas` providers running. */
