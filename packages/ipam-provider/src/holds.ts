@@ -21,8 +21,17 @@ export interface AddressHolds {
     reuseGracePeriodMs: number,
     signal: AbortSignal,
   ): Promise<AcquireResult>;
-  /** Gives a holding back: kept with `releasedAt` (`keepAsReleased`), else removed; only if it is still this one. */
-  release(lock: StoredLock, keepAsReleased: boolean, now: Date, signal: AbortSignal): Promise<void>;
+  /**
+   * Gives a holding back: kept with `releasedAt` (`keepAsReleased`), else removed; only if it is still this one.
+   * `background`: the caller will not wait for it (see `backgroundReleases`), so it may be batched with later releases.
+   */
+  release(
+    lock: StoredLock,
+    keepAsReleased: boolean,
+    now: Date,
+    signal: AbortSignal,
+    options?: ReleaseOptions,
+  ): Promise<void>;
   /** The holding of a key as the API server has it now. */
   live(key: string, signal: AbortSignal): Promise<StoredLock | undefined>;
   /** Removes exactly this holding (garbage collection): nothing if it changed since it was read. */
@@ -31,7 +40,26 @@ export interface AddressHolds {
    * Gives back the holding of `key` if, and only if, the API server shows it held for `claimUID` — decided inside the
    * write, so the caller needs no read first. Absent where a release needs the holding's own identity (locks).
    */
-  releaseIfHeldBy?(key: string, claimUID: string, keepAsReleased: boolean, now: Date): Promise<void>;
+  releaseIfHeldBy?(
+    key: string,
+    claimUID: string,
+    keepAsReleased: boolean,
+    now: Date,
+    options?: ReleaseOptions,
+  ): Promise<void>;
+  /**
+   * Whether a deleted claim's releases may be left to finish after its finalizer is removed: true for ledgers, whose
+   * releases of one block are then written together (an entry left by a crash meanwhile is an orphan, which the garbage
+   * collector drops); false for locks, released one by one before the finalizer goes.
+   */
+  readonly backgroundReleases: boolean;
+  /** Whether this process has a release of `key` for `claimUID` queued or in flight (ledgers; no request). */
+  releasing(key: string, claimUID: string): boolean;
+}
+
+export interface ReleaseOptions {
+  /** Nobody waits on this release: it may wait for others of its ledger to share their write (`RELEASE_COALESCE_MS`). */
+  readonly background?: boolean | undefined;
 }
 
 export function lockHolds(client: Client, cache: Cache, now: () => number): AddressHolds {
@@ -39,6 +67,8 @@ export function lockHolds(client: Client, cache: Cache, now: () => number): Addr
     acquire: (unit, pool, holder, reuseGracePeriodMs, signal) =>
       acquireLock(unit, pool, holder, { client, cache, now, reuseGracePeriodMs, signal }),
     release: (lock, keepAsReleased, at, signal) => releaseLock(lock, keepAsReleased, client, at, signal),
+    backgroundReleases: false,
+    releasing: () => false,
     live: (key, signal) => cache.liveGet(LOCK_RESOURCE, { name: key }, signal),
     drop: async (lock, signal) => {
       try {
@@ -79,12 +109,21 @@ export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
       }
       return { acquired: false, holder: entryAsLock(result.holder, ledger) };
     },
-    release: async (lock, keepAsReleased, at) => {
-      await ledgers.release(unitOfLock(lock), lock.spec.claimRef.uid, keepAsReleased ? at : undefined);
+    release: async (lock, keepAsReleased, at, _signal, options) => {
+      await ledgers.release(unitOfLock(lock), lock.spec.claimRef.uid, keepAsReleased ? at : undefined, {
+        coalesce: options?.background,
+      });
     },
-    releaseIfHeldBy: async (key, claimUID, keepAsReleased, at) => {
+    releaseIfHeldBy: async (key, claimUID, keepAsReleased, at, options) => {
       const unit = heldUnitOfKey(key);
-      if (unit) await ledgers.release(unit, claimUID, keepAsReleased ? at : undefined);
+      if (unit) {
+        await ledgers.release(unit, claimUID, keepAsReleased ? at : undefined, { coalesce: options?.background });
+      }
+    },
+    backgroundReleases: true,
+    releasing: (key, claimUID) => {
+      const unit = heldUnitOfKey(key);
+      return unit !== undefined && ledgers.isReleasing(unit, claimUID);
     },
     live: async (key, signal) => {
       const unit = heldUnitOfKey(key);

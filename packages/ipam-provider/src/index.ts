@@ -30,7 +30,13 @@ export {
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
 export { type AddressHolds, heldUnitOfKey, ledgerHolds, lockHolds } from './holds.js';
-export { AddressLedgers, type AddressLedgersOptions, type HeldUnit } from './ledger/address-ledgers.js';
+export {
+  AddressLedgers,
+  type AddressLedgersOptions,
+  type HeldUnit,
+  RELEASE_COALESCE_MS,
+  type SubmitOptions,
+} from './ledger/address-ledgers.js';
 export { entryAsLock, LedgerEntryView } from './ledger/entry-view.js';
 export {
   applyOperations,

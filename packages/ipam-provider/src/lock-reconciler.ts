@@ -11,9 +11,13 @@ import type {
 import { ORPHAN_LOCK_SAFETY_AGE_MS } from './constants.js';
 import type { AddressHolds } from './holds.js';
 import { POOL_ADDRESS_INDEX, poolAddressKey } from './indexes.js';
+import { RELEASE_COALESCE_MS } from './ledger/address-ledgers.js';
 import { poolKey, poolRefOfLock } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
 import { CLAIM_RESOURCE, type LockSource, type StoredAddress, type StoredClaim, type StoredLock } from './resources.js';
+
+/** When to look again at an entry whose release this process has queued: past the longest coalescing window. */
+const RELEASE_RECHECK_MS = 4 * RELEASE_COALESCE_MS;
 
 export interface LockReconcilerDeps {
   readonly client: Client;
@@ -68,6 +72,9 @@ export class LockReconciler implements Reconciler {
     // deletion, but the claim's deletion releases its locks itself. Only a claim the cache does not show (gone, or not
     // seen yet) is confirmed with the API server before anything is deleted.
     if (deps.claims.store.get(`${claimRef.namespace}/${claimRef.name}`)?.metadata.uid === claimRef.uid) return {};
+    // The claim's deletion has queued the release of this entry (written with others of its ledger): no read, no
+    // drop; looked at again in case that write fails.
+    if (deps.holds.releasing(lock.metadata.name, claimRef.uid)) return { requeueAfterMs: RELEASE_RECHECK_MS };
     const claim = await deps.cache.liveGet(
       CLAIM_RESOURCE,
       { namespace: claimRef.namespace, name: claimRef.name },

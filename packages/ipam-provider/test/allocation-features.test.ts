@@ -1,3 +1,4 @@
+import type { Client } from '@tally-ipam/controller-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   addressLockName,
@@ -5,10 +6,12 @@ import {
   POOL_RESOURCES,
   prefixLockName,
   REQUESTED_ADDRESS_ANNOTATION,
+  type StoredLock,
 } from '../src/index.js';
 import {
   createClaim,
   createPool,
+  findHolding,
   getHolding,
   readyCondition,
   useTestFile,
@@ -17,6 +20,14 @@ import {
   waitForGone,
   waitForReason,
 } from './support.js';
+
+/** The entry of `key` kept as released (with `releasedAt`): written in the background once its claim is gone. */
+async function waitForReleased(client: Client, key: string): Promise<StoredLock> {
+  return waitFor(`the entry of ${key} kept as released`, async () => {
+    const holding = await findHolding(client, key);
+    return holding?.spec.releasedAt === undefined ? undefined : holding;
+  });
+}
 
 const { client, namespace, running } = useTestFile({ provider: {} });
 const globalPools: { kind: 'GlobalTallyIPPool' | 'GlobalTallyPrefixPool'; name: string }[] = [];
@@ -74,8 +85,9 @@ describe('allocation features', () => {
     }
     await deleteClaim(ns, 'b'); // .2 released first
     await deleteClaim(ns, 'a'); // then .1
-    const released = await getHolding(client, addressLockName('10.31.0.2'));
-    expect(released.spec.releasedAt).toBeDefined();
+    // Releases are written in the background, within a few seconds of the claims going (README, "Releases").
+    await waitForReleased(client, addressLockName('10.31.0.2'));
+    await waitForReleased(client, addressLockName('10.31.0.1'));
     await createClaim(client, ns, 'c', { kind: 'TallyIPPool', name: 'lrr' });
     expect((await waitForAddress(client, ns, 'c')).spec.address).toBe('10.31.0.3'); // never used
     await createClaim(client, ns, 'd', { kind: 'TallyIPPool', name: 'lrr' });
@@ -96,8 +108,7 @@ describe('allocation features', () => {
     await createClaim(client, ns, 'b', { kind: 'TallyIPPool', name: 'g' });
     await waitForAddress(client, ns, 'b');
     await deleteClaim(ns, 'a');
-    const lock = await getHolding(client, addressLockName('10.32.0.1'));
-    expect(lock.spec.releasedAt).toBeDefined();
+    const lock = await waitForReleased(client, addressLockName('10.32.0.1'));
     await createClaim(client, ns, 'c', { kind: 'TallyIPPool', name: 'g' });
     const waiting = await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'c' });
     const condition = readyCondition(waiting);

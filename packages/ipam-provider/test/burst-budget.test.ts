@@ -29,7 +29,15 @@ import {
   requestsByTarget,
   sumRequests,
 } from './api-server-requests.js';
-import { createClaim, createPool, newNamespace, startProvider, testClient, waitFor } from './support.js';
+import {
+  createClaim,
+  createPool,
+  forEachLimited,
+  newNamespace,
+  startProvider,
+  testClient,
+  waitFor,
+} from './support.js';
 
 const CLAIM_COUNT = 300;
 /** Claim creates in flight at once: "a burst" as one client connection pool sensibly sends it. */
@@ -91,23 +99,6 @@ function isReady(object: StoredPool | StoredClaim | undefined): boolean {
 
 function isBound(claim: StoredClaim): boolean {
   return Boolean(claim.status?.addressRef?.name) && isReady(claim);
-}
-
-async function forEachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const item = items[next] as T;
-        next += 1;
-        await work(item);
-      }
-    }),
-  );
 }
 
 interface BurstFigures {

@@ -13,7 +13,6 @@ import {
   createClaim,
   createCluster,
   createPool,
-  findHolding,
   getHolding,
   getOrUndefined,
   readyCondition,
@@ -21,6 +20,7 @@ import {
   waitFor,
   waitForAddress,
   waitForGone,
+  waitForNoHolding,
   waitForReason,
 } from './support.js';
 
@@ -112,7 +112,8 @@ describe('a claim against a TallyIPPool', () => {
     await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
     await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
     expect(await getOrUndefined(() => client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'a' }))).toBeUndefined();
-    expect(await findHolding(client, addressLockName('10.11.0.10'))).toBeUndefined();
+    // The entry's release is written in the background, within a few seconds of the claim going (README, "Releases").
+    await waitForNoHolding('the entry of 10.11.0.10 released', client, addressLockName('10.11.0.10'));
 
     await createClaim(client, ns, 'b', { kind: 'TallyIPPool', name: 'pool' });
     expect((await waitForAddress(client, ns, 'b')).spec.address).toBe('10.11.0.10');
@@ -128,7 +129,7 @@ describe('a claim against a TallyIPPool', () => {
     await waitForGone('cluster', () => client.get(CLUSTER_RESOURCE, { namespace: ns, name: 'gone' }));
     await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
     await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
-    expect(await findHolding(client, addressLockName('10.12.0.10'))).toBeUndefined();
+    await waitForNoHolding('the entry of 10.12.0.10 released', client, addressLockName('10.12.0.10'));
   });
 
   it('re-creates a deleted IPAddress with the identical address while the claim lives', async () => {

@@ -12,7 +12,6 @@ import {
   createClaim,
   createPool,
   dropHolding,
-  findHolding,
   getHolding,
   holdAsAnotherWriter,
   readyCondition,
@@ -139,7 +138,7 @@ describe('recovery', () => {
         metadata: { resourceVersion: held.metadata.resourceVersion, finalizers: null },
       });
       await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
-      expect(await findHolding(client, addressLockName('10.63.0.1'))).toBeUndefined();
+      await waitForNoHolding('the entry of 10.63.0.1 released', client, addressLockName('10.63.0.1'));
     } finally {
       await running.stop();
     }

@@ -359,3 +359,21 @@ export async function setLockCRD(client: Client, retired: boolean): Promise<void
     }
   });
 }
+
+/** Runs `work` on every item, at most `limit` at once (claims created or deleted as a client would send a burst). */
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const item = items[next] as T;
+        next += 1;
+        await work(item);
+      }
+    }),
+  );
+}

@@ -4,6 +4,7 @@
  */
 import {
   hasFinalizer,
+  isConflict,
   isNotFound,
   type ReconcileContext,
   type Request,
@@ -14,7 +15,13 @@ import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_RELEASED } from '../constants.js';
 import { LOCK_CLAIM_UID_INDEX } from '../indexes.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type StoredClaim, type StoredLock } from '../resources.js';
+import {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  type StoredAddress,
+  type StoredClaim,
+  type StoredLock,
+} from '../resources.js';
 
 /** How long to wait before looking again at an IPAddress another finalizer still holds. */
 const ADDRESS_GONE_POLL_MS = 1_000;
@@ -33,26 +40,28 @@ export async function releaseClaim(
   if (!hasFinalizer(claim, CLAIM_FINALIZER)) return {};
   const startedAt = performance.now();
   const key = { namespace: claim.metadata.namespace, name: claim.metadata.name };
-  const address = await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal);
-  const ours =
-    address !== undefined &&
-    address.spec.claimRef.name === claim.metadata.name &&
-    samePool(poolRefOfAddress(address), ref);
-  if (address && ours) {
-    await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, ADDRESS_FINALIZER, { signal: context.signal });
-    try {
-      await deps.client.delete(ADDRESS_RESOURCE, key, {
-        preconditions: { uid: address.metadata.uid },
-        signal: context.signal,
-      });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
+  const isOurs = (candidate: StoredAddress | undefined): candidate is StoredAddress =>
+    candidate !== undefined &&
+    candidate.spec.claimRef.name === claim.metadata.name &&
+    samePool(poolRefOfAddress(candidate), ref);
+  // The cached IPAddress is used only when it is ours: its writes carry its resourceVersion, so a stale copy costs a
+  // Conflict and a read, never a wrong deletion. When the cache shows none (or another's), it is read live: one created
+  // by another replica may not be in the cache yet, and the entry must not go while it exists.
+  const cached = deps.assumed.addresses.get(`${key.namespace}/${key.name}`);
+  const address = isOurs(cached) ? cached : await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal);
+  const ours = isOurs(address);
+  let current = ours ? address : undefined;
+  for (let attempt = 0; current !== undefined; attempt += 1) {
+    const outcome = await deleteAddress(deps, current, context.signal);
+    if (outcome === 'gone') break;
     // The lock goes only once the IPAddress is gone: until then the address is still visible as someone's.
-    if (await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal)) {
+    const live = await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal);
+    if (live === undefined) break;
+    if (outcome === 'lingers' || attempt > 0 || !isOurs(live)) {
       context.logger.info('IPAddress still being deleted (another finalizer), waiting before releasing its lock');
       return { requeueAfterMs: ADDRESS_GONE_POLL_MS };
     }
+    current = live;
   }
 
   const lookup = deps.states.lookup(ref);
@@ -71,8 +80,9 @@ export async function releaseClaim(
   // The holding of the IPAddress's address, which the cache may not show yet: ledgers release it only if the API server
   // shows it held for this claim (decided in the write, no read first); a lock is looked up live, to delete it by uid.
   let conditional: { readonly key: string; readonly address: string; readonly prefix?: number } | undefined;
-  if (address && ours && state) {
-    const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
+  const deleted = current ?? address;
+  if (deleted && ours && state) {
+    const unit = state.allocation.unitOf(deleted.spec.address, deleted.spec.prefix);
     if (unit && !locks.has(unit.lockName) && deps.holds.releaseIfHeldBy) {
       conditional = { key: unit.lockName, address: unit.address, ...(unit.isPrefix ? { prefix: unit.prefix } : {}) };
     } else if (unit && !locks.has(unit.lockName)) {
@@ -80,9 +90,16 @@ export async function releaseClaim(
       if (live && live.spec.claimRef.uid === claim.metadata.uid) locks.set(live.metadata.name, live);
     }
   }
+  // With ledgers the releases are left to finish after the finalizer is removed: those of one block arriving within
+  // about a second share one compare-and-swap write (the releases of a deletion burst, and two replicas releasing the
+  // same claims). A crash before they are written leaves entries whose claim is gone, which the garbage collector drops.
+  const background = deps.holds.backgroundReleases;
+  const releases: Promise<void>[] = [];
   if (conditional && deps.holds.releaseIfHeldBy) {
     // Freed in memory when the ledger informer shows the entry gone: it may have been another claim's.
-    await deps.holds.releaseIfHeldBy(conditional.key, claim.metadata.uid ?? '', keepAsReleased, now);
+    releases.push(
+      deps.holds.releaseIfHeldBy(conditional.key, claim.metadata.uid ?? '', keepAsReleased, now, { background }),
+    );
   }
   let released = conditional
     ? conditional.prefix === undefined
@@ -90,13 +107,22 @@ export async function releaseClaim(
       : `${conditional.address}/${conditional.prefix}`
     : '';
   for (const lock of locks.values()) {
-    await deps.holds.release(lock, keepAsReleased, now, context.signal);
-    const unit = state?.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
-    if (state && unit) {
-      state.forgetAssumed(unit.lockName);
-      state.release(unit, now.getTime());
-    }
+    const release = deps.holds.release(lock, keepAsReleased, now, context.signal, { background }).then(() => {
+      const unit = state?.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+      if (state && unit) {
+        state.forgetAssumed(unit.lockName);
+        state.release(unit, now.getTime());
+      }
+    });
+    if (background) releases.push(release);
+    else await release;
     released = lock.spec.prefix === undefined ? lock.spec.address : `${lock.spec.address}/${lock.spec.prefix}`;
+  }
+  const logger = context.logger;
+  for (const release of releases) {
+    release.catch((error: unknown) =>
+      logger.warn({ err: error }, 'ledger release failed; the garbage collector drops the entry of the deleted claim'),
+    );
   }
   deps.states.removeWaiting(ref, `${claim.metadata.namespace}/${claim.metadata.name}`);
   await removeFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal });
@@ -107,6 +133,42 @@ export async function releaseClaim(
   }
   context.logger.info({ address: released || undefined }, 'claim released');
   return {};
+}
+
+/**
+ * Removes Tally's finalizer from the claim's IPAddress and deletes it, and says from the answers alone whether it is
+ * gone: `gone` when the delete found nothing, or deleted exactly the copy our finalizer patch returned with no finalizer
+ * left (an object without finalizers is removed at once); `lingers` when another finalizer holds it; `stale` when our
+ * copy was not the API server's (a Conflict: another replica or a lagging cache), to be read again.
+ */
+async function deleteAddress(
+  deps: ClaimReconcilerDeps,
+  address: StoredAddress,
+  signal: AbortSignal,
+): Promise<'gone' | 'lingers' | 'stale'> {
+  let patched: StoredAddress;
+  try {
+    patched = await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, ADDRESS_FINALIZER, { signal });
+  } catch (error) {
+    if (isConflict(error)) return 'stale';
+    throw error;
+  }
+  const finalizersLeft = (patched.metadata.finalizers ?? []).length > 0;
+  const resourceVersion = patched.metadata.resourceVersion;
+  try {
+    await deps.client.delete(ADDRESS_RESOURCE, address.metadata, {
+      preconditions: {
+        uid: address.metadata.uid,
+        ...(finalizersLeft || resourceVersion === undefined ? {} : { resourceVersion }),
+      },
+      signal,
+    });
+  } catch (error) {
+    if (isNotFound(error)) return 'gone';
+    if (isConflict(error)) return 'stale';
+    throw error;
+  }
+  return finalizersLeft || resourceVersion === undefined ? 'lingers' : 'gone';
 }
 
 /**

@@ -22,10 +22,33 @@ export interface AddressLedgersOptions {
   readonly now: () => number;
   /** Attempts of one batch against writers racing on the same ledger before its operations fail. Default 16. */
   readonly maxAttempts?: number | undefined;
+  /**
+   * How long releases submitted with `coalesce` wait for more of their ledger before they are written (default
+   * `RELEASE_COALESCE_MS`), plus a random part of up to twice that. 0 writes them at the end of the turn, as a hold.
+   */
+  readonly releaseCoalesceMs?: number | undefined;
+}
+
+/**
+ * Releases of a deletion burst are written at most once every 1–3 s per ledger and process: nobody waits on them (the
+ * deleting claim's finalizer comes off while its release is queued), so one compare-and-swap write carries every
+ * release of its block that arrived meanwhile. The random part (up to twice this) spreads two active replicas releasing
+ * the same claims: the later one usually finds them already released in its informer's copy and writes nothing.
+ */
+export const RELEASE_COALESCE_MS = 1_000;
+
+export interface SubmitOptions {
+  /**
+   * Nobody waits on the answer soon (a release of a deleted claim, written in the background): wait up to
+   * `releaseCoalesceMs` for more operations of the ledger before writing. An operation submitted without it flushes
+   * the whole queue of its ledger at the end of the turn.
+   */
+  readonly coalesce?: boolean | undefined;
 }
 
 interface Queued {
   readonly operation: LedgerOperation;
+  readonly coalesce: boolean;
   readonly resolve: (result: OperationResult) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -43,13 +66,23 @@ export class AddressLedgers {
   private readonly flushing = new Set<string>();
   /** The latest copy this process wrote or read of each ledger; null when it saw it deleted. */
   private readonly known = new Map<string, StoredLedger | null>();
+  /** Ledgers whose coalescing timer runs. */
+  private readonly waiting = new Map<string, NodeJS.Timeout>();
+  /** Releases submitted and not yet answered, by `ledger/key/claim uid`. */
+  private readonly releasing = new Map<string, number>();
   private writeCount = 0;
+  private conflictCount = 0;
 
   constructor(private readonly options: AddressLedgersOptions) {}
 
   /** Ledger writes (creates, updates, deletes) sent so far, conflicts included. */
   get writes(): number {
     return this.writeCount;
+  }
+
+  /** Writes answered Conflict, AlreadyExists or NotFound (another writer was first), each followed by a read. */
+  get conflicts(): number {
+    return this.conflictCount;
   }
 
   /** Takes `unit` for `holder` in the ledger of its block (see `decideHold` for what an existing entry means). */
@@ -68,27 +101,71 @@ export class AddressLedgers {
   }
 
   /** Gives the claim's entry of `unit` back: kept with `releasedAt` when given, else removed. */
-  release(unit: HeldUnit, claimUID: string, releasedAt?: Date): Promise<OperationResult> {
-    return this.submit(ledgerNameOf(unit), {
-      kind: 'release',
-      key: unit.lockName,
-      claimUID,
-      ...(releasedAt ? { releasedAt: releasedAt.toISOString() } : {}),
-    });
+  release(unit: HeldUnit, claimUID: string, releasedAt?: Date, options: SubmitOptions = {}): Promise<OperationResult> {
+    const ledgerName = ledgerNameOf(unit);
+    const pendingKey = `${ledgerName}/${unit.lockName}/${claimUID}`;
+    this.releasing.set(pendingKey, (this.releasing.get(pendingKey) ?? 0) + 1);
+    const settled = (): void => {
+      const left = (this.releasing.get(pendingKey) ?? 1) - 1;
+      if (left > 0) this.releasing.set(pendingKey, left);
+      else this.releasing.delete(pendingKey);
+    };
+    const answer = this.submit(
+      ledgerName,
+      {
+        kind: 'release',
+        key: unit.lockName,
+        claimUID,
+        ...(releasedAt ? { releasedAt: releasedAt.toISOString() } : {}),
+      },
+      options,
+    );
+    answer.then(settled, settled);
+    return answer;
+  }
+
+  /** Whether a release of `unit` for `claimUID` was submitted and is not answered yet (no request). */
+  isReleasing(unit: HeldUnit, claimUID: string): boolean {
+    return this.releasing.has(`${ledgerNameOf(unit)}/${unit.lockName}/${claimUID}`);
   }
 
   /** Queues one operation on a ledger; resolves once a write carrying it (or a decision needing none) succeeded. */
-  submit(ledgerName: string, operation: LedgerOperation): Promise<OperationResult> {
+  submit(ledgerName: string, operation: LedgerOperation, options: SubmitOptions = {}): Promise<OperationResult> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(ledgerName);
       if (!queue) {
         queue = [];
         this.queues.set(ledgerName, queue);
       }
-      queue.push({ operation, resolve, reject });
-      // Deferred to the end of this turn of the event loop, so operations submitted together share the write.
-      if (!this.flushing.has(ledgerName)) setImmediate(() => void this.flush(ledgerName));
+      queue.push({ operation, coalesce: options.coalesce === true, resolve, reject });
+      if (!this.flushing.has(ledgerName)) this.schedule(ledgerName, queue);
     });
+  }
+
+  /**
+   * Operations submitted together share a write: the flush is deferred to the end of this turn of the event loop, or,
+   * when everything queued may wait, to the end of the coalescing window.
+   */
+  private schedule(ledgerName: string, queue: readonly Queued[]): void {
+    const coalesceMs = this.options.releaseCoalesceMs ?? RELEASE_COALESCE_MS;
+    if (coalesceMs > 0 && queue.every((queued) => queued.coalesce)) {
+      if (this.waiting.has(ledgerName)) return;
+      const timer = setTimeout(
+        () => {
+          this.waiting.delete(ledgerName);
+          void this.flush(ledgerName);
+        },
+        coalesceMs + Math.floor(Math.random() * 2 * coalesceMs),
+      );
+      this.waiting.set(ledgerName, timer);
+      return;
+    }
+    const timer = this.waiting.get(ledgerName);
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      this.waiting.delete(ledgerName);
+    }
+    setImmediate(() => void this.flush(ledgerName));
   }
 
   /** The entry of `key` in the newest copy of the ledger this process has (no request). */
@@ -140,6 +217,11 @@ export class AddressLedgers {
 
   private async flush(ledgerName: string): Promise<void> {
     if (this.flushing.has(ledgerName)) return;
+    const timer = this.waiting.get(ledgerName);
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      this.waiting.delete(ledgerName);
+    }
     const batch = this.queues.get(ledgerName)?.splice(0) ?? [];
     if (batch.length === 0) return;
     this.flushing.add(ledgerName);
@@ -153,7 +235,8 @@ export class AddressLedgers {
       for (const queued of batch) queued.reject(error);
     } finally {
       this.flushing.delete(ledgerName);
-      if ((this.queues.get(ledgerName)?.length ?? 0) > 0) setImmediate(() => void this.flush(ledgerName));
+      const queue = this.queues.get(ledgerName);
+      if (queue !== undefined && queue.length > 0) this.schedule(ledgerName, queue);
       else this.queues.delete(ledgerName);
     }
   }
@@ -207,6 +290,7 @@ export class AddressLedgers {
       } catch (error) {
         // Someone else wrote the ledger since `base` (or created it, or deleted it): decide again on what it is now.
         if (!isConflict(error) && !isAlreadyExists(error) && !isNotFound(error)) throw error;
+        this.conflictCount += 1;
         base = await this.read(ledgerName);
         confirmed = true;
       }
