@@ -63,3 +63,13 @@ export const POOL_EXHAUSTED_RECHECK_MS = 60_000;
  * the API server.
  */
 export const CLAIM_MAX_RETRY_DELAY_MS = 30_000;
+/**
+ * The claim controller's overall retry bucket (client-go's default is 10 retries/s with a burst of 100). Every
+ * rate-limited retry takes a token and the bucket borrows against the future, so with two active replicas, whose
+ * 409s are routine, a burst of 2,000 claims ran up minutes of debt: claims whose retry was due waited behind it,
+ * 131 of them still unbound after 420 s in a chaos run. The API server is protected by the client's own rate limit
+ * (`--kube-api-qps`, 500 by default in the app) and each claim by its exponential backoff; this bucket only has to
+ * stop a mass failure from spinning, at a rate the client allows anyway.
+ */
+export const CLAIM_RETRY_QPS = 100;
+export const CLAIM_RETRY_BURST = 1_000;

@@ -21,7 +21,7 @@ import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVEN
 import { AssumedObjects } from './assumed-objects.js';
 import { HoldAhead } from './claim/hold-ahead.js';
 import { ClaimReconciler } from './claim-reconciler.js';
-import { CLAIM_MAX_RETRY_DELAY_MS } from './constants.js';
+import { CLAIM_MAX_RETRY_DELAY_MS, CLAIM_RETRY_BURST, CLAIM_RETRY_QPS } from './constants.js';
 import { ledgerHolds, lockHolds } from './holds.js';
 import {
   addressPoolAddressIndex,
@@ -260,7 +260,11 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     registry: manager.registry,
     logger,
     maxConcurrentReconciles: options.concurrency ?? DEFAULT_CONCURRENCY,
-    rateLimiter: defaultControllerRateLimiter({ maxDelayMs: CLAIM_MAX_RETRY_DELAY_MS }),
+    rateLimiter: defaultControllerRateLimiter({
+      maxDelayMs: CLAIM_MAX_RETRY_DELAY_MS,
+      qps: CLAIM_RETRY_QPS,
+      burst: CLAIM_RETRY_BURST,
+    }),
   });
 
   const states = new PoolStates({
