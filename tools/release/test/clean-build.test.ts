@@ -1,7 +1,8 @@
-import { cpSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { z } from 'zod';
 import { cleanBuild } from '../src/clean-build.js';
 import { listWorkspaces, REPOSITORY_ROOT, run } from '../src/workspace.js';
 import { copyTree } from './copy-tree.js';
@@ -50,6 +51,13 @@ it("the release's clean build empties dist/ and rebuilds it: the tarball has the
   expect(files).toContain('package/dist/index.js');
   expect(files).toContain('package/dist/index.d.ts');
   expect(files).not.toContain('package/dist/stray.js');
+});
+
+it('the root `pnpm release` publishes only after the clean build', () => {
+  const manifest = z
+    .object({ scripts: z.object({ release: z.string() }) })
+    .parse(JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'package.json'), 'utf8')));
+  expect(manifest.scripts.release).toBe('pnpm --filter @tally-ipam/release clean-build && changeset publish');
 });
 
 it('refuses a package that is not publishable', () => {
