@@ -9,7 +9,9 @@
  *   clusterctl.yaml                                                          a clusterctl config pointing at them
  *   metal3-crds.yaml                                                         Metal3's IPAM CRDs (ipam.metal3.io), not
  *       in any components: applied only by users who switch to Tally without Metal3 installed or want Tally's rules
- *   images/<image>.tar                                                       each app's image, tagged with the version
+ *   images/<image>/<image>.tar, images/<image>/oci/                           each app's image, tagged with the version,
+ *       as a docker-archive and an OCI layout (one directory per image: build.sh writes `oci/` and `inputs.sha256`
+ *       under fixed names, so two images in one directory would leave only the second's)
  * The version defaults to the apps' package.json version (they are versioned together). Run `pnpm build` first.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -110,11 +112,14 @@ export function writeStandaloneAssets(out: string): string[] {
   });
 }
 
-/** Builds every app's image tagged `<registry>/<image>:v<version>` with the app's image entry point. */
+/**
+ * Builds every app's image tagged `<registry>/<image>:v<version>` with the app's image entry point, each into its own
+ * `<out>/images/<image>/`; returns the docker-archives.
+ */
 export function buildImages(out: string, version: string, root: string = REPOSITORY_ROOT): string[] {
   const archives: string[] = [];
   for (const provider of RELEASED_PROVIDERS) {
-    const outDir = join(out, 'images');
+    const outDir = join(out, 'images', provider.image);
     mkdirSync(outDir, { recursive: true });
     run('bash', [join(root, provider.app, 'image/build.sh')], join(root, provider.app), {
       ...process.env,
