@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import * as apiTypes from '@tally-ipam/api-types';
 import {
   describeJSON,
   parseCluster,
@@ -8,7 +9,11 @@ import {
   parseIPAddressClaim,
   parseMachine,
   parseMachinePool,
+  parseMetal3IPAddress,
+  parseMetal3IPClaim,
+  parseMetal3IPPool,
   parseObject,
+  parseTallyAddressLedger,
   parseTallyAddressLock,
   parseTallyIPPool,
   parseTallyPrefixPool,
@@ -345,6 +350,7 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
     expect(timings.overBudget).toBe(0);
   });
 
+  const SIM_MACHINE_REF = { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'SimMachine', name: 'm' };
   const PARSERS: {
     name: string;
     parse: (input: unknown) => { success: boolean; error?: { issues: readonly { path: string }[]; message: string } };
@@ -405,6 +411,70 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
       }),
     },
     {
+      name: 'TallyAddressLedger',
+      parse: parseTallyAddressLedger,
+      base: () => ({
+        apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
+        kind: 'TallyAddressLedger',
+        metadata: { name: 'ip4-10.0.0.0.24' },
+        spec: {
+          entries: [
+            {
+              key: 'ip4-10.0.0.5',
+              address: '10.0.0.5',
+              poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'p', namespace: 'n' },
+              claimRef: { namespace: 'n', name: 'c', uid: 'u' },
+              heldSince: '2026-01-02T03:04:05Z',
+            },
+          ],
+        },
+      }),
+    },
+    {
+      name: 'Metal3IPPool',
+      parse: parseMetal3IPPool,
+      base: () => ({
+        apiVersion: 'ipam.metal3.io/v1alpha1',
+        kind: 'IPPool',
+        metadata: { name: 'p', namespace: 'n' },
+        spec: {
+          clusterName: 'c',
+          namePrefix: 'p',
+          pools: [{ start: '10.0.0.10', end: '10.0.0.50', subnet: '10.0.0.0/24', gateway: '10.0.0.1' }],
+          preAllocations: { 'm-0': '10.0.0.11' },
+          prefix: 24,
+          gateway: '10.0.0.1',
+          dnsServers: ['10.0.0.2'],
+        },
+      }),
+    },
+    {
+      name: 'Metal3IPClaim',
+      parse: parseMetal3IPClaim,
+      base: () => ({
+        apiVersion: 'ipam.metal3.io/v1alpha1',
+        kind: 'IPClaim',
+        metadata: { name: 'c', namespace: 'n' },
+        spec: { pool: { name: 'p', namespace: 'n' } },
+      }),
+    },
+    {
+      name: 'Metal3IPAddress',
+      parse: parseMetal3IPAddress,
+      base: () => ({
+        apiVersion: 'ipam.metal3.io/v1alpha1',
+        kind: 'IPAddress',
+        metadata: { name: 'p-10-0-0-11', namespace: 'n' },
+        spec: {
+          address: '10.0.0.11',
+          prefix: 24,
+          gateway: '10.0.0.1',
+          claim: { name: 'c', namespace: 'n' },
+          pool: { name: 'p', namespace: 'n' },
+        },
+      }),
+    },
+    {
       name: 'Cluster',
       parse: parseCluster,
       base: () => ({
@@ -421,7 +491,7 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
         apiVersion: 'cluster.x-k8s.io/v1beta2',
         kind: 'Machine',
         metadata: { name: 'm', namespace: 'n' },
-        spec: { clusterName: 'c' },
+        spec: { clusterName: 'c', infrastructureRef: SIM_MACHINE_REF },
       }),
     },
     {
@@ -431,10 +501,23 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
         apiVersion: 'cluster.x-k8s.io/v1beta2',
         kind: 'MachinePool',
         metadata: { name: 'm', namespace: 'n' },
-        spec: { clusterName: 'c', replicas: 3 },
+        spec: {
+          clusterName: 'c',
+          replicas: 3,
+          template: { spec: { clusterName: 'c', infrastructureRef: SIM_MACHINE_REF } },
+        },
       }),
     },
   ];
+
+  it('fuzzes every parser api-types exports, and every base object parses', () => {
+    const fuzzed = new Set<unknown>(PARSERS.map((parser) => parser.parse));
+    // parseObject is the generic helper every named parser goes through, not a parser of one kind.
+    const exported = Object.entries(apiTypes).filter(([name]) => /^parse[A-Z]/.test(name) && name !== 'parseObject');
+    expect(exported.filter(([, parse]) => !fuzzed.has(parse)).map(([name]) => name)).toEqual([]);
+    const failing = PARSERS.filter((parser) => !parser.parse(parser.base()).success).map((parser) => parser.name);
+    expect(failing).toEqual([]);
+  });
 
   const anyField = fc.constantFrom(
     ...SPEC_FIELDS,
@@ -448,6 +531,13 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
     'paused',
     'releasedAt',
     'template',
+    'entries',
+    'pools',
+    'preAllocations',
+    'namePrefix',
+    'dnsServers',
+    'pool',
+    'claim',
   );
 
   it(`every api-types parser takes ${PARSER_RUNS} generated objects: no throw, issues name fields, bounded`, () => {

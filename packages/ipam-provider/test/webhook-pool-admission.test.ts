@@ -1,3 +1,4 @@
+import { request as httpsRequest } from 'node:https';
 import {
   AdmissionregistrationV1Api,
   CustomObjectsApi,
@@ -23,6 +24,7 @@ import {
   type PoolAllocationsView,
   poolWebhookConfiguration,
   poolWebhookName,
+  poolWebhookPath,
   registerPoolWebhooks,
   SKIP_VALIDATE_DELETE_ANNOTATION,
 } from '../src/webhooks/index.js';
@@ -43,6 +45,52 @@ const PLURALS: Record<PoolKindName, string> = {
 
 const isGlobal = (kind: PoolKindName): boolean => kind.startsWith('Global');
 
+/** The webhook server's limit on a request body (controller-runtime's 7 MiB). */
+const MAX_REVIEW_BYTES = 7 * 1024 * 1024;
+
+interface DirectAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/**
+ * One HTTPS POST straight to the webhook server, trusting only the test CA as the API server does. `declaredBytes`
+ * sends a Content-Length without the body, for answers the server must give before reading one.
+ */
+function postToWebhook(
+  port: number,
+  caPem: string,
+  path: string,
+  body: { json: string } | { declaredBytes: number },
+): Promise<DirectAnswer> {
+  return new Promise((resolve, reject) => {
+    const length = 'json' in body ? Buffer.byteLength(body.json) : body.declaredBytes;
+    const request = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        ca: caPem,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': length },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+          request.destroy();
+        });
+      },
+    );
+    request.on('error', reject);
+    if ('json' in body) request.end(body.json);
+    else request.flushHeaders();
+  });
+}
+
 describe('pool admission webhooks called by the real API server', () => {
   let kc: KubeConfig;
   let objects: CustomObjectsApi;
@@ -50,6 +98,7 @@ describe('pool admission webhooks called by the real API server', () => {
   let certs: ServingCertDir;
   let view: PoolAllocationsView;
   let configurationName: string | undefined;
+  let webhookPort: number;
   const stop = new AbortController();
   const running: Promise<void>[] = [];
 
@@ -201,6 +250,7 @@ describe('pool admission webhooks called by the real API server', () => {
       return address.port;
     });
 
+    webhookPort = port;
     configurationName = `tally-pool-webhook-test-${namespace.name}`;
     await kc.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
       body: poolWebhookConfiguration({
@@ -470,5 +520,39 @@ describe('pool admission webhooks called by the real API server', () => {
     expect(warningTexts(ipv4.headers.warning)).toEqual([
       'spec.allocationPrefixLength=32 behaves like host-address allocation; consider TallyIPPool for single-address semantics',
     ]);
+  });
+
+  it('answers a review of a pool with prefix -(2 ** 30) sent straight to it with a denial naming spec.prefix', async () => {
+    const pool = poolBody('TallyIPPool', 'huge-shift', { addresses: ['10.7.0.0/24'], prefix: -(2 ** 30) });
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'direct-huge-shift',
+        kind: { group: TALLY_GROUP, version: VERSION, kind: 'TallyIPPool' },
+        resource: { group: TALLY_GROUP, version: VERSION, resource: PLURALS.TallyIPPool },
+        name: pool.metadata.name,
+        namespace: namespace.name,
+        operation: 'CREATE',
+        userInfo: { username: 'direct' },
+        object: { ...pool, metadata: { ...pool.metadata, namespace: namespace.name } },
+        dryRun: false,
+      },
+    };
+    const answer = await postToWebhook(webhookPort, certs.caPem, poolWebhookPath('TallyIPPool'), {
+      json: JSON.stringify(review),
+    });
+    expect(answer.status).toBe(200);
+    const response = (JSON.parse(answer.body) as { response: Record<string, unknown> }).response;
+    expect(response).toMatchObject({ uid: 'direct-huge-shift', allowed: false, status: { code: 422 } });
+    expect((response.status as { message: string }).message).toMatch(/spec\.prefix.*-1073741824/);
+  });
+
+  it('answers 413 to a review declared larger than the size cap, before reading it', async () => {
+    const answer = await postToWebhook(webhookPort, certs.caPem, poolWebhookPath('TallyIPPool'), {
+      declaredBytes: MAX_REVIEW_BYTES + 3 * 1024 * 1024,
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.body).toContain(`request body exceeds ${MAX_REVIEW_BYTES} bytes`);
   });
 });

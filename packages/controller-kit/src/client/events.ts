@@ -144,7 +144,7 @@ export class EventRecorder {
       type: event.type,
       reason: event.reason,
       action: event.action,
-      note: truncateUtf8(event.note, MAX_NOTE_BYTES),
+      note: clipNoteUtf8(event.note, MAX_NOTE_BYTES),
       regarding: objectReference(regarding),
       ...(event.related ? { related: objectReference(event.related) } : {}),
     });
@@ -180,11 +180,18 @@ function seriesKey(regarding: KubeObject, event: EventInput): string {
   return JSON.stringify([object, event.type, event.reason, event.action, event.note]);
 }
 
-function truncateUtf8(text: string, maxBytes: number): string {
+/** Marks a cut note, as api-types' `clipUtf8` marks cut values (3 bytes in UTF-8, counted in the limit). */
+const NOTE_ELLIPSIS = '…';
+
+/**
+ * `text` cut to at most `maxBytes` bytes of UTF-8, the cut marked with an ellipsis. The kit's own copy of api-types'
+ * `clipUtf8`: the generic runtime may not import product types (tools/architecture allows api-types only in src/capi/).
+ */
+function clipNoteUtf8(text: string, maxBytes: number): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= maxBytes) return text;
   // Cut on a character boundary: decoding a cut multi-byte sequence would leave a replacement character.
-  let end = maxBytes;
+  let end = Math.max(0, maxBytes - Buffer.byteLength(NOTE_ELLIPSIS, 'utf8'));
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString('utf8');
+  return `${bytes.subarray(0, end).toString('utf8')}${NOTE_ELLIPSIS}`;
 }
