@@ -27,6 +27,7 @@ import {
   AddressLedgers,
   addressLockName,
   CLAIM_FINALIZER,
+  describePool,
   HOLD_AHEAD_LIMIT,
   HOLD_AHEAD_LOW_WATER,
 } from '@tally-ipam/ipam-provider';
@@ -124,12 +125,26 @@ export function claimObject(contender: Contender, namespace: string, name: strin
   };
 }
 
-function readyCondition(): Record<string, unknown> {
+/**
+ * The claim's Ready condition as the contender's provider writes it: for Tally's shapes the very message Tally's
+ * reconcile writes (else Tally rewrites the status of every prefilled claim, and those writes land in the figures).
+ */
+function readyCondition(
+  contender: Contender,
+  address: string,
+  pool: BenchPool,
+  claim: KubeObject,
+): Record<string, unknown> {
+  const ref = { kind: 'TallyIPPool' as const, name: pool.name, namespace: claim.metadata.namespace };
+  const message =
+    contender === 'reference'
+      ? ''
+      : `${address} allocated from ${describePool(ref)} (IPAddress ${claim.metadata.name})`;
   return {
     type: 'Ready',
     status: 'True',
     reason: 'AddressAllocated',
-    message: '',
+    message,
     lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     observedGeneration: 1,
   };
@@ -211,7 +226,7 @@ async function bind(
   });
   await client.patchStatus(CLAIMS, claim, {
     addressRef: { name: claim.metadata.name },
-    conditions: [readyCondition()],
+    conditions: [readyCondition(contender, address, pool, claim)],
   });
 }
 
