@@ -65,3 +65,18 @@ export function totalRequests(byVerb: ReadonlyMap<string, number>): number {
 export function mutatingRequests(byVerb: ReadonlyMap<string, number>): number {
   return [...byVerb].filter(([verb]) => MUTATING_VERBS.has(verb)).reduce((sum, [, value]) => sum + value, 0);
 }
+
+/**
+ * Writes to one resource by verb, failures included (a 409 costs the API server a request too), from `byTarget`
+ * keys such as `PUT tallyaddressledgers` or `POST tallyaddressledgers 409`.
+ */
+export function writesTo(byTarget: ReadonlyMap<string, number>, resource: string): Map<string, number> {
+  const byVerb = new Map<string, number>();
+  for (const [key, value] of byTarget) {
+    const [verb = '', target = '', code] = key.split(' ');
+    if (target !== resource || !MUTATING_VERBS.has(verb)) continue;
+    const label = code ? `${verb} ${code}` : verb;
+    byVerb.set(label, (byVerb.get(label) ?? 0) + value);
+  }
+  return byVerb;
+}

@@ -24,7 +24,14 @@ import { Client, type KubeObject, type ResourceKind } from '@tally-ipam/controll
 import { startControlPlane } from '@tally-ipam/testenv';
 import { z } from 'zod';
 import { CLUSTERS, cluster } from '../test/support.js';
-import { apiRequests, difference, mutatingRequests, type RequestCounts, totalRequests } from './api-requests.js';
+import {
+  apiRequests,
+  difference,
+  mutatingRequests,
+  type RequestCounts,
+  totalRequests,
+  writesTo,
+} from './api-requests.js';
 import {
   type BenchPool,
   CONTENDERS,
@@ -232,6 +239,14 @@ async function loadRun(
   });
 }
 
+/** TallyAddressLedger writes per claim, with their count by verb: the issue's budget is 0.1 beyond the contract's. */
+function ledgerSummary(byTarget: ReadonlyMap<string, number>, claims: number): string {
+  const writes = writesTo(byTarget, 'tallyaddressledgers');
+  const total = [...writes.values()].reduce((sum, value) => sum + value, 0);
+  const verbs = [...writes].map(([verb, value]) => `${verb} ${value}`).join(', ');
+  return `${(total / claims).toFixed(3)}${verbs ? ` (${verbs})` : ''}`;
+}
+
 function describeLoad(contender: Contender, round: number, figures: LoadFigures, loadBefore: string): string {
   const perClaim = (value: number): string => (value / figures.claims).toFixed(2);
   const writes = mutatingRequests(figures.requests.byVerb);
@@ -249,6 +264,7 @@ function describeLoad(contender: Contender, round: number, figures: LoadFigures,
       (figures.peakRss !== undefined ? `, peak RSS ${figures.peakRss.toFixed(0)} MiB` : '') +
       (figures.settleMs !== undefined ? `, settled ${(figures.settleMs / 1000).toFixed(1)} s after sync` : ''),
     `      by target (≥ 0.02 per claim): ${targets}`,
+    `      ledger writes per claim ${ledgerSummary(figures.requests.byTarget, figures.claims)}`,
   ].join('\n');
 }
 

@@ -4,13 +4,17 @@
  * - `tally`: the built controller (`dist/main.js`) as a child process, default concurrency;
  * - `reference`: the in-cluster provider (see reference-provider.ts), one claim worker as it ships;
  * - `tally-writes`: a raw client making exactly Tally's writes per claim and nothing else (the ceiling of Tally's
- *   design): finalizer patch, the address held in its TallyAddressLedger (through Tally's own batching writer, so the
- *   holds in flight on one block share a write), IPAddress create, status patch;
+ *   design): finalizer patch, IPAddress create, status patch, and the ledger compare-and-swap writes amortised as Tally
+ *   amortises them — through Tally's own writer (`AddressLedgers`: what is in flight on one block shares a write) and
+ *   holding ahead with Tally's own bounds (`HoldAheadPlan`: a claim not held ahead holds its address and up to
+ *   `HOLD_AHEAD_LIMIT` waiting claims' in one write; a claim held ahead writes nothing unless fewer than
+ *   `HOLD_AHEAD_LOW_WATER` remain held ahead);
  * - `contract-minimum`: a raw client making only what the contract needs per claim: finalizer patch, IPAddress
  *   create, status patch.
  * The prefill (addresses already allocated before a run starts) is written by the same raw writer in each contender's
- * own shape, so the provider starts on state it would have written itself. When Tally's writes per claim change, change
- * `TALLY_WRITES` here: the ceiling and Tally's prefill follow.
+ * own shape, so the provider starts on state it would have written itself: for Tally, every IPAddress backed by its
+ * claim's entry in the TallyAddressLedger of its block, written by `AddressLedgers`. When Tally's writes per claim
+ * change, change `TALLY_WRITES` here: the ceiling and Tally's prefill follow.
  */
 
 import { readFileSync } from 'node:fs';
@@ -18,11 +22,20 @@ import { get } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Cache, Client, type KubeObject } from '@tally-ipam/controller-kit';
-import { ADDRESS_FINALIZER, AddressLedgers, addressLockName, CLAIM_FINALIZER } from '@tally-ipam/ipam-provider';
+import {
+  ADDRESS_FINALIZER,
+  AddressLedgers,
+  addressLockName,
+  CLAIM_FINALIZER,
+  describePool,
+  HOLD_AHEAD_LIMIT,
+  HOLD_AHEAD_LOW_WATER,
+} from '@tally-ipam/ipam-provider';
 import { pino } from 'pino';
 import { type ControllerProcess, servingPort, startController } from '../test/controller-process.js';
 import { forEachLimited } from '../test/random.js';
 import { ADDRESSES, CLAIMS, field, IPAM_API_VERSION } from '../test/support.js';
+import { HoldAheadPlan } from './hold-ahead-plan.js';
 import { REFERENCE_POOL_API_VERSION, startReferenceProvider } from './reference-provider.js';
 
 export const CONTENDERS = ['tally', 'reference', 'tally-writes', 'contract-minimum'] as const;
@@ -40,7 +53,10 @@ const REFERENCE_ADDRESS_FINALIZER = 'ipam.cluster.x-k8s.io/ProtectAddress';
 interface WriteShape {
   readonly claimFinalizer: string;
   readonly addressFinalizer: string;
-  /** Tally's design: the address held in the TallyAddressLedger of its block before the IPAddress is created. */
+  /**
+   * Tally's design: the address held in the TallyAddressLedger of its block before the IPAddress is created (by the
+   * raw writer: holding ahead as Tally does; by the prefill: every hold in flight on a block in one write).
+   */
   readonly ledger: boolean;
 }
 
@@ -109,24 +125,29 @@ export function claimObject(contender: Contender, namespace: string, name: strin
   };
 }
 
-function readyCondition(): Record<string, unknown> {
+/**
+ * The claim's Ready condition as the contender's provider writes it: for Tally's shapes the very message Tally's
+ * reconcile writes (else Tally rewrites the status of every prefilled claim, and those writes land in the figures).
+ */
+function readyCondition(
+  contender: Contender,
+  address: string,
+  pool: BenchPool,
+  claim: KubeObject,
+): Record<string, unknown> {
+  const ref = { kind: 'TallyIPPool' as const, name: pool.name, namespace: claim.metadata.namespace };
+  const message =
+    contender === 'reference'
+      ? ''
+      : `${address} allocated from ${describePool(ref)} (IPAddress ${claim.metadata.name})`;
   return {
     type: 'Ready',
     status: 'True',
     reason: 'AddressAllocated',
-    message: '',
+    message,
     lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     observedGeneration: 1,
   };
-}
-
-interface AddressWrite {
-  readonly client: Client;
-  readonly shape: WriteShape;
-  readonly poolKind: string;
-  readonly poolObject: KubeObject;
-  readonly pool: BenchPool;
-  readonly address: string;
 }
 
 /** One ledger writer per client, as Tally has one per process: the holds in flight on one block share a write. */
@@ -141,21 +162,40 @@ function ledgerWriterOf(client: Client): AddressLedgers {
   return writer;
 }
 
-/** The ledger hold (in Tally's shape) and the IPAddress of one allocation, after the claim carries its finalizer. */
-async function writeAllocation(claim: KubeObject, write: AddressWrite): Promise<void> {
-  const { client, shape, poolKind, pool, address } = write;
+/**
+ * Submits the hold of `address` for `claim` in the TallyAddressLedger of its block, in Tally's entry shape. Holds
+ * submitted in one turn of the event loop go into one write.
+ */
+async function holdInLedger(client: Client, claim: KubeObject, pool: BenchPool, address: string): Promise<void> {
   const namespace = claim.metadata.namespace ?? '';
   const { name } = claim.metadata;
-  if (shape.ledger) {
-    const held = await ledgerWriterOf(client).hold(
-      { address, prefix: 0, isPrefix: false, lockName: addressLockName(address) },
-      { kind: poolKind as 'TallyIPPool', name: pool.name, namespace },
-      { namespace, name, uid: claim.metadata.uid ?? '' },
-      0,
-    );
-    if (!held.ok)
-      throw new Error(`${address} is held by ${held.holder.claimRef.namespace}/${held.holder.claimRef.name}`);
+  const held = await ledgerWriterOf(client).hold(
+    { address, prefix: 0, isPrefix: false, lockName: addressLockName(address) },
+    { kind: 'TallyIPPool', name: pool.name, namespace },
+    { namespace, name, uid: claim.metadata.uid ?? '' },
+    0,
+  );
+  if (!held.ok) {
+    throw new Error(`${address} is held by ${held.holder.claimRef.namespace}/${held.holder.claimRef.name}`);
   }
+}
+
+/**
+ * After the claim carries its finalizer and its address is held (where the shape holds): the IPAddress, then the
+ * claim's status pointing at it.
+ */
+async function bind(
+  client: Client,
+  contender: Contender,
+  claim: KubeObject,
+  entry: { pool: BenchPool; object: KubeObject },
+  address: string,
+): Promise<void> {
+  const shape = shapeOf(contender);
+  const poolKind = poolKindOf(contender);
+  const { pool } = entry;
+  const namespace = claim.metadata.namespace ?? '';
+  const { name } = claim.metadata;
   await client.create(ADDRESSES, {
     apiVersion: ADDRESSES.apiVersion,
     kind: ADDRESSES.kind,
@@ -173,10 +213,10 @@ async function writeAllocation(claim: KubeObject, write: AddressWrite): Promise<
           blockOwnerDeletion: true,
         },
         {
-          apiVersion: write.poolObject.apiVersion,
+          apiVersion: entry.object.apiVersion,
           kind: poolKind,
           name: pool.name,
-          uid: write.poolObject.metadata.uid ?? '',
+          uid: entry.object.metadata.uid ?? '',
           controller: false,
           blockOwnerDeletion: true,
         },
@@ -184,30 +224,9 @@ async function writeAllocation(claim: KubeObject, write: AddressWrite): Promise<
     },
     spec: { address, prefix: 16, poolRef: { apiGroup: GROUP, kind: poolKind, name: pool.name }, claimRef: { name } },
   });
-}
-
-/**
- * After the claim carries its finalizer: the contender's allocation writes for the `index`-th address of the pool, then
- * the claim's status pointing at its IPAddress.
- */
-async function bind(
-  client: Client,
-  contender: Contender,
-  claim: KubeObject,
-  entry: { pool: BenchPool; object: KubeObject },
-  index: number,
-): Promise<void> {
-  await writeAllocation(claim, {
-    client,
-    shape: shapeOf(contender),
-    poolKind: poolKindOf(contender),
-    poolObject: entry.object,
-    pool: entry.pool,
-    address: nthAddress(entry.pool, index),
-  });
   await client.patchStatus(CLAIMS, claim, {
     addressRef: { name: claim.metadata.name },
-    conditions: [readyCondition()],
+    conditions: [readyCondition(contender, address, pool, claim)],
   });
 }
 
@@ -237,18 +256,49 @@ export function startRawWriter(options: RawWriterOptions, signal: AbortSignal): 
   };
   cache.addEventHandler(CLAIMS, { onAdd }, { namespace });
   void cache.start(signal);
-  const work = async (claim: KubeObject): Promise<void> => {
+  const plan = new HoldAheadPlan({ limit: HOLD_AHEAD_LIMIT, lowWater: HOLD_AHEAD_LOW_WATER });
+  /** The address of each claim held so far (by uid), answered once its ledger write is. */
+  const holdings = new Map<string, Promise<string>>();
+  const nextAddress = (entry: { pool: BenchPool }): string => {
+    const index = nextIndex.get(entry.pool.name) ?? 0;
+    nextIndex.set(entry.pool.name, index + 1);
+    return nthAddress(entry.pool, index);
+  };
+  const poolOf = (claim: KubeObject): { pool: BenchPool; object: KubeObject } => {
     const poolName = String(field(claim, 'spec', 'poolRef', 'name'));
     const entry = pools.get(poolName);
     if (!entry) throw new Error(`claim ${claim.metadata.name}: no bench pool named "${poolName}"`);
-    const index = nextIndex.get(poolName) ?? 0;
-    nextIndex.set(poolName, index + 1);
+    return entry;
+  };
+  /** Tally's holding ahead: every hold this worker makes is submitted in this one turn, so they share a write. */
+  const addressOf = (claim: KubeObject, entry: { pool: BenchPool; object: KubeObject }): Promise<string> => {
+    const uid = claim.metadata.uid ?? '';
+    const waiting = queue.filter((other) => field(other, 'spec', 'poolRef', 'name') === entry.pool.name);
+    const byUID = new Map(waiting.map((other) => [other.metadata.uid ?? '', other]));
+    const decision = plan.serve(entry.pool.name, uid, [...byUID.keys()]);
+    for (const heldUID of decision.hold) {
+      const address = nextAddress(entry);
+      const holder = heldUID === uid ? claim : byUID.get(heldUID);
+      if (!holder) throw new Error(`hold ahead: claim uid ${heldUID} is not waiting`);
+      holdings.set(
+        heldUID,
+        holdInLedger(client, holder, entry.pool, address).then(() => address),
+      );
+    }
+    const own = holdings.get(uid);
+    if (!own) throw new Error(`claim ${claim.metadata.name}: neither held ahead nor held now`);
+    holdings.delete(uid);
+    return own;
+  };
+  const work = async (claim: KubeObject): Promise<void> => {
+    const entry = poolOf(claim);
     const patched = await client.mergePatch(
       CLAIMS,
       { namespace, name: claim.metadata.name },
       { metadata: { finalizers: [shape.claimFinalizer], resourceVersion: claim.metadata.resourceVersion } },
     );
-    await bind(client, contender, patched, entry, index);
+    const address = shape.ledger ? await addressOf(patched, entry) : nextAddress(entry);
+    await bind(client, contender, patched, entry, address);
   };
   for (let worker = 0; worker < WORKERS; worker += 1) {
     void (async () => {
@@ -286,7 +336,9 @@ export async function prefill(
       const body = claimObject(contender, namespace, `prefill-${index}`, entry.pool);
       body.metadata.finalizers = [shape.claimFinalizer];
       const claim = await client.create(CLAIMS, body);
-      await bind(client, contender, claim, entry, index);
+      const address = nthAddress(entry.pool, index);
+      if (shape.ledger) await holdInLedger(client, claim, entry.pool, address);
+      await bind(client, contender, claim, entry, address);
       done += 1;
     });
   } finally {

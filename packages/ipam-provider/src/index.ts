@@ -4,6 +4,7 @@
  */
 
 export { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
+export { HOLD_AHEAD_LIMIT, HOLD_AHEAD_LOW_WATER } from './claim/hold-ahead.js';
 export { type ClaimOutcome, MAX_CONDITION_MESSAGE_LENGTH, notReady, writeClaimStatus } from './claim-status.js';
 export {
   ADDRESS_FINALIZER,
