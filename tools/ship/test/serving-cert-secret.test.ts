@@ -14,6 +14,9 @@ import {
 } from '../src/serving-cert-secret.js';
 
 // The apps' own config/ directories (read as files, as the release does; no app code is imported).
+/** Tally's shipped validating webhooks: one per pool kind (four) and Metal3's IPPool, behind its clusterctl switch. */
+const TALLY_WEBHOOKS = 5;
+
 const TALLY = defineProvider({
   appDir: new URL('../../../apps/ipam-controller/', import.meta.url),
   providerName: 'ipam-tally',
@@ -107,7 +110,7 @@ describe('withServingCertificateSecrets', () => {
     expect(output.indexOf(secret)).toBe(output.findIndex((m) => m.kind === 'Deployment') - 1);
     const configuration = only(output, 'ValidatingWebhookConfiguration');
     const webhooks = at(configuration, 'webhooks') as unknown[];
-    expect(webhooks).toHaveLength(4);
+    expect(webhooks).toHaveLength(TALLY_WEBHOOKS);
     for (const webhook of webhooks) {
       expect(at(webhook, 'clientConfig', 'caBundle')).toBe(base64('CA\n'));
       expect(at(webhook, 'clientConfig', 'service', 'name')).toBe('tally-ipam-webhook-service');
@@ -174,7 +177,7 @@ describe('the variant applied to a real API server', () => {
       .readValidatingWebhookConfiguration({ name: 'tally-ipam-validating-webhook-configuration' });
     expect(configuration.metadata?.annotations?.[INJECT_CA_FROM_ANNOTATION]).toBeUndefined();
     expect(configuration.webhooks?.map((w) => Buffer.from(w.clientConfig.caBundle ?? '', 'base64').toString())).toEqual(
-      Array(4).fill(ca),
+      Array(TALLY_WEBHOOKS).fill(ca),
     );
     const crd = await kc
       .makeApiClient(ApiextensionsV1Api)
