@@ -37,6 +37,7 @@ import {
   CONTENDERS,
   type Contender,
   claimObject,
+  cpuSeconds,
   PROVIDERS,
   peakRssMiB,
   poolKindOf,
@@ -165,6 +166,21 @@ interface LoadFigures {
   readonly requests: RequestCounts;
   readonly peakRss: number | undefined;
   readonly settleMs: number | undefined;
+  /** CPU seconds spent while the claims were bound, by process (`bench` is this process: creates, watch, raw writer). */
+  readonly cpu: ReadonlyMap<string, number>;
+}
+
+/**
+ * CPU seconds used so far by the control plane's processes, the provider and this process: where a contender's cost
+ * lands, beside the requests it makes (on two shared cores, the API server's CPU is what the contenders compete for).
+ */
+function cpuByProcess(processIds: Record<string, number>, provider: RunningProvider | undefined): Map<string, number> {
+  const cpu = new Map<string, number>();
+  for (const [name, pid] of Object.entries(processIds)) cpu.set(name, cpuSeconds(pid));
+  if (provider) cpu.set('provider', cpuSeconds(provider.pid));
+  const own = process.cpuUsage();
+  cpu.set('bench', (own.user + own.system) / 1e6);
+  return cpu;
 }
 
 /**
@@ -207,6 +223,7 @@ async function loadRun(
       names.sort((a, b) => Number(a.name.split('-')[2]) - Number(b.name.split('-')[2]));
       const bound = watchBinds(kubeConfig, NAMESPACE, stop.signal);
       const before = await apiRequests(kubeConfig);
+      const cpuBefore = cpuByProcess(plane.processIds(), provider);
       const sent = await createClaims(
         client,
         names.map(({ name, pool }) => claimObject(contender, NAMESPACE, name, pool)),
@@ -214,6 +231,7 @@ async function loadRun(
       );
       const wanted = new Set(names.map(({ name }) => name));
       await bound.waitFor(wanted, 1_800_000);
+      const cpuAfter = cpuByProcess(plane.processIds(), provider);
       const after = await apiRequests(kubeConfig);
       const latencies = names
         .map(({ name }) => (bound.at.get(name) ?? Number.NaN) - (sent.get(name) ?? 0))
@@ -231,6 +249,7 @@ async function loadRun(
         },
         peakRss: provider ? peakRssMiB(provider.pid) : undefined,
         settleMs,
+        cpu: new Map([...cpuAfter].map(([name, seconds]) => [name, seconds - (cpuBefore.get(name) ?? 0)])),
       };
     } finally {
       stop.abort();
@@ -265,6 +284,10 @@ function describeLoad(contender: Contender, round: number, figures: LoadFigures,
       (figures.settleMs !== undefined ? `, settled ${(figures.settleMs / 1000).toFixed(1)} s after sync` : ''),
     `      by target (≥ 0.02 per claim): ${targets}`,
     `      ledger writes per claim ${ledgerSummary(figures.requests.byTarget, figures.claims)}`,
+    `      CPU ms per claim: ${[...figures.cpu]
+      .filter(([, seconds]) => seconds > 0)
+      .map(([name, seconds]) => `${name} ${((seconds * 1000) / figures.claims).toFixed(2)}`)
+      .join(', ')}`,
   ].join('\n');
 }
 

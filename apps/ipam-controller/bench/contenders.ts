@@ -17,8 +17,9 @@
  * change, change `TALLY_WRITES` here: the ceiling and Tally's prefill follow.
  */
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Cache, Client, type KubeObject } from '@tally-ipam/controller-kit';
@@ -379,6 +380,7 @@ async function startTally(kubeconfigPath: string, namespace: string): Promise<Ru
     '--webhook-port=0',
   ]);
   const port = await servingPort(controller, 'health probes');
+  const metricsPort = await servingPort(controller, 'metrics');
   // Tally's readiness is "caches synced".
   const deadline = Date.now() + 600_000;
   while ((await httpStatus(`http://127.0.0.1:${port}/readyz`)) !== 200) {
@@ -390,6 +392,12 @@ async function startTally(kubeconfigPath: string, namespace: string): Promise<Ru
     startedAt,
     syncedAt: performance.now(),
     stop: async () => {
+      // TALLY_BENCH_METRICS_DIR: keep Tally's /metrics (work queues, reconciles, event loop) as it was at the end.
+      const metricsDir = process.env.TALLY_BENCH_METRICS_DIR;
+      if (metricsDir) {
+        const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        writeFileSync(join(metricsDir, `tally-${controller.pid}.prom`), text);
+      }
       await controller.stop('SIGTERM');
     },
   };
@@ -438,7 +446,7 @@ export function peakRssMiB(pid: number): number | undefined {
 }
 
 /** CPU seconds used so far by the process (user + system), from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name, which is in parentheses and may contain spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -21,7 +21,10 @@ export interface ControllerProcess {
 }
 
 export function startController(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ControllerProcess {
-  const child = spawn(process.execPath, [MAIN_JS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // TALLY_CONTROLLER_CPU_PROF_DIR: write each controller's V8 CPU profile there when it exits (for benchmarks).
+  const profileDir = process.env.TALLY_CONTROLLER_CPU_PROF_DIR;
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, MAIN_JS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${MAIN_JS}`);
   const lines: string[] = [];
   let pending = '';
