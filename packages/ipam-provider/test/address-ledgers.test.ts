@@ -38,7 +38,7 @@ let blocks: number[] = [];
 beforeAll(() => {
   // Distinct /24s of 10.220.0.0/16 for this run's tests.
   const start = randomInt(0, 200);
-  blocks = [start, start + 1, start + 2, start + 3];
+  blocks = [start, start + 1, start + 2, start + 3, start + 4, start + 5];
 });
 
 function unit(block: number, last: number): HeldUnit {
@@ -49,6 +49,14 @@ function unit(block: number, last: number): HeldUnit {
 function holder(name: string): EntryHolder {
   return { namespace: 'ledger-test', name, uid: `uid-${name}-${randomInt(0, 1_000_000)}` };
 }
+
+/** Ledgers read and written without the provider's schema (as a person with kubectl would). */
+const UNPARSED_LEDGERS = {
+  apiVersion: LEDGER_RESOURCE.apiVersion,
+  kind: LEDGER_RESOURCE.kind,
+  plural: LEDGER_RESOURCE.plural,
+  namespaced: false,
+} as const;
 
 const LEFT: PoolRef = { kind: 'TallyIPPool', namespace: 'ledger-test', name: 'left' };
 const RIGHT: PoolRef = { kind: 'GlobalTallyIPPool', name: 'right' };
@@ -167,6 +175,48 @@ describe('TallyAddressLedgers on the real API server', () => {
     // b's copy is of a deleted ledger: its update fails with NotFound, it creates the ledger anew.
     expect((await b.hold(unit(block, 9), LEFT, second, 0)).ok).toBe(true);
     expect([...(await liveEntries(name, clients[0] as Client)).values()]).toEqual([second.uid]);
+  });
+
+  it('an update of a full ledger stores managed fields of one line, not one per entry (the atomic list)', async () => {
+    const block = blocks[4] as number;
+    const ledgers = writer();
+    // One create of 128 entries, then one update adding 128 more: the update is what a list-map made costly.
+    await Promise.all(range(0, 127).map((last) => ledgers.hold(unit(block, last), LEFT, holder(`m${last}`), 0)));
+    await Promise.all(range(128, 255).map((last) => ledgers.hold(unit(block, last), LEFT, holder(`m${last}`), 0)));
+    expect(ledgers.writes).toBe(2);
+    const live = await clients[0]?.get(LEDGER_RESOURCE, { name: ledgerNameOf(unit(block, 0)) });
+    expect(live?.spec.entries).toHaveLength(256);
+    const raw = await (clients[0] as Client).get(UNPARSED_LEDGERS, { name: ledgerNameOf(unit(block, 0)) });
+    // A list-map keyed by `key` stored ~58 KB of managed fields for 256 entries; the atomic list stores ~200 bytes.
+    expect(JSON.stringify(raw.metadata.managedFields ?? []).length).toBeLessThan(2_000);
+  });
+
+  it('a ledger with a key twice is never written over: holds in its block fail naming the key, nothing changes', async () => {
+    const block = blocks[5] as number;
+    const name = ledgerNameOf(unit(block, 1));
+    const raw = testClient();
+    clients.push(raw);
+    const entry = (uid: string) => ({
+      key: unit(block, 1).lockName,
+      address: unit(block, 1).address,
+      poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', namespace: 'ledger-test', name: 'left' },
+      claimRef: { namespace: 'ledger-test', name: `dup-${uid}`, uid },
+      heldSince: '2026-11-24T00:00:00Z',
+    });
+    // Only a person (or a bug) writes this: the CRD's atomic list lets it through, every reader refuses it.
+    await raw.create(UNPARSED_LEDGERS, {
+      apiVersion: LEDGER_RESOURCE.apiVersion,
+      kind: LEDGER_RESOURCE.kind,
+      metadata: { name },
+      spec: { entries: [entry('uid-one'), entry('uid-two')] },
+    });
+    const before = await raw.get(UNPARSED_LEDGERS, { name });
+    const ledgers = writer();
+    await expect(ledgers.hold(unit(block, 2), LEFT, holder('after-dup'), 0)).rejects.toThrow(
+      /"ip4-10\.220\.\d+\.1" is already the key of entries\[0\][\s\S]*spec\.entries\[1\]\.key/,
+    );
+    const after = await raw.get(UNPARSED_LEDGERS, { name });
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
 });
 

@@ -1,0 +1,136 @@
+/**
+ * Upgrading from Tally 0.1, whose ledger CRD made `spec.entries` a list-map keyed by `key`, to the atomic list: the
+ * ledgers 0.1 wrote stay readable and writable under the new CRD, no entry is lost, and the first write under the new
+ * CRD drops the per-entry managed fields. On an API server of this file's own, so the shared one's CRD never changes.
+ */
+import { tallyAddressLedgerCustomResourceDefinition, tallyCRDDirectory } from '@tally-ipam/api-types';
+import type { Client, ResourceKind } from '@tally-ipam/controller-kit';
+import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AddressLedgers,
+  addressLockName,
+  type HeldUnit,
+  LEDGER_RESOURCE,
+  ledgerNameOf,
+  type PoolRef,
+} from '../src/index.js';
+import { testClient, waitFor } from './support.js';
+
+let plane: ControlPlane | undefined;
+let client: Client;
+
+beforeAll(async () => {
+  plane = await startControlPlane({ ignoreTestKubeconfig: true, crds: [tallyCRDDirectory()], capiCRDs: [] });
+  client = testClient(plane.kubeConfig());
+}, 180_000);
+
+afterAll(async () => {
+  client?.close();
+  await plane?.stop();
+});
+
+const CRD_RESOURCE: ResourceKind = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+
+/** Read without the provider's schema: the managed fields are what this test looks at. */
+const UNPARSED_LEDGERS: ResourceKind = {
+  apiVersion: LEDGER_RESOURCE.apiVersion,
+  kind: LEDGER_RESOURCE.kind,
+  plural: LEDGER_RESOURCE.plural,
+  namespaced: false,
+};
+
+const POOL: PoolRef = { kind: 'TallyIPPool', namespace: 'upgrade', name: 'pool' };
+
+function unit(last: number): HeldUnit {
+  const address = `10.77.0.${last}`;
+  return { address, prefix: 24, isPrefix: false, lockName: addressLockName(address) };
+}
+
+/** The ledger CRD as this version ships it, or with the list-map of Tally 0.1. */
+async function setLedgerCRD(listMap: boolean): Promise<void> {
+  const shipped = tallyAddressLedgerCustomResourceDefinition();
+  const versions = structuredClone(shipped.spec.versions) as unknown as {
+    schema: { openAPIV3Schema: { properties: { spec: { properties: { entries: Record<string, unknown> } } } } };
+  }[];
+  for (const version of versions) {
+    const entries = version.schema.openAPIV3Schema.properties.spec.properties.entries;
+    if (listMap) {
+      entries['x-kubernetes-list-type'] = 'map';
+      entries['x-kubernetes-list-map-keys'] = ['key'];
+    }
+  }
+  await client.mergePatch(CRD_RESOURCE, { name: shipped.metadata.name }, { spec: { versions } });
+  // In force once a dry-run update of a two-entry ledger with one key twice is refused (list-map) or not (atomic).
+  await waitFor(listMap ? 'the list-map ledger CRD in force' : 'the atomic ledger CRD in force', async () => {
+    const entry = {
+      key: 'ip4-10.77.9.1',
+      address: '10.77.9.1',
+      poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'p' },
+      claimRef: { namespace: 'n', name: 'c', uid: 'u' },
+      heldSince: '2026-11-24T00:00:00Z',
+    };
+    try {
+      await client.create(
+        UNPARSED_LEDGERS,
+        {
+          apiVersion: LEDGER_RESOURCE.apiVersion,
+          kind: LEDGER_RESOURCE.kind,
+          metadata: { name: 'ip4-10.77.9.0.24' },
+          spec: { entries: [entry, entry] },
+        },
+        { dryRun: 'All' },
+      );
+      return !listMap;
+    } catch {
+      return listMap;
+    }
+  });
+}
+
+function managedFieldsText(object: { metadata: { managedFields?: readonly unknown[] | undefined } }): string {
+  return JSON.stringify(object.metadata.managedFields ?? []);
+}
+
+describe('the ledger CRD upgrade from a list-map to an atomic list', () => {
+  it('keeps every entry of a ledger written under 0.1, and the next write drops the per-entry managed fields', async () => {
+    await setLedgerCRD(true);
+    const before = new AddressLedgers({ client, now: Date.now });
+    const holders = Array.from({ length: 40 }, (_, index) => ({
+      namespace: 'upgrade',
+      name: `c${index}`,
+      uid: `uid-${index}`,
+    }));
+    await Promise.all(holders.slice(0, 20).map((holder, index) => before.hold(unit(index + 1), POOL, holder, 0)));
+    await Promise.all(holders.slice(20, 30).map((holder, index) => before.hold(unit(index + 21), POOL, holder, 0)));
+    const name = ledgerNameOf(unit(1));
+    const old = await client.get(UNPARSED_LEDGERS, { name });
+    // The list-map's managed fields name every entry by its key.
+    expect(managedFieldsText(old)).toContain('k:{\\"key\\":\\"ip4-10.77.0.30\\"}');
+
+    await setLedgerCRD(false);
+    // A writer of the new version, without memory: it reads the 0.1 ledger and writes on top of it.
+    const after = new AddressLedgers({ client, now: Date.now });
+    const results = await Promise.all(
+      holders.slice(30).map((holder, index) => after.hold(unit(index + 31), POOL, holder, 0)),
+    );
+    expect(results.every((result) => result.ok)).toBe(true);
+    // An address 0.1 handed out is still refused to anyone else.
+    expect((await after.hold(unit(5), POOL, { namespace: 'upgrade', name: 'late', uid: 'uid-late' }, 0)).ok).toBe(
+      false,
+    );
+
+    const live = await client.get(LEDGER_RESOURCE, { name });
+    expect(new Map((live.spec.entries ?? []).map((entry) => [entry.key, entry.claimRef.uid]))).toEqual(
+      new Map(holders.map((holder, index) => [unit(index + 1).lockName, holder.uid])),
+    );
+    const upgraded = await client.get(UNPARSED_LEDGERS, { name });
+    expect(managedFieldsText(upgraded)).not.toContain('k:{');
+    expect(managedFieldsText(upgraded).length).toBeLessThan(managedFieldsText(old).length / 10);
+  });
+});
