@@ -39,7 +39,7 @@ import { newIPPoolReconciler } from './ip-pool-reconciler.js';
 import { AddressLedgers } from './ledger/address-ledgers.js';
 import { LedgerEntryView } from './ledger/entry-view.js';
 import { migrateLocksToLedgers } from './ledger/lock-migration.js';
-import { LockReconciler } from './lock-reconciler.js';
+import { heldByCachedClaim, LockReconciler } from './lock-reconciler.js';
 import { providerMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';
 import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock, poolRefOfPool } from './pool-ref.js';
@@ -375,6 +375,10 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
       : newIPPoolReconciler(kind, poolDeps);
     const toPool = (ref: PoolRef | undefined): ObjectKey[] =>
       ref && ref.kind === kind ? [{ namespace: ref.namespace, name: ref.name }] : [];
+    // An allocation or a release changes the pool's counts only; while a status write of the pool is deferred, the
+    // reconcile queued for it counts them all (see `PoolReconciler.statusWriteDeferred`).
+    const countsChangedIn = (ref: PoolRef | undefined): ObjectKey[] =>
+      ref && reconciler.statusWriteDeferred(ref) ? [] : toPool(ref);
     const controller = new Controller({
       name: `tally-${kind.toLowerCase()}`,
       for: POOL_RESOURCES[kind],
@@ -385,13 +389,15 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
       logger,
       maxConcurrentReconciles: 2,
     })
-      .watches(ADDRESS_RESOURCE, (address: StoredAddress) => toPool(poolRefOfAddress(address)), { namespace })
+      .watches(ADDRESS_RESOURCE, (address: StoredAddress) => countsChangedIn(poolRefOfAddress(address)), {
+        namespace,
+      })
       .watches(CLUSTER_RESOURCE, (cluster) => poolsOfCluster(cluster).flatMap((pool) => toPool(poolRefOfPool(pool))), {
         namespace,
         predicates: [clusterAvailablePredicate()],
       });
     const poolOfLock = (lock: StoredLock): void => {
-      for (const key of toPool(poolRefOfLock(lock))) controller.enqueue(key);
+      for (const key of countsChangedIn(poolRefOfLock(lock))) controller.enqueue(key);
     };
     if (ledgers) {
       locks.addEventHandler({
@@ -462,10 +468,12 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     lockController.watches(POOL_RESOURCES[kind], locksOfPool, { ...poolScope(kind), predicates: [deletedPredicate()] });
   }
   if (ledgers) {
-    locks.addEventHandler({
-      onAdd: (lock) => lockController.enqueue(lockKey(lock)),
-      onUpdate: (_old, lock) => lockController.enqueue(lockKey(lock)),
-    });
+    // Every allocation adds an entry held for a live claim, which the garbage collector would only look at and leave:
+    // those are not queued (one reconcile per allocation saved). The claim's deletion queues them (claim watch above).
+    const collectable = (lock: StoredLock): void => {
+      if (!heldByCachedClaim(lock, claims)) lockController.enqueue(lockKey(lock));
+    };
+    locks.addEventHandler({ onAdd: collectable, onUpdate: (_old, lock) => collectable(lock) });
   }
   manager.add(lockController);
 
