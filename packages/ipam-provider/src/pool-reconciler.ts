@@ -64,7 +64,8 @@ const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).option
  * Reconciles one pool kind (namespaced or global): the finalizer that keeps a pool with allocations, the status
  * counts from the allocation state (never from a previous status), and the `Ready` condition with observedGeneration.
  *
- * Every IPAddress and lock event re-queues the pool, so in a burst of allocations the counts change with every claim.
+ * IPAddress and lock events re-queue the pool (not while a write is deferred: see `statusWriteDeferred`), so in a
+ * burst of allocations the counts change with every claim.
  * A write that changes only the counts (and the condition's message, which quotes them) is coalesced: at most one per
  * pool every `POOL_STATUS_COALESCE_MS`, the last one deferred until then — so a burst of 2,000 allocations costs a few
  * status writes, and the status still ends exact. Everything else (a new condition status or reason, a new

@@ -19,6 +19,7 @@ import {
 } from '@tally-ipam/controller-kit';
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
+import { CreatedAddresses } from './claim/created-addresses.js';
 import { HoldAhead } from './claim/hold-ahead.js';
 import { ClaimReconciler } from './claim-reconciler.js';
 import { CLAIM_MAX_RETRY_DELAY_MS, CLAIM_RETRY_BURST, CLAIM_RETRY_QPS } from './constants.js';
@@ -281,8 +282,10 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const claimFilters = [tallyClaimPredicate(), resourceHasFilterLabel<StoredClaim>(options.watchFilter ?? '')];
   const servesClaim = (claim: StoredClaim): boolean =>
     claimFilters.every((predicate) => predicate.generic?.({ object: claim }) ?? true);
+  const createdAddresses = new CreatedAddresses();
   const claimReconciler = new ClaimReconciler({
     holdAhead: ledgers ? new HoldAhead(servesClaim) : undefined,
+    createdAddresses,
     client,
     cache,
     claims,
@@ -303,7 +306,29 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     const ref = poolRefOfPool(pool as StoredPool);
     return ref ? claims.store.byIndex(POOL_INDEX, poolKey(ref)).map(keyOf) : [];
   };
-  claimController.owns(ADDRESS_RESOURCE, { namespace });
+  // The create event of an IPAddress this process created needs no reconcile: the reconcile that created it writes the
+  // claim's status (see CreatedAddresses). Unless the claim holds another address too (a hold made ahead or by another
+  // replica that lost the race for the IPAddress), which its reconcile gives back.
+  const holdsAnotherAddress = (address: StoredAddress): boolean => {
+    const uid = address.metadata.ownerReferences?.find((owner) => owner.controller === true)?.uid;
+    if (!uid) return true;
+    return [...locks.store.byIndex(LOCK_CLAIM_UID_INDEX, uid), ...assumed.locks.pending()].some(
+      (lock) =>
+        lock.spec.claimRef.uid === uid &&
+        lock.spec.releasedAt === undefined &&
+        lock.spec.address !== address.spec.address,
+    );
+  };
+  claimController.owns(ADDRESS_RESOURCE, {
+    namespace,
+    predicates: [
+      {
+        create: ({ object }) =>
+          !createdAddresses.take(`${object.metadata.namespace}/${object.metadata.name}`, object.metadata.uid) ||
+          holdsAnotherAddress(object),
+      },
+    ],
+  });
   for (const kind of TALLY_POOL_KINDS) {
     claimController.watches(POOL_RESOURCES[kind], claimsOfPool, {
       ...poolScope(kind),

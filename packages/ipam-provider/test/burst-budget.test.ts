@@ -303,4 +303,10 @@ describe(`a burst of ${CLAIM_COUNT} claims into one pool, on an API server of it
     // Every ledger entry of the burst is held for a live claim: nothing the garbage collector needs to look at.
     expect(reconciles.get('tally-addresslock')).toBe(0);
   });
+
+  it('reconciles each claim once: the create event of the IPAddress it wrote does not queue it again', () => {
+    const claimReconciles = figures.reconciles.get('tally-ipaddressclaim') ?? 0;
+    expect(claimReconciles).toBeGreaterThanOrEqual(CLAIM_COUNT);
+    expect(claimReconciles).toBeLessThanOrEqual(CLAIM_COUNT * (1 + MARGIN_PER_CLAIM));
+  });
 });
