@@ -8,7 +8,10 @@ export interface AllocationEventsOptions {
   /** At most one summary Event per pool in this interval. */
   readonly summaryIntervalMs: number;
   readonly now: () => number;
-  /** Called when an allocation of the pool was counted for a summary (the provider re-queues the pool with it). */
+  /**
+   * Called when an allocation of the pool was counted for a summary that counted none yet (the provider re-queues the
+   * pool with it, and that reconcile records the summary or re-queues itself until it is due).
+   */
   readonly onUnrecorded?: ((ref: PoolRef) => void) | undefined;
 }
 
@@ -59,8 +62,11 @@ export class AllocationEvents {
       return true;
     }
     const key = poolKey(ref);
-    this.unrecorded.set(key, (this.unrecorded.get(key) ?? 0) + 1);
-    this.options.onUnrecorded?.(ref);
+    const earlier = this.unrecorded.get(key) ?? 0;
+    this.unrecorded.set(key, earlier + 1);
+    // Only the first allocation a summary will count: the pool reconcile that sees it records the summary or
+    // re-queues itself until it is due, and that summary counts the later ones too.
+    if (earlier === 0) this.options.onUnrecorded?.(ref);
     return false;
   }
 

@@ -18,9 +18,11 @@ import {
   removeFinalizer,
   type SharedInformer,
 } from '@tally-ipam/controller-kit';
+import type { Logger } from 'pino';
 import type { AllocationEvents } from './allocation-events.js';
 import type { AssumedObjects } from './assumed-objects.js';
 import { acquireUnit, holdLockOfExisting, releaseSurplusLocks } from './claim/acquire.js';
+import type { CreatedAddresses } from './claim/created-addresses.js';
 import type { HoldAhead } from './claim/hold-ahead.js';
 import {
   adoptionMismatch,
@@ -74,6 +76,8 @@ export interface ClaimReconcilerDeps {
   readonly now: () => number;
   /** Holds addresses ahead for waiting claims of a pool in the ledger writes a reconcile makes (ledgers only). */
   readonly holdAhead?: HoldAhead | undefined;
+  /** Where the IPAddresses this process creates are noted, so their create events do not reconcile the claim again. */
+  readonly createdAddresses?: CreatedAddresses | undefined;
 }
 
 /**
@@ -99,26 +103,27 @@ export class ClaimReconciler implements Reconciler {
     let claim = cached;
     const ref = poolRefOfClaim(claim);
     if (!ref) return {};
-    const logger = context.logger.child({ pool: poolKey(ref) });
+    // Only the rare skips below log with the pool; a child logger made per reconcile was most of their cost.
+    const logger = (): Logger => context.logger.child({ pool: poolKey(ref) });
     const deleting = claim.metadata.deletionTimestamp !== undefined;
 
     const clusterName = clusterNameOf(claim);
     const cluster = clusterName ? this.cluster(claim.metadata.namespace ?? '', clusterName) : undefined;
     if (clusterName && !cluster && !deleting) {
       // Nothing says whether the Cluster is paused; its creation re-queues the claim (Cluster watch).
-      logger.info({ cluster: clusterName }, 'Cluster not found, skipping allocation until it exists');
+      logger().info({ cluster: clusterName }, 'Cluster not found, skipping allocation until it exists');
       return {};
     }
     const claimPause = pauseReason(claim, clusterName, (ns, name) => this.cluster(ns, name));
     if (claimPause) {
-      logger.info({ reason: claimPause }, 'reconciliation paused');
+      logger().info({ reason: claimPause }, 'reconciliation paused');
       return {};
     }
     const pool = deps.pool(ref);
     if (pool) {
       const poolPause = pauseReason(pool, poolClusterName(pool), (ns, name) => this.cluster(ns, name));
       if (poolPause) {
-        logger.info({ reason: poolPause }, 'pool paused, skipping the claim');
+        logger().info({ reason: poolPause }, 'pool paused, skipping the claim');
         return {};
       }
     }

@@ -35,6 +35,20 @@ export interface LockReconcilerDeps {
 }
 
 /**
+ * A lock held (not released) for a claim the cache shows with the lock's uid: nothing for the garbage collector to do.
+ * A cached claim with the lock's uid is proof enough that the lock is not orphaned: the cache can lag behind a
+ * deletion, but the claim's deletion releases its locks itself (and its delete event queues them here). Only a claim
+ * the cache does not show (gone, or not seen yet) is confirmed with the API server before anything is deleted.
+ */
+export function heldByCachedClaim(lock: StoredLock, claims: Pick<SharedInformer<StoredClaim>, 'store'>): boolean {
+  const claimRef = lock.spec.claimRef;
+  return (
+    lock.spec.releasedAt === undefined &&
+    claims.store.get(`${claimRef.namespace}/${claimRef.name}`)?.metadata.uid === claimRef.uid
+  );
+}
+
+/**
  * Garbage-collects TallyAddressLocks, which have no owner reference for the garbage collector to follow:
  * - a released lock once its pool's reuse grace period is over (kept while the pool orders by least recently
  *   released, which needs the release time);
@@ -68,10 +82,7 @@ export class LockReconciler implements Reconciler {
     }
 
     const claimRef = lock.spec.claimRef;
-    // A cached claim with the lock's uid is proof enough that the lock is not orphaned: the cache can lag behind a
-    // deletion, but the claim's deletion releases its locks itself. Only a claim the cache does not show (gone, or not
-    // seen yet) is confirmed with the API server before anything is deleted.
-    if (deps.claims.store.get(`${claimRef.namespace}/${claimRef.name}`)?.metadata.uid === claimRef.uid) return {};
+    if (heldByCachedClaim(lock, deps.claims)) return {};
     // The claim's deletion has queued the release of this entry (written with others of its ledger): no read, no
     // drop; looked at again in case that write fails.
     if (deps.holds.releasing(lock.metadata.name, claimRef.uid)) return { requeueAfterMs: RELEASE_RECHECK_MS };

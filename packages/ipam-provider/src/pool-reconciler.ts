@@ -64,7 +64,8 @@ const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).option
  * Reconciles one pool kind (namespaced or global): the finalizer that keeps a pool with allocations, the status
  * counts from the allocation state (never from a previous status), and the `Ready` condition with observedGeneration.
  *
- * Every IPAddress and lock event re-queues the pool, so in a burst of allocations the counts change with every claim.
+ * IPAddress and lock events re-queue the pool (not while a write is deferred: see `statusWriteDeferred`), so in a
+ * burst of allocations the counts change with every claim.
  * A write that changes only the counts (and the condition's message, which quotes them) is coalesced: at most one per
  * pool every `POOL_STATUS_COALESCE_MS`, the last one deferred until then — so a burst of 2,000 allocations costs a few
  * status writes, and the status still ends exact. Everything else (a new condition status or reason, a new
@@ -73,6 +74,8 @@ const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).option
 export class PoolReconciler implements Reconciler {
   /** Pool key → when this process last wrote the pool's status. */
   private readonly statusWrittenAt = new Map<string, number>();
+  /** Pools whose last reconcile deferred a status write and re-queued itself for it (see `statusWriteDeferred`). */
+  private readonly deferredWrites = new Set<string>();
 
   constructor(
     private readonly kind: TallyPoolKind,
@@ -80,11 +83,22 @@ export class PoolReconciler implements Reconciler {
     private readonly deps: PoolReconcilerDeps,
   ) {}
 
+  /**
+   * True while a reconcile of the pool has deferred its status write and is queued to run when it is due: until then
+   * another reconcile could only compute the same deferral, so the IPAddress and ledger events of a burst need not
+   * queue the pool (each did, costing one reconcile per event for a status written every `POOL_STATUS_COALESCE_MS`).
+   * The deferred reconcile reads the allocation state as it is then, so what those events changed is in its write.
+   */
+  statusWriteDeferred(ref: PoolRef): boolean {
+    return this.deferredWrites.has(poolKey(ref));
+  }
+
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
     const { deps } = this;
     const ref: PoolRef = request.namespace
       ? { kind: this.kind, name: request.name, namespace: request.namespace }
       : { kind: this.kind, name: request.name };
+    this.deferredWrites.delete(poolKey(ref));
     let pool = deps.pools(ref);
     if (!pool) {
       deps.states.forget(ref);
@@ -114,7 +128,7 @@ export class PoolReconciler implements Reconciler {
     const lookup = deps.states.lookup(ref);
     if (!lookup) return {};
     if (lookup.status === 'invalid') {
-      await this.writeStatus(
+      const dueInMs = await this.writeStatus(
         ref,
         pool,
         undefined,
@@ -127,7 +141,7 @@ export class PoolReconciler implements Reconciler {
         },
         context,
       );
-      return {};
+      return requeueFor(dueInMs);
     }
     const counts = lookup.state.counts();
     const status = {
@@ -205,7 +219,7 @@ export class PoolReconciler implements Reconciler {
         .slice(0, 5)
         .map((address) => `${address.metadata.namespace}/${address.metadata.name}`)
         .join(', ');
-      await this.writeStatus(
+      const dueInMs = await this.writeStatus(
         ref,
         pool,
         undefined,
@@ -220,7 +234,7 @@ export class PoolReconciler implements Reconciler {
         },
         context,
       );
-      return {};
+      return requeueFor(dueInMs);
     }
     await removeFinalizer(deps.client, POOL_RESOURCES[this.kind], pool, POOL_FINALIZER, { signal: context.signal });
     deps.states.forget(ref);
@@ -265,6 +279,8 @@ export class PoolReconciler implements Reconciler {
     // A scheduling interval, measured on the monotonic clock (`deps.now` is the clock of conditions and may be fixed).
     const now = performance.now();
     if (countsOnly && writtenAt !== undefined && now - writtenAt < POOL_STATUS_COALESCE_MS) {
+      // Every caller returns this as the reconcile's requeueAfter.
+      this.deferredWrites.add(key);
       return writtenAt + POOL_STATUS_COALESCE_MS - now;
     }
     if (!sameCondition && condition.status === 'False' && condition.reason !== previous?.reason) {
@@ -302,4 +318,9 @@ export class PoolReconciler implements Reconciler {
       this.deps.metrics.poolAddresses.remove({ ...labels, state });
     }
   }
+}
+
+/** A deferred status write (`writeStatus` returned when it is due) re-queues the pool for then. */
+function requeueFor(dueInMs: number | undefined): Result {
+  return dueInMs === undefined ? {} : { requeueAfterMs: dueInMs };
 }

@@ -19,6 +19,7 @@ import {
 } from '@tally-ipam/controller-kit';
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
+import { CreatedAddresses } from './claim/created-addresses.js';
 import { HoldAhead } from './claim/hold-ahead.js';
 import { ClaimReconciler } from './claim-reconciler.js';
 import { CLAIM_MAX_RETRY_DELAY_MS, CLAIM_RETRY_BURST, CLAIM_RETRY_QPS } from './constants.js';
@@ -39,7 +40,7 @@ import { newIPPoolReconciler } from './ip-pool-reconciler.js';
 import { AddressLedgers } from './ledger/address-ledgers.js';
 import { LedgerEntryView } from './ledger/entry-view.js';
 import { migrateLocksToLedgers } from './ledger/lock-migration.js';
-import { LockReconciler } from './lock-reconciler.js';
+import { heldByCachedClaim, LockReconciler } from './lock-reconciler.js';
 import { providerMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';
 import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock, poolRefOfPool } from './pool-ref.js';
@@ -281,8 +282,10 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const claimFilters = [tallyClaimPredicate(), resourceHasFilterLabel<StoredClaim>(options.watchFilter ?? '')];
   const servesClaim = (claim: StoredClaim): boolean =>
     claimFilters.every((predicate) => predicate.generic?.({ object: claim }) ?? true);
+  const createdAddresses = new CreatedAddresses();
   const claimReconciler = new ClaimReconciler({
     holdAhead: ledgers ? new HoldAhead(servesClaim) : undefined,
+    createdAddresses,
     client,
     cache,
     claims,
@@ -303,7 +306,29 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     const ref = poolRefOfPool(pool as StoredPool);
     return ref ? claims.store.byIndex(POOL_INDEX, poolKey(ref)).map(keyOf) : [];
   };
-  claimController.owns(ADDRESS_RESOURCE, { namespace });
+  // The create event of an IPAddress this process created needs no reconcile: the reconcile that created it writes the
+  // claim's status (see CreatedAddresses). Unless the claim holds another address too (a hold made ahead or by another
+  // replica that lost the race for the IPAddress), which its reconcile gives back.
+  const holdsAnotherAddress = (address: StoredAddress): boolean => {
+    const uid = address.metadata.ownerReferences?.find((owner) => owner.controller === true)?.uid;
+    if (!uid) return true;
+    return [...locks.store.byIndex(LOCK_CLAIM_UID_INDEX, uid), ...assumed.locks.pending()].some(
+      (lock) =>
+        lock.spec.claimRef.uid === uid &&
+        lock.spec.releasedAt === undefined &&
+        lock.spec.address !== address.spec.address,
+    );
+  };
+  claimController.owns(ADDRESS_RESOURCE, {
+    namespace,
+    predicates: [
+      {
+        create: ({ object }) =>
+          !createdAddresses.take(`${object.metadata.namespace}/${object.metadata.name}`, object.metadata.uid) ||
+          holdsAnotherAddress(object),
+      },
+    ],
+  });
   for (const kind of TALLY_POOL_KINDS) {
     claimController.watches(POOL_RESOURCES[kind], claimsOfPool, {
       ...poolScope(kind),
@@ -375,6 +400,10 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
       : newIPPoolReconciler(kind, poolDeps);
     const toPool = (ref: PoolRef | undefined): ObjectKey[] =>
       ref && ref.kind === kind ? [{ namespace: ref.namespace, name: ref.name }] : [];
+    // An allocation or a release changes the pool's counts only; while a status write of the pool is deferred, the
+    // reconcile queued for it counts them all (see `PoolReconciler.statusWriteDeferred`).
+    const countsChangedIn = (ref: PoolRef | undefined): ObjectKey[] =>
+      ref && reconciler.statusWriteDeferred(ref) ? [] : toPool(ref);
     const controller = new Controller({
       name: `tally-${kind.toLowerCase()}`,
       for: POOL_RESOURCES[kind],
@@ -385,13 +414,15 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
       logger,
       maxConcurrentReconciles: 2,
     })
-      .watches(ADDRESS_RESOURCE, (address: StoredAddress) => toPool(poolRefOfAddress(address)), { namespace })
+      .watches(ADDRESS_RESOURCE, (address: StoredAddress) => countsChangedIn(poolRefOfAddress(address)), {
+        namespace,
+      })
       .watches(CLUSTER_RESOURCE, (cluster) => poolsOfCluster(cluster).flatMap((pool) => toPool(poolRefOfPool(pool))), {
         namespace,
         predicates: [clusterAvailablePredicate()],
       });
     const poolOfLock = (lock: StoredLock): void => {
-      for (const key of toPool(poolRefOfLock(lock))) controller.enqueue(key);
+      for (const key of countsChangedIn(poolRefOfLock(lock))) controller.enqueue(key);
     };
     if (ledgers) {
       locks.addEventHandler({
@@ -462,10 +493,12 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     lockController.watches(POOL_RESOURCES[kind], locksOfPool, { ...poolScope(kind), predicates: [deletedPredicate()] });
   }
   if (ledgers) {
-    locks.addEventHandler({
-      onAdd: (lock) => lockController.enqueue(lockKey(lock)),
-      onUpdate: (_old, lock) => lockController.enqueue(lockKey(lock)),
-    });
+    // Every allocation adds an entry held for a live claim, which the garbage collector would only look at and leave:
+    // those are not queued (one reconcile per allocation saved). The claim's deletion queues them (claim watch above).
+    const collectable = (lock: StoredLock): void => {
+      if (!heldByCachedClaim(lock, claims)) lockController.enqueue(lockKey(lock));
+    };
+    locks.addEventHandler({ onAdd: collectable, onUpdate: (_old, lock) => collectable(lock) });
   }
   manager.add(lockController);
 

@@ -37,6 +37,26 @@ describe('allocation Events policy', () => {
     expect(policy.takeSummary(POOL)).toEqual({ count: 17 });
   });
 
+  it('re-queues the pool for the first allocation a summary counts, not for every one', () => {
+    const clock = { ms: 0 };
+    const requeued: string[] = [];
+    const policy = new AllocationEvents({
+      burst: 1,
+      perSecond: 1,
+      summaryIntervalMs: 10_000,
+      now: () => clock.ms,
+      onUnrecorded: (ref) => requeued.push(ref.name),
+    });
+    for (let index = 0; index < 50; index += 1) policy.recordOnClaim(POOL);
+    policy.recordOnClaim(OTHER);
+    // 49 counted for POOL's summary: one re-queue of each pool, whose reconcile records the summary when it is due.
+    expect(requeued).toEqual(['pool', 'global']);
+    expect(policy.takeSummary(POOL)).toEqual({ count: 49 });
+    policy.recordOnClaim(POOL);
+    policy.recordOnClaim(POOL);
+    expect(requeued).toEqual(['pool', 'global', 'pool']);
+  });
+
   it('refuses a policy that could never record an Event', () => {
     expect(() => new AllocationEvents({ burst: 0, perSecond: 1, summaryIntervalMs: 0, now: () => 0 })).toThrow(
       /burst >= 1/,

@@ -12,6 +12,7 @@ import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Cache, type Client } from '@tally-ipam/controller-kit';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { pino } from 'pino';
+import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADDRESS_RESOURCE,
@@ -101,6 +102,17 @@ function isBound(claim: StoredClaim): boolean {
   return Boolean(claim.status?.addressRef?.name) && isReady(claim);
 }
 
+/** `controller_runtime_reconcile_total` per controller (all results), as the provider's registry has it now. */
+async function reconcilesByController(registry: Registry): Promise<Map<string, number>> {
+  const metric = registry.getSingleMetric('controller_runtime_reconcile_total');
+  const totals = new Map<string, number>();
+  for (const { labels, value } of (await metric?.get())?.values ?? []) {
+    const controller = String(labels.controller);
+    totals.set(controller, (totals.get(controller) ?? 0) + value);
+  }
+  return totals;
+}
+
 interface BurstFigures {
   /** Requests on the provider's resources between the two readings, WATCH left out (counted when a watch ends). */
   readonly requests: RequestSeries[];
@@ -109,6 +121,8 @@ interface BurstFigures {
   /** The pool as read after the second reading. */
   readonly finalPool: StoredPool;
   readonly boundClaims: number;
+  /** Reconciles per controller between the two readings. */
+  readonly reconciles: ReadonlyMap<string, number>;
 }
 
 let plane: ControlPlane | undefined;
@@ -158,6 +172,7 @@ beforeAll(async () => {
       () => poolCounts(pool)?.total === POOL_TOTAL && isReady(pool),
     );
     const before = await readRequestCounters(kubeConfig);
+    const reconcilesBefore = await reconcilesByController(running.registry);
     const windowStart = performance.now();
     const names = Array.from({ length: CLAIM_COUNT }, (_, index) => `claim-${index}`);
     await forEachLimited(names, CREATORS, (name) =>
@@ -168,6 +183,7 @@ beforeAll(async () => {
     });
     await waitFor('the deferred pool status write counting every claim', () => poolCounts(pool)?.used === CLAIM_COUNT);
     const after = await readRequestCounters(kubeConfig);
+    const reconcilesAfter = await reconcilesByController(running.registry);
     const windowMs = performance.now() - windowStart;
     const finalPool = await client.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: POOL });
     figures = {
@@ -177,10 +193,19 @@ beforeAll(async () => {
       windowMs,
       finalPool,
       boundClaims: bound.size,
+      reconciles: new Map(
+        [...reconcilesAfter].map(([controller, total]) => [
+          controller,
+          total - (reconcilesBefore.get(controller) ?? 0),
+        ]),
+      ),
     };
     const byTarget = [...requestsByTarget(figures.requests)]
       .map(([target, count]) => `${target} ${count} (${(count / CLAIM_COUNT).toFixed(3)} per claim)`)
       .join(', ');
+    console.info(
+      `reconciles during the burst: ${[...figures.reconciles].map(([controller, total]) => `${controller} ${total}`).join(', ')}`,
+    );
     console.info(
       `burst of ${CLAIM_COUNT} claims: window ${(windowMs / 1000).toFixed(1)} s (file ${((performance.now() - started) / 1000).toFixed(1)} s so far); ` +
         `requests on the provider's resources (the claims' own creates included): ${byTarget}`,
@@ -265,5 +290,23 @@ describe(`a burst of ${CLAIM_COUNT} claims into one pool, on an API server of it
       free: POOL_TOTAL - CLAIM_COUNT,
       outOfRange: 0,
     });
+  });
+
+  it('reconciles the pool about twice per status write interval, and the garbage collector not at all', () => {
+    const { reconciles, windowMs } = figures;
+    // Each interval: the reconcile that writes, and the one that defers the next write and is queued for it; plus, at
+    // most, one for an allocation summary due before the write and one for events that came during the write itself.
+    const intervals = Math.ceil(windowMs / ADVERTISED_COALESCE_MS);
+    const poolReconciles = reconciles.get('tally-tallyippool') ?? 0;
+    expect(poolReconciles).toBeGreaterThanOrEqual(1);
+    expect(poolReconciles).toBeLessThanOrEqual(4 * intervals + 2);
+    // Every ledger entry of the burst is held for a live claim: nothing the garbage collector needs to look at.
+    expect(reconciles.get('tally-addresslock')).toBe(0);
+  });
+
+  it('reconciles each claim once: the create event of the IPAddress it wrote does not queue it again', () => {
+    const claimReconciles = figures.reconciles.get('tally-ipaddressclaim') ?? 0;
+    expect(claimReconciles).toBeGreaterThanOrEqual(CLAIM_COUNT);
+    expect(claimReconciles).toBeLessThanOrEqual(CLAIM_COUNT * (1 + MARGIN_PER_CLAIM));
   });
 });

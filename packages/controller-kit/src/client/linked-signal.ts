@@ -4,27 +4,27 @@ export interface LinkedSignal {
   dispose(): void;
 }
 
-/** The children of one parent signal, and the single listener that aborts them all. */
+/** The children of one parent signal, and the single listener that tells them all. */
 interface Fanout {
-  readonly children: Set<AbortController>;
+  readonly children: Set<(reason: unknown) => void>;
   readonly onAbort: () => void;
 }
 
 const fanouts = new WeakMap<AbortSignal, Fanout>();
 
 /**
- * Registers `child` to be aborted with `parent` and returns its deregistration. However many children are alive at
+ * Registers `child` to be called with `parent`'s reason when it aborts and returns its deregistration. However many children are alive at
  * once, `parent` carries one listener for all of them (removed with the last child): a long-lived signal shared by
  * every reconcile and watch of a manager would otherwise collect one listener per request in flight and trip Node's
  * MaxListenersExceededWarning under load, though nothing leaks.
  */
-function attach(parent: AbortSignal, child: AbortController): () => void {
+function attach(parent: AbortSignal, child: (reason: unknown) => void): () => void {
   let fanout = fanouts.get(parent);
   if (!fanout) {
-    const children = new Set<AbortController>();
+    const children = new Set<(reason: unknown) => void>();
     const onAbort = (): void => {
       fanouts.delete(parent);
-      for (const each of children) each.abort(parent.reason);
+      for (const each of children) each(parent.reason);
       children.clear();
     };
     fanout = { children, onAbort };
@@ -40,14 +40,23 @@ function attach(parent: AbortSignal, child: AbortController): () => void {
   };
 }
 
-/** Aborts `controller` with `parent` (now, if it already is); returns the deregistration. */
-function follow(parent: AbortSignal | undefined, controller: AbortController): () => void {
+/**
+ * Calls `onAbort` with `parent`'s reason when it aborts (now, if it already has); returns the deregistration. For a
+ * request that needs no signal of its own: cheaper than an AbortController per request, with the same one listener
+ * on `parent` however many requests share it.
+ */
+export function onParentAbort(parent: AbortSignal | undefined, onAbort: (reason: unknown) => void): () => void {
   if (!parent) return () => undefined;
   if (parent.aborted) {
-    controller.abort(parent.reason);
+    onAbort(parent.reason);
     return () => undefined;
   }
-  return attach(parent, controller);
+  return attach(parent, onAbort);
+}
+
+/** Aborts `controller` with `parent` (now, if it already is); returns the deregistration. */
+function follow(parent: AbortSignal | undefined, controller: AbortController): () => void {
+  return onParentAbort(parent, (reason) => controller.abort(reason));
 }
 
 /** A child of `parent` (or a free-standing signal without one) that is aborted with it, until disposed. */

@@ -1,8 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
+import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
+import { urlToHttpOptions } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, KubeRequestError, parseRetryAfterHeader, type RequestTarget } from './errors.js';
-import { linkedTimeoutSignal } from './linked-signal.js';
+import { onParentAbort } from './linked-signal.js';
 import { requestThrottleFor } from './request-rate-limit.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -31,17 +33,40 @@ export interface TransportOptions {
 }
 
 /**
+ * How long the credentials client-node applied are reused before it is asked again. Applying them decodes (or reads
+ * from files) the CA, the client certificate and key and builds an agent on every call, which cost more CPU than the
+ * rest of a request; a token file or exec plugin credential that rotates is still picked up within this bound (client-go
+ * re-reads token files every minute), and a 401 answer drops the cached credentials at once.
+ */
+export const CREDENTIAL_REUSE_MS = 10_000;
+
+/** What `applyToHTTPSOptions` put on the options, kept for the requests of the next `CREDENTIAL_REUSE_MS`. */
+interface AppliedCredentials {
+  readonly headers: http.OutgoingHttpHeaders;
+  /** The TLS options of every request, with one `secureContext` built from them (https only). */
+  readonly tls: https.RequestOptions & { readonly secureContext?: SecureContext };
+  /** client-node's agent (a proxy's); undefined when the transport's own keep-alive agent is used. */
+  readonly agent: http.Agent | undefined;
+}
+
+/**
  * Sends requests to the API server of a KubeConfig's current context. Authentication (client certificates, tokens,
- * token files, exec plugins) is applied by client-node's `applyToHTTPSOptions` on every request, so rotated tokens
- * are picked up; connections are kept alive on one agent per transport instead of client-node 1.4.0's agent per
- * request.
+ * token files, exec plugins) is applied by client-node's `applyToHTTPSOptions`, at most every `CREDENTIAL_REUSE_MS`
+ * and after every 401, so rotated tokens are picked up; connections are kept alive on one agent per transport instead
+ * of client-node 1.4.0's agent per request.
  */
 export class KubeTransport {
   readonly #kubeConfig: KubeConfig;
   readonly #server: URL;
+  readonly #endpoint: Pick<http.RequestOptions, 'protocol' | 'hostname' | 'port'>;
+  /** The server URL's path without its trailing slash; request paths are appended to it. */
+  readonly #basePath: string;
+  readonly #send: typeof http.request;
   readonly #agent: http.Agent;
   readonly #requestTimeoutMs: number;
   readonly #useClientNodeAgent: boolean;
+  #credentials: Promise<AppliedCredentials> | undefined;
+  #credentialsAppliedAt = 0;
 
   constructor(kubeConfig: KubeConfig, options: TransportOptions = {}) {
     const cluster = kubeConfig.getCurrentCluster();
@@ -50,6 +75,10 @@ export class KubeTransport {
     }
     this.#kubeConfig = kubeConfig;
     this.#server = new URL(cluster.server);
+    const endpoint = urlToHttpOptions(this.#server);
+    this.#endpoint = { protocol: endpoint.protocol, hostname: endpoint.hostname, port: endpoint.port };
+    this.#basePath = this.#server.pathname.replace(/\/$/, '');
+    this.#send = this.#server.protocol === 'http:' ? http.request : https.request;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     // A proxy needs client-node's proxy agent; everything else shares one keep-alive agent.
     this.#useClientNodeAgent = Boolean(cluster.proxyUrl);
@@ -71,39 +100,32 @@ export class KubeTransport {
   async request(request: KubeRequest): Promise<unknown> {
     await requestThrottleFor(this.#kubeConfig)?.wait(request.signal);
     if (request.signal?.aborted) throw new KubeRequestError(request.target, request.signal.reason);
-    const options: https.RequestOptions = {};
+    let credentials: AppliedCredentials;
     try {
-      await this.#kubeConfig.applyToHTTPSOptions(options);
+      credentials = await this.#appliedCredentials();
     } catch (error) {
       throw new KubeRequestError(request.target, error);
     }
-    const url = new URL(this.#server.toString());
-    url.pathname = `${url.pathname.replace(/\/$/, '')}${request.path}`;
-    for (const [key, value] of Object.entries(request.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
-    }
     const payload = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
-    // client-node writes the Authorization header into `options.headers` as a plain record.
-    const authHeaders = Array.isArray(options.headers) ? {} : (options.headers as http.OutgoingHttpHeaders | undefined);
-    const headers: http.OutgoingHttpHeaders = { ...authHeaders, Accept: 'application/json' };
+    const headers: http.OutgoingHttpHeaders = { ...credentials.headers, Accept: 'application/json' };
     if (payload) {
       headers['Content-Type'] = request.contentType ?? 'application/json';
       headers['Content-Length'] = payload.length;
     }
-    const linked = linkedTimeoutSignal(request.signal, request.timeoutMs ?? this.#requestTimeoutMs);
-    const signal = linked.signal;
-    const send = url.protocol === 'http:' ? http.request : https.request;
-
+    const timeoutMs = request.timeoutMs ?? this.#requestTimeoutMs;
+    // No AbortSignal per request (an AbortController, a signal listener on the socket and `AbortSignal.any` cost as
+    // much CPU as the request's own HTTP work): the deadline and the caller's signal destroy the request directly.
+    let stop: ((reason: unknown) => void) | undefined;
     const answer = new Promise<{ statusCode: number; text: string; retryAfter: string | undefined }>(
       (resolve, reject) => {
-        const req = send(
-          url,
+        const req = this.#send(
           {
+            ...this.#endpoint,
+            path: `${this.#basePath}${request.path}${queryString(request.query)}`,
             method: request.method,
             headers,
-            agent: this.#useClientNodeAgent ? options.agent : this.#agent,
-            ...credentialOptions(options),
-            signal,
+            agent: this.#useClientNodeAgent ? credentials.agent : this.#agent,
+            ...credentials.tls,
           },
           (res) => {
             const chunks: Buffer[] = [];
@@ -118,23 +140,34 @@ export class KubeTransport {
             res.on('error', (error) => reject(new KubeRequestError(request.target, error)));
           },
         );
-        req.on('error', (error) =>
-          reject(new KubeRequestError(request.target, signal.aborted ? signal.reason : error)),
-        );
+        stop = (reason) => {
+          // The first reason wins; the socket errors that destroying the request causes are not the story.
+          reject(new KubeRequestError(request.target, reason));
+          req.destroy();
+        };
+        req.on('error', (error) => reject(new KubeRequestError(request.target, error)));
         req.end(payload);
       },
     );
+    const timer = setTimeout(
+      () => stop?.(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')),
+      Math.max(1, Math.ceil(timeoutMs)),
+    );
+    const detach = onParentAbort(request.signal, (reason) => stop?.(reason));
     let statusCode: number;
     let text: string;
     let retryAfter: string | undefined;
     try {
       ({ statusCode, text, retryAfter } = await answer);
     } finally {
-      linked.dispose();
+      clearTimeout(timer);
+      detach();
     }
 
     const body = parseBody(text);
     if (statusCode < 200 || statusCode >= 300) {
+      // Credentials the server no longer accepts (a rotated token) are applied anew for the next request.
+      if (statusCode === 401) this.#credentials = undefined;
       throw new KubeApiError(statusCode, body, request.target, {
         retryAfterSeconds: parseRetryAfterHeader(retryAfter),
       });
@@ -146,6 +179,73 @@ export class KubeTransport {
   close(): void {
     this.#agent.destroy();
   }
+
+  /** The credentials to send with, applied by client-node when none are cached or they are `CREDENTIAL_REUSE_MS` old. */
+  #appliedCredentials(): Promise<AppliedCredentials> {
+    const now = performance.now();
+    if (this.#credentials && now - this.#credentialsAppliedAt < CREDENTIAL_REUSE_MS) return this.#credentials;
+    const applying = this.#applyCredentials();
+    this.#credentials = applying;
+    this.#credentialsAppliedAt = now;
+    // A failure is not cached: the next request asks client-node again.
+    applying.catch(() => {
+      if (this.#credentials === applying) this.#credentials = undefined;
+    });
+    return applying;
+  }
+
+  async #applyCredentials(): Promise<AppliedCredentials> {
+    const options: https.RequestOptions = {};
+    await this.#kubeConfig.applyToHTTPSOptions(options);
+    // client-node writes the Authorization header into `options.headers` as a plain record.
+    const headers = Array.isArray(options.headers) ? {} : { ...(options.headers as http.OutgoingHttpHeaders) };
+    // PEM as text: the agent keys its connection pool by a name concatenated from ca, cert and key, and a Buffer is
+    // decoded into a new string for that on every request; a string is not.
+    const tlsOptions = {
+      ...credentialOptions(options),
+      ca: pemText(options.ca),
+      cert: pemText(options.cert),
+      key: pemText(options.key),
+    };
+    return {
+      headers,
+      // One TLS context for every connection opened with these credentials: built per connection from the PEM
+      // options, it parsed the CA, certificate and key again for each new keep-alive socket.
+      tls:
+        this.#server.protocol === 'https:'
+          ? { ...tlsOptions, secureContext: createSecureContext(contextOptions(tlsOptions)) }
+          : tlsOptions,
+      agent: options.agent instanceof http.Agent ? options.agent : undefined,
+    };
+  }
+}
+
+/** PEM material as a string (client-node hands it over as Buffers); anything else as it is. */
+function pemText<T>(value: T): T | string {
+  return Buffer.isBuffer(value) ? value.toString('utf8') : value;
+}
+
+/** The parts of the request options that make a TLS context (the rest are per connection). */
+function contextOptions(options: https.RequestOptions): SecureContextOptions {
+  const context: SecureContextOptions = {};
+  if (options.ca !== undefined) context.ca = options.ca;
+  if (options.cert !== undefined) context.cert = options.cert;
+  if (options.key !== undefined) context.key = options.key;
+  if (options.pfx !== undefined) context.pfx = options.pfx;
+  if (options.passphrase !== undefined) context.passphrase = options.passphrase;
+  return context;
+}
+
+/** `?key=value&…` of the defined values (empty when there are none), percent-encoded. */
+function queryString(query: Readonly<Record<string, QueryValue>> | undefined): string {
+  if (query === undefined) return '';
+  let text = '';
+  for (const key in query) {
+    const value = query[key];
+    if (value === undefined) continue;
+    text += `${text ? '&' : '?'}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
+  }
+  return text;
 }
 
 /** The TLS and auth settings `applyToHTTPSOptions` put on `options`, for a request of our own. */

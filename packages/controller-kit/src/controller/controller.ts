@@ -14,7 +14,7 @@ import { RateLimitingQueue } from '../queue/rate-limiting-queue.js';
 import { ControllerMetrics, type ReconcileOutcome } from './controller-metrics.js';
 import { type MapFunc, mappingEventHandler, requestForControllerOwner, requestForObject } from './event-handlers.js';
 import type { Predicate } from './predicate.js';
-import type { Reconciler, Request, Result } from './reconciler.js';
+import type { ReconcileContext, Reconciler, Request, Result } from './reconciler.js';
 
 export interface WatchOptions<T extends KubeObject> extends InformerScope {
   /** Event filters of this watch; all must pass. */
@@ -196,12 +196,22 @@ export class Controller<R extends ResourceKind = ResourceKind> {
   private async reconcileKey(key: string, signal: AbortSignal): Promise<void> {
     const request = parseObjectKey(key);
     const reconcileID = randomUUID();
-    const logger = this.logger.child({ namespace: request.namespace, name: request.name, reconcileID });
+    // Made when first used: most reconciles log nothing, and a pino child serializes its bindings when it is made.
+    let child: Logger | undefined;
+    const logger = (): Logger =>
+      (child ??= this.logger.child({ namespace: request.namespace, name: request.name, reconcileID }));
+    const context: ReconcileContext = {
+      get logger(): Logger {
+        return logger();
+      },
+      signal,
+      reconcileID,
+    };
     const startedAt = performance.now();
     this.metrics.workerStarted();
     let outcome: ReconcileOutcome;
     try {
-      const result: Result = await this.options.reconciler.reconcile(request, { logger, signal, reconcileID });
+      const result: Result = await this.options.reconciler.reconcile(request, context);
       outcome = this.schedule(key, result);
     } catch (error) {
       if (!signal.aborted) this.queue.addRateLimited(key);
@@ -211,19 +221,19 @@ export class Controller<R extends ResourceKind = ResourceKind> {
       // rate-limited requeue, counted as `requeue` plus in `controller_kit_reconcile_conflicts_total`.
       if (isStaleResourceVersionConflict(error)) {
         outcome = 'conflict';
-        logger.debug({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile conflict, requeueing');
+        logger().debug({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile conflict, requeueing');
       } else if (signal.aborted) {
         // The controller is stopping and aborted the reconcile's requests: expected, and nobody needs to act.
         outcome = 'error';
-        logger.debug({ err: error }, 'Reconcile aborted: the controller is stopping');
+        logger().debug({ err: error }, 'Reconcile aborted: the controller is stopping');
       } else if (isNotFound(error)) {
         // An object the reconcile read or wrote went away meanwhile (typically one being deleted): the retry sees
         // its absence in the cache. A failure, counted and retried, but nothing a person has to act on.
         outcome = 'error';
-        logger.info({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile target gone, requeueing');
+        logger().info({ err: error, retries: this.queue.numRequeues(key) }, 'Reconcile target gone, requeueing');
       } else {
         outcome = 'error';
-        logger.error({ err: error, retries: this.queue.numRequeues(key) }, 'Reconciler error');
+        logger().error({ err: error, retries: this.queue.numRequeues(key) }, 'Reconciler error');
       }
     } finally {
       this.metrics.workerFinished();

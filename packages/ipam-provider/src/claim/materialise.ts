@@ -136,10 +136,15 @@ export async function createAddress(
       claimRef: { name: claim.metadata.name },
     },
   };
+  const addressKey = `${claim.metadata.namespace}/${claim.metadata.name}`;
+  let createdUID: string | undefined;
+  deps.createdAddresses?.creating(addressKey);
   try {
     const created = deps.assumed.addresses.assume(
       await deps.client.create(ADDRESS_RESOURCE, body, { signal: context.signal }),
     );
+    // Unless its create event has been seen already (the watch can be quicker than this answer).
+    if (deps.addresses.store.get(addressKey)?.metadata.uid !== created.metadata.uid) createdUID = created.metadata.uid;
     const recreated = deps.assumed.locks.get(unit.lockName)?.spec.claimRef.uid === claim.metadata.uid;
     if (recreated && claim.status?.addressRef?.name) {
       void deps.recorder.normal(
@@ -152,6 +157,8 @@ export async function createAddress(
     return created;
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
+  } finally {
+    deps.createdAddresses?.settled(addressKey, createdUID);
   }
   const live = await liveAddress(deps, claim, context);
   if (live && live.spec.address === unit.address && samePool(poolRefOfAddress(live), ref)) return live;
