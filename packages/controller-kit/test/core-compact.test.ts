@@ -86,6 +86,15 @@ describe('compactObject', () => {
     expect(compact).toStrictEqual(object);
   });
 
+  it('shares equal small parts between objects without mixing up parts that only print alike', () => {
+    const a = compactObject({ metadata: { name: 'a' }, spec: { poolRef: { name: 'p', weight: 0 } } });
+    const b = compactObject({ metadata: { name: 'b' }, spec: { poolRef: { name: 'p', weight: -0 } } });
+    expect(Object.is(b.spec.poolRef.weight, -0)).toBe(true);
+    const c = compactObject({ metadata: { name: 'c' }, spec: { poolRef: { name: 'p', weight: 0 } } });
+    expect(c.spec.poolRef).toBe(a.spec.poolRef);
+    expect(Object.isFrozen(c.spec.poolRef)).toBe(true);
+  });
+
   it('keeps an annotation named like a dropped one anywhere but in metadata.annotations', () => {
     const object = { metadata: { name: 'a' }, spec: { annotations: { [LAST_APPLIED]: 'kept' }, managedFields: [1] } };
     expect(compactObject(object)).toStrictEqual(object);

@@ -104,8 +104,9 @@ function compactValue(value: unknown, key: string, parent: string, interner: Str
   return SHARED_PART_KEYS.has(key) && values.every(isPrimitive) ? interner.share(copy) : copy;
 }
 
+/** A value a shared part may hold: a primitive whose JSON text names it exactly (not -0, which JSON prints as 0). */
 function isPrimitive(value: unknown): boolean {
-  return value === null || typeof value !== 'object';
+  return value === null || (typeof value !== 'object' && !Object.is(value, -0));
 }
 
 function compactMetadata(metadata: Record<string, unknown>, interner: StringInterner): Record<string, unknown> {
