@@ -4,12 +4,13 @@ import { isNotFound } from '../client/errors.js';
 import { kubeObjectSchema, type ObjectOf } from '../client/object-schema.js';
 import { type ObjectKey, objectKeyString, objectPath, type ResourceKind } from '../client/resource.js';
 import { KubeTransport } from '../client/transport.js';
+import { compactObject } from './compact.js';
 import { type HandlerRegistration, type ResourceEventHandler, SharedInformer } from './informer.js';
 import { formatLabelSelector, type LabelSelector } from './label-selector.js';
 import type { KubeObject } from './object.js';
 import type { ReflectorOptions } from './reflector.js';
 import { type Indexers, NAMESPACE_INDEX } from './store.js';
-import { dropManagedFields, type Transform } from './transform.js';
+import type { Transform } from './transform.js';
 import { WatchConnection } from './watch-connection.js';
 
 export interface CacheOptions {
@@ -31,6 +32,11 @@ export interface CacheOptions {
   readonly syncTimeoutMs?: number | undefined;
 }
 
+/** Cached objects without managedFields and kubectl's last-applied annotation, their repeated strings shared. */
+function defaultTransform<T extends KubeObject>(object: T): T {
+  return compactObject(object);
+}
+
 /** controller-runtime's default `CacheSyncTimeout`. */
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60_000;
 
@@ -49,7 +55,8 @@ export interface InformerOptions<T extends KubeObject> extends InformerScope {
   /** Extra indexes; merged into the informer's store whoever asked first. */
   readonly indexers?: Indexers<T> | undefined;
   /**
-   * Applied to every object before it is stored; the default drops `metadata.managedFields`. The transform is fixed by
+   * Applied to every object before it is stored; the default (`compactObject`) drops `metadata.managedFields` and
+   * kubectl's last-applied annotation and shares repeated strings. The transform is fixed by
    * whoever creates the informer first; later callers asking for a different one get an error.
    */
   readonly transform?: Transform<T> | undefined;
@@ -97,7 +104,7 @@ export class Cache {
     const id = [resource.apiVersion, resource.plural, namespace ?? '', labelSelector ?? '', options.fieldSelector ?? '']
       .map((part) => encodeURIComponent(part))
       .join('|');
-    const transform = (options.transform ?? dropManagedFields) as unknown as Transform<KubeObject>;
+    const transform = (options.transform ?? defaultTransform) as unknown as Transform<KubeObject>;
     const existing = this.informers.get(id) as SharedInformer<ObjectOf<R>> | undefined;
     if (existing) {
       if (options.transform && this.transforms.get(id) !== transform) {

@@ -64,10 +64,16 @@ export class SharedInformer<T extends KubeObject> implements ReflectorSink<T> {
       namespace: config.namespace,
       labelSelector: config.labelSelector,
       fieldSelector: config.fieldSelector,
-      parse: config.parse,
+      // Each object is transformed as soon as it is parsed: a list of many pages then holds only transformed objects
+      // until it is applied, never every page's full objects at once.
+      parse: (raw) => config.transform(config.parse(raw)),
       transport: config.transport,
       watchConnection: config.watchConnection,
-      sink: this,
+      sink: {
+        replace: (objects) => this.applyReplace(objects),
+        upsert: (object) => this.applyUpsert(object, false),
+        remove: (object) => this.applyRemove(object),
+      },
       logger: config.logger,
       options: config.reflectorOptions,
     });
@@ -126,10 +132,22 @@ export class SharedInformer<T extends KubeObject> implements ReflectorSink<T> {
   }
 
   replace(objects: readonly T[], _resourceVersion: string): void {
+    this.applyReplace(objects.map((object) => this.config.transform(object)));
+  }
+
+  upsert(raw: T): void {
+    this.applyUpsert(this.config.transform(raw), false);
+  }
+
+  remove(raw: T): void {
+    this.applyRemove(this.config.transform(raw));
+  }
+
+  /** Applies a (re)list of transformed objects: objects missing from it were deleted. */
+  private applyReplace(objects: readonly T[]): void {
     const initialList = !this.synced;
     const seen = new Set<string>();
-    for (const raw of objects) {
-      const object = this.config.transform(raw);
+    for (const object of objects) {
       const key = keyOf(object);
       seen.add(key);
       this.applyUpsert(object, initialList);
@@ -145,14 +163,10 @@ export class SharedInformer<T extends KubeObject> implements ReflectorSink<T> {
     }
   }
 
-  upsert(raw: T): void {
-    this.applyUpsert(this.config.transform(raw), false);
-  }
-
-  remove(raw: T): void {
-    const removed = this.store.remove(keyOf(raw));
+  private applyRemove(object: T): void {
+    const removed = this.store.remove(keyOf(object));
     // Report the final state the server sent, not the cached one.
-    if (removed) this.notifyDelete(this.config.transform(raw), false);
+    if (removed) this.notifyDelete(object, false);
   }
 
   private startResync(signal: AbortSignal): () => void {

@@ -25,8 +25,11 @@ export function indexByOwnerUID(object: KubeObject): readonly string[] {
 export class Store<T extends KubeObject> {
   private readonly objects = new Map<string, T>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
-  /** index name → index value → keys */
-  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  /**
+   * index name → index value → keys. A value most objects have alone (an owner's uid, an address) holds its one key
+   * as a plain string: a Set per object would cost ~150 bytes each; it becomes a Set once a second key joins.
+   */
+  private readonly indices = new Map<string, Map<string, IndexBucket>>();
 
   constructor(indexers: Indexers<T> = {}) {
     this.addIndexers(indexers);
@@ -60,7 +63,9 @@ export class Store<T extends KubeObject> {
   indexKeys(indexName: string, value: string): string[] {
     const index = this.indices.get(indexName);
     if (!index) throw new Error(`store has no index "${indexName}" (indexes: ${this.indexNames().join(', ')})`);
-    return [...(index.get(value) ?? [])];
+    const bucket = index.get(value);
+    if (bucket === undefined) return [];
+    return typeof bucket === 'string' ? [bucket] : [...bucket];
   }
 
   /**
@@ -73,7 +78,7 @@ export class Store<T extends KubeObject> {
       if (existing === indexFunc) continue;
       if (existing) throw new Error(`index "${name}" already exists with a different index function`);
       this.indexers.set(name, indexFunc);
-      const index = new Map<string, Set<string>>();
+      const index = new Map<string, IndexBucket>();
       this.indices.set(name, index);
       for (const [key, object] of this.objects) addToIndex(index, indexFunc(object), key);
     }
@@ -100,26 +105,35 @@ export class Store<T extends KubeObject> {
 
   private index(object: T, key: string): void {
     for (const [name, indexFunc] of this.indexers) {
-      addToIndex(this.indices.get(name) as Map<string, Set<string>>, indexFunc(object), key);
+      addToIndex(this.indices.get(name) as Map<string, IndexBucket>, indexFunc(object), key);
     }
   }
 
   private unindex(object: T, key: string): void {
     for (const [name, indexFunc] of this.indexers) {
-      const index = this.indices.get(name) as Map<string, Set<string>>;
+      const index = this.indices.get(name) as Map<string, IndexBucket>;
       for (const value of indexFunc(object)) {
         const keys = index.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(value);
+        if (keys === undefined) continue;
+        if (typeof keys === 'string') {
+          if (keys === key) index.delete(value);
+          continue;
+        }
+        keys.delete(key);
+        if (keys.size === 0) index.delete(value);
       }
     }
   }
 }
 
-function addToIndex(index: Map<string, Set<string>>, values: readonly string[], key: string): void {
+/** The keys under one index value: one key alone, or a Set once there are more. */
+type IndexBucket = string | Set<string>;
+
+function addToIndex(index: Map<string, IndexBucket>, values: readonly string[], key: string): void {
   for (const value of values) {
     const keys = index.get(value);
-    if (keys) keys.add(key);
-    else index.set(value, new Set([key]));
+    if (keys === undefined || keys === key) index.set(value, key);
+    else if (typeof keys === 'string') index.set(value, new Set([keys, key]));
+    else keys.add(key);
   }
 }

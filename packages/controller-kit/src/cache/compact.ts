@@ -1,0 +1,177 @@
+import type { KubeObject } from './object.js';
+
+/**
+ * Annotations no controller of this kit reads that can be as large as the object itself: `kubectl apply` stores the
+ * whole applied manifest in the first.
+ */
+export const DROPPED_ANNOTATIONS: readonly string[] = ['kubectl.kubernetes.io/last-applied-configuration'];
+
+/**
+ * String values worth sharing between cached objects: the same few values repeat in every object of a kind (API
+ * versions, kinds, namespaces, pool names, finalizers, condition types and reasons, timestamps of one burst). Values
+ * under these keys are unique per object and are never looked up: interning them would only fill the table.
+ */
+const UNIQUE_VALUE_KEYS = new Set(['uid', 'name', 'resourceVersion', 'message', 'address', 'key', 'generateName']);
+/** Under these parents even `name` and `uid` repeat (the pool every IPAddress of a pool points at). */
+const SHARED_VALUE_PARENTS = new Set(['poolRef', 'ownerReferences', 'labels', 'annotations', 'finalizers']);
+/**
+ * Small parts that are the same in many objects (the pool reference of every claim and IPAddress of a pool, the
+ * pool's owner reference on each IPAddress, the finalizer list): one frozen copy serves them all. Only parts whose
+ * values are all primitives are shared, and frozen, so a reconciler that mutated a cached object would fail loudly
+ * instead of changing every object that shares the part.
+ */
+const SHARED_PART_KEYS = new Set(['poolRef', 'ownerReferences', 'finalizers']);
+/** Longer strings are rarely repeated vocabulary; comparing them costs more than sharing saves. */
+const MAX_INTERNED_LENGTH = 96;
+
+/**
+ * One copy of each repeated string (JSON.parse allocates a fresh copy of every value, 40–60 bytes apiece). Bounded:
+ * past `maxEntries` the table starts over, which costs only the sharing of strings seen before the reset (objects
+ * keep the copies they hold), never memory.
+ */
+export class StringInterner {
+  private table = new Map<string, string>();
+  private parts = new Map<string, object>();
+
+  constructor(private readonly maxEntries = 16_384) {}
+
+  intern(value: string): string {
+    const shared = this.table.get(value);
+    if (shared !== undefined) return shared;
+    if (this.table.size >= this.maxEntries) this.table = new Map();
+    this.table.set(value, value);
+    return value;
+  }
+
+  /** One frozen copy of each distinct part made of primitives only (same bound and reset as the strings). */
+  share<P extends object>(part: P): P {
+    const id = JSON.stringify(part);
+    const shared = this.parts.get(id);
+    if (shared !== undefined) return shared as P;
+    if (this.parts.size >= this.maxEntries) this.parts = new Map();
+    this.parts.set(id, Object.freeze(part));
+    return part;
+  }
+
+  get size(): number {
+    return this.table.size + this.parts.size;
+  }
+}
+
+/** The interner every cache shares unless given its own: vocabulary is the same across resources. */
+const sharedInterner = new StringInterner();
+
+/**
+ * The cache's default transform (controller-runtime's `TransformStripManagedFields`, and more): a copy of the object
+ * with `metadata.managedFields` and the annotations in `DROPPED_ANNOTATIONS` left out, `undefined` properties dropped,
+ * and repeated strings shared. Every other field is kept as it came, so a reconciler reads exactly what the API server
+ * sent. The copy is built fresh, so each object's parts are plain objects with few properties, stored in-object.
+ */
+export function compactObject<T extends KubeObject>(object: T, interner: StringInterner = sharedInterner): T {
+  return compactValue(object, '', '', interner, true) as T;
+}
+
+function compactValue(value: unknown, key: string, parent: string, interner: StringInterner, top: boolean): unknown {
+  if (typeof value === 'string') {
+    if (value.length > MAX_INTERNED_LENGTH) return value;
+    if (UNIQUE_VALUE_KEYS.has(key) && !SHARED_VALUE_PARENTS.has(parent)) return value;
+    return interner.intern(value);
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const copy = new Array<unknown>(value.length);
+    for (let index = 0; index < value.length; index += 1) {
+      // Elements are judged by the array's key: the items of `finalizers` are vocabulary, `ownerReferences` items
+      // are objects whose fields see `ownerReferences` as their parent.
+      copy[index] = compactValue(value[index], key, key, interner, false);
+    }
+    return SHARED_PART_KEYS.has(key) && copy.every(isPrimitive) ? interner.share(copy) : copy;
+  }
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  for (const childKey in value) {
+    if (!Object.hasOwn(value, childKey)) continue;
+    const child = (value as Record<string, unknown>)[childKey];
+    if (child === undefined) continue;
+    keys.push(childKey);
+    values.push(
+      top && childKey === 'metadata'
+        ? compactMetadata(child as Record<string, unknown>, interner)
+        : compactValue(child, childKey, key, interner, false),
+    );
+  }
+  const copy = shapedObject(keys, values);
+  return SHARED_PART_KEYS.has(key) && values.every(isPrimitive) ? interner.share(copy) : copy;
+}
+
+/** A value a shared part may hold: a primitive whose JSON text names it exactly (not -0, which JSON prints as 0). */
+function isPrimitive(value: unknown): boolean {
+  return value === null || (typeof value !== 'object' && !Object.is(value, -0));
+}
+
+function compactMetadata(metadata: Record<string, unknown>, interner: StringInterner): Record<string, unknown> {
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  for (const key in metadata) {
+    if (!Object.hasOwn(metadata, key)) continue;
+    const value = metadata[key];
+    if (value === undefined || key === 'managedFields') continue;
+    if (key === 'annotations' && value !== null && typeof value === 'object') {
+      const all = Object.keys(value);
+      const kept = all.filter((name) => !DROPPED_ANNOTATIONS.includes(name));
+      if (kept.length < all.length) {
+        // Annotations that held only dropped ones go away whole, as if the object never had any.
+        if (kept.length === 0) continue;
+        const annotations = value as Record<string, unknown>;
+        keys.push(key);
+        values.push(
+          compactValue(
+            Object.fromEntries(kept.map((name) => [name, annotations[name]])),
+            key,
+            'metadata',
+            interner,
+            false,
+          ),
+        );
+        continue;
+      }
+    }
+    keys.push(key);
+    values.push(compactValue(value, key, 'metadata', interner, false));
+  }
+  return shapedObject(keys, values);
+}
+
+/**
+ * Objects built one property at a time (`{}` then assignments, as zod builds its output) keep only four properties
+ * inside the object and spill the rest into a separate array; an object cloned by spread from one JSON.parse made
+ * has exactly its properties inside. So each distinct list of keys gets a template object, parsed once, and every
+ * copy of that shape is a spread of its template with the values written over (the shape and its field layout are
+ * shared by all objects of a kind). Templates are bounded; past the bound, copies are built the plain way.
+ */
+const templates = new Map<string, string>();
+const MAX_TEMPLATES = 2_048;
+/** Objects this small fit the four in-object properties of `{}` anyway. */
+const MIN_TEMPLATED_KEYS = 5;
+
+function shapedObject(keys: readonly string[], values: readonly unknown[]): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  if (keys.length >= MIN_TEMPLATED_KEYS) {
+    const id = keys.join('\u0000');
+    let template = templates.get(id);
+    if (template === undefined && templates.size < MAX_TEMPLATES) {
+      template = JSON.stringify(Object.fromEntries(keys.map((key) => [key, null])));
+      templates.set(id, template);
+    }
+    if (template !== undefined) copy = JSON.parse(template) as Record<string, unknown>;
+  }
+  copy ??= {};
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index] as string;
+    // JSON may carry a key named `__proto__`; assigning it would set the prototype instead of a property.
+    if (key === '__proto__') {
+      Object.defineProperty(copy, key, { value: values[index], enumerable: true, writable: true, configurable: true });
+    } else copy[key] = values[index];
+  }
+  return copy;
+}

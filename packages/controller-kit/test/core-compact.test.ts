@@ -1,0 +1,120 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compactObject, DROPPED_ANNOTATIONS, StringInterner } from '../src/cache/compact.js';
+import type { KubeObject } from '../src/cache/object.js';
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** JSON values as the API server sends them (no undefined, no managedFields): compaction must give them back whole. */
+const wireValue = fc.jsonValue({ maxDepth: 4 });
+
+const wireObject = fc
+  .record({
+    apiVersion: fc.constantFrom('ipam.cluster.x-k8s.io/v1beta2', 'v1'),
+    kind: fc.constantFrom('IPAddressClaim', 'IPAddress', 'ConfigMap'),
+    metadata: fc.record(
+      {
+        name: fc.string({ minLength: 1 }),
+        namespace: fc.string(),
+        uid: fc.uuid(),
+        resourceVersion: fc.nat().map(String),
+        generation: fc.nat(),
+        labels: fc.dictionary(fc.string(), fc.string()),
+        annotations: fc.dictionary(fc.string(), fc.string()),
+        finalizers: fc.array(fc.string()),
+        ownerReferences: fc.array(
+          fc.record({
+            apiVersion: fc.string(),
+            kind: fc.string(),
+            name: fc.string(),
+            uid: fc.uuid(),
+            controller: fc.boolean(),
+          }),
+        ),
+        deletionTimestamp: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+      },
+      { requiredKeys: ['name'] },
+    ),
+    spec: wireValue,
+    status: wireValue,
+  })
+  // As the wire gives it: plain objects from JSON.parse (a `__proto__` key is then an ordinary property).
+  .map((object) => JSON.parse(JSON.stringify(object)) as KubeObject & { metadata: { annotations?: object } });
+
+describe('compactObject', () => {
+  it('gives back every field of an object that carries nothing it drops', () => {
+    fc.assert(
+      fc.property(wireObject, (object) => {
+        const annotations = object.metadata.annotations;
+        if (annotations && LAST_APPLIED in annotations) return;
+        expect(compactObject(object)).toStrictEqual(object);
+      }),
+    );
+  });
+
+  it('drops managedFields and the last-applied annotation, keeps the other annotations, leaves the input alone', () => {
+    const object = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'a',
+        annotations: { [LAST_APPLIED]: '{"apiVersion":"v1"}', 'example.com/kept': 'yes' },
+        managedFields: [{ manager: 'kubectl', operation: 'Apply' }],
+      },
+      data: { key: 'value' },
+    };
+    const before = structuredClone(object);
+    expect(compactObject(object)).toStrictEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a', annotations: { 'example.com/kept': 'yes' } },
+      data: { key: 'value' },
+    });
+    expect(object).toStrictEqual(before);
+    expect(DROPPED_ANNOTATIONS).toEqual([LAST_APPLIED]);
+  });
+
+  it('leaves no empty annotations behind and drops properties that are undefined', () => {
+    const object = { metadata: { name: 'a', annotations: { [LAST_APPLIED]: '{}' }, uid: undefined }, spec: undefined };
+    expect(compactObject(object)).toStrictEqual({ metadata: { name: 'a' } });
+  });
+
+  it('keeps a `__proto__` key as a property', () => {
+    const object = JSON.parse('{"metadata":{"name":"a"},"data":{"__proto__":{"x":1},"b":2}}') as KubeObject;
+    const compact = compactObject(object) as unknown as { data: object };
+    expect(Object.getPrototypeOf(compact.data)).toBe(Object.prototype);
+    expect(compact).toStrictEqual(object);
+  });
+
+  it('shares equal small parts between objects without mixing up parts that only print alike', () => {
+    const a = compactObject({ metadata: { name: 'a' }, spec: { poolRef: { name: 'p', weight: 0 } } });
+    const b = compactObject({ metadata: { name: 'b' }, spec: { poolRef: { name: 'p', weight: -0 } } });
+    expect(Object.is(b.spec.poolRef.weight, -0)).toBe(true);
+    const c = compactObject({ metadata: { name: 'c' }, spec: { poolRef: { name: 'p', weight: 0 } } });
+    expect(c.spec.poolRef).toBe(a.spec.poolRef);
+    expect(Object.isFrozen(c.spec.poolRef)).toBe(true);
+  });
+
+  it('keeps an annotation named like a dropped one anywhere but in metadata.annotations', () => {
+    const object = { metadata: { name: 'a' }, spec: { annotations: { [LAST_APPLIED]: 'kept' }, managedFields: [1] } };
+    expect(compactObject(object)).toStrictEqual(object);
+  });
+});
+
+describe('StringInterner', () => {
+  it('returns equal strings and never holds more than its bound', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ maxLength: 8 }), { maxLength: 200 }),
+        fc.integer({ min: 1, max: 16 }),
+        (values, bound) => {
+          const interner = new StringInterner(bound);
+          for (const value of values) {
+            expect(interner.intern(value)).toBe(value);
+            expect(interner.size).toBeLessThanOrEqual(bound);
+          }
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,255 @@
+/**
+ * Bytes of JS heap the provider's caches hold per bound claim (its claim, its IPAddress and its ledger entry), without a
+ * control plane: wire-shaped JSON (as kube-apiserver returns it, managedFields included) goes through what the cache
+ * does to it — JSON.parse, the resource's schema, the informer's transform — into stores with the provider's indexes,
+ * and the ledger entries through the view the reconcilers read. Also prints the decode time per object.
+ * Run: `pnpm --filter @tally-ipam/ipam-provider exec node --expose-gc --import tsx bench/cache-footprint.ts [claims]`.
+ */
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE } from '@tally-ipam/api-types';
+import {
+  compactObject,
+  dropManagedFields,
+  indexByNamespace,
+  indexByOwnerUID,
+  type KubeObject,
+  NAMESPACE_INDEX,
+  OWNER_UID_INDEX,
+  type ResourceEventHandler,
+  Store,
+} from '@tally-ipam/controller-kit/cache';
+import {
+  addressPoolAddressIndex,
+  addressPoolIndex,
+  CLAIM_CLUSTER_INDEX,
+  claimClusterIndex,
+  claimPoolIndex,
+  LOCK_CLAIM_UID_INDEX,
+  lockClaimUIDIndex,
+  lockPoolIndex,
+  POOL_ADDRESS_INDEX,
+  POOL_INDEX,
+} from '../src/indexes.js';
+import { LedgerEntryView } from '../src/ledger/entry-view.js';
+import { LEDGER_RESOURCE, type StoredLedger } from '../src/resources.js';
+
+const CLAIMS = Number(process.argv[2] ?? 20_000);
+const NAMESPACE = 'bench-memory-0a1b2c';
+const POOL = 'big';
+const POOL_UID = 'fda7e6a2-eef9-4527-8124-940b1b6413e1';
+const GROUP = 'ipam.cluster.x-k8s.io';
+
+function uid(index: number, salt: number): string {
+  const hex = (index * 2654435761 + salt * 40503).toString(16).padStart(12, '0').slice(-12);
+  return `${hex.slice(0, 8)}-${salt.toString(16).padStart(4, '0')}-4${hex.slice(0, 3)}-8${hex.slice(3, 6)}-${hex}`;
+}
+
+function time(index: number): string {
+  return new Date(Date.UTC(2026, 10, 24, 23, 0, Math.floor(index / 50))).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+function address(index: number): string {
+  return `10.1.${Math.floor(index / 250) + 1}.${(index % 250) + 1}`;
+}
+
+function managedFields(manager: string, at: string, fields: unknown, subresource?: string): unknown[] {
+  return [
+    {
+      manager,
+      operation: 'Update',
+      apiVersion: `${GROUP}/v1beta2`,
+      time: at,
+      fieldsType: 'FieldsV1',
+      fieldsV1: fields,
+      ...(subresource ? { subresource } : {}),
+    },
+  ];
+}
+
+function claimJSON(index: number): string {
+  const name = `prefill-${index}`;
+  const at = time(index);
+  return JSON.stringify({
+    apiVersion: `${GROUP}/v1beta2`,
+    kind: 'IPAddressClaim',
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      uid: uid(index, 1),
+      resourceVersion: String(100_000 + index * 7),
+      generation: 1,
+      creationTimestamp: at,
+      finalizers: [`${GROUP}/tally-release-address`],
+      managedFields: [
+        ...managedFields('bench-prefill-tally', at, {
+          'f:metadata': { 'f:finalizers': { '.': {}, [`v:"${GROUP}/tally-release-address"`]: {} } },
+          'f:spec': {
+            '.': {},
+            'f:clusterName': {},
+            'f:poolRef': { '.': {}, 'f:apiGroup': {}, 'f:kind': {}, 'f:name': {} },
+          },
+        }),
+        ...managedFields(
+          'bench-prefill-tally',
+          at,
+          { 'f:status': { '.': {}, 'f:addressRef': { '.': {}, 'f:name': {} }, 'f:conditions': {} } },
+          'status',
+        ),
+      ],
+    },
+    spec: { clusterName: 'bench', poolRef: { apiGroup: GROUP, kind: 'TallyIPPool', name: POOL } },
+    status: {
+      addressRef: { name },
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'AddressAllocated',
+          message: `${address(index)} allocated from TallyIPPool ${NAMESPACE}/${POOL} (IPAddress ${name})`,
+          lastTransitionTime: at,
+          observedGeneration: 1,
+        },
+      ],
+    },
+  });
+}
+
+function addressJSON(index: number): string {
+  const name = `prefill-${index}`;
+  const at = time(index);
+  return JSON.stringify({
+    apiVersion: `${GROUP}/v1beta2`,
+    kind: 'IPAddress',
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      uid: uid(index, 2),
+      resourceVersion: String(100_001 + index * 7),
+      generation: 1,
+      creationTimestamp: at,
+      finalizers: [`${GROUP}/tally-protect-address`],
+      ownerReferences: [
+        {
+          apiVersion: `${GROUP}/v1beta2`,
+          kind: 'IPAddressClaim',
+          name,
+          uid: uid(index, 1),
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+        {
+          apiVersion: `${GROUP}/v1alpha1`,
+          kind: 'TallyIPPool',
+          name: POOL,
+          uid: POOL_UID,
+          controller: false,
+          blockOwnerDeletion: true,
+        },
+      ],
+      managedFields: managedFields('bench-prefill-tally', at, {
+        'f:metadata': { 'f:finalizers': {}, 'f:ownerReferences': {} },
+        'f:spec': { '.': {}, 'f:address': {}, 'f:claimRef': {}, 'f:poolRef': {}, 'f:prefix': {} },
+      }),
+    },
+    spec: {
+      address: address(index),
+      prefix: 16,
+      poolRef: { apiGroup: GROUP, kind: 'TallyIPPool', name: POOL },
+      claimRef: { name },
+    },
+  });
+}
+
+function ledgerJSON(block: number, indexes: readonly number[]): string {
+  return JSON.stringify({
+    apiVersion: `${GROUP}/v1alpha1`,
+    kind: 'TallyAddressLedger',
+    metadata: {
+      name: `ip4-10.1.${block}.0-24`,
+      uid: uid(block, 3),
+      resourceVersion: String(900_000 + block),
+      generation: 3,
+      creationTimestamp: time(0),
+      managedFields: managedFields('tally', time(0), { 'f:spec': { 'f:entries': {} } }),
+    },
+    spec: {
+      entries: indexes.map((index) => ({
+        key: `ip4-${address(index)}`,
+        address: address(index),
+        poolRef: { apiGroup: GROUP, kind: 'TallyIPPool', namespace: NAMESPACE, name: POOL },
+        claimRef: { namespace: NAMESPACE, name: `prefill-${index}`, uid: uid(index, 1) },
+        heldSince: time(index),
+      })),
+    },
+  });
+}
+
+function heapUsed(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with node --expose-gc');
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+/** What the reflector and informer do to one object from the wire. */
+function decoder<T extends KubeObject>(resource: { schema: { parse(raw: unknown): T } }): (json: string) => T {
+  // FOOTPRINT_TRANSFORM=drop-managed-fields: the cache's transform before compaction, for comparison.
+  const transform = process.env.FOOTPRINT_TRANSFORM === 'drop-managed-fields' ? dropManagedFields<T> : compactObject<T>;
+  return (json) => transform(resource.schema.parse(JSON.parse(json)));
+}
+
+const claimJSONs = Array.from({ length: CLAIMS }, (_, index) => claimJSON(index));
+const addressJSONs = Array.from({ length: CLAIMS }, (_, index) => addressJSON(index));
+const ledgerJSONs: string[] = [];
+for (let first = 0; first < CLAIMS; first += 250) {
+  const indexes = Array.from({ length: Math.min(250, CLAIMS - first) }, (_, offset) => first + offset);
+  ledgerJSONs.push(ledgerJSON(first / 250 + 1, indexes));
+}
+
+// Every informer's store carries the namespace and owner-uid indexes; the provider adds its own (see provider.ts).
+const informerIndexers = { [NAMESPACE_INDEX]: indexByNamespace, [OWNER_UID_INDEX]: indexByOwnerUID };
+const claims = new Store({
+  ...informerIndexers,
+  [POOL_INDEX]: claimPoolIndex,
+  [CLAIM_CLUSTER_INDEX]: claimClusterIndex,
+});
+const addresses = new Store({
+  ...informerIndexers,
+  [POOL_INDEX]: addressPoolIndex,
+  [POOL_ADDRESS_INDEX]: addressPoolAddressIndex,
+});
+const ledgers = new Store<StoredLedger>(informerIndexers);
+const ledgerHandlers: ResourceEventHandler<StoredLedger>[] = [];
+const view = new LedgerEntryView(
+  {
+    addEventHandler: (handler) => {
+      ledgerHandlers.push(handler);
+      return { remove: () => {} };
+    },
+  },
+  { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex },
+);
+
+const before = heapUsed();
+const started = performance.now();
+const decodeClaim = decoder(CLAIM_RESOURCE);
+const decodeAddress = decoder(ADDRESS_RESOURCE);
+const decodeLedger = decoder(LEDGER_RESOURCE);
+for (const json of claimJSONs) claims.upsert(decodeClaim(json));
+for (const json of addressJSONs) addresses.upsert(decodeAddress(json));
+for (const json of ledgerJSONs) {
+  const ledger = decodeLedger(json);
+  ledgers.upsert(ledger);
+  for (const handler of ledgerHandlers) handler.onAdd?.(ledger, true);
+}
+const decodeMs = performance.now() - started;
+const after = heapUsed();
+const perClaim = (after - before) / CLAIMS;
+console.log(
+  `${CLAIMS} bound claims (claim + IPAddress + ledger entry): ${(perClaim / 1024).toFixed(2)} KiB of heap per claim, ` +
+    `${((after - before) / 1048576).toFixed(1)} MiB in all; decode ${((decodeMs * 1000) / (CLAIMS * 2)).toFixed(1)} µs per object ` +
+    `(${(decodeMs / 1000).toFixed(2)} s in all); process RSS ${(process.memoryUsage().rss / 1048576).toFixed(0)} MiB`,
+);
+// Keep the stores alive until after the measurement.
+if (claims.size + addresses.size + ledgers.size + view.store.size < 0) console.log('unreachable');
+if (process.env.FOOTPRINT_SNAPSHOT) (await import('node:v8')).writeHeapSnapshot(process.env.FOOTPRINT_SNAPSHOT);
