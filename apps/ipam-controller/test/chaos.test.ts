@@ -9,11 +9,13 @@ import { ADDRESSES, CLAIMS, CLUSTERS, claim, cluster, eventually, field, ipPool,
 
 const CLAIM_COUNT = Number(process.env.CHAOS_CLAIMS ?? 2000);
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000_007);
-/** The longest stretch of random kills; binding usually finishes inside it, so kills hit it throughout. */
-const CHAOS_MS = 120_000;
 
+/** How many times the suite's 2 000 claims a run makes: pools and deadlines grow with it (CHAOS_CLAIMS=10000 → 5). */
+const SCALE = Math.max(1, Math.ceil(CLAIM_COUNT / 2000));
 /** /24 blocks per pool: 8 (2 048 addresses) for the suite's 2 000 claims, scaled up for a larger CHAOS_CLAIMS. */
-const POOL_BLOCKS = 8 * Math.max(1, Math.ceil(CLAIM_COUNT / 2000));
+const POOL_BLOCKS = 8 * SCALE;
+/** The longest stretch of random kills; binding usually finishes inside it, so kills hit it throughout. */
+const CHAOS_MS = 120_000 * SCALE;
 
 /**
  * Two pools whose ranges overlap by half (1 024 addresses at 2 000 claims), both picking at random so both keep landing
@@ -55,7 +57,9 @@ describe('chaos: two replicas without leader election, SIGKILLed at random', () 
     await namespace?.delete();
   });
 
-  it(`binds ${CLAIM_COUNT} claims to distinct addresses and releases every address and ledger entry`, async () => {
+  it(`binds ${CLAIM_COUNT} claims to distinct addresses and releases every address and ledger entry`, {
+    timeout: 1_200_000 * SCALE,
+  }, async () => {
     console.log(`chaos seed ${SEED} (replay with CHAOS_SEED=${SEED})`);
     const random = seededRandom(SEED);
     const env = testEnv();
@@ -170,7 +174,7 @@ describe('chaos: two replicas without leader election, SIGKILLed at random', () 
           const left = unbound();
           if (left > 0) throw new Error(`${left} claims unbound`);
         },
-        { timeoutMs: 300_000, intervalMs: 1_000 },
+        { timeoutMs: 300_000 * SCALE, intervalMs: 1_000 },
       );
     } catch (error) {
       throw new Error(`${error instanceof Error ? error.message : String(error)}\n${await unboundReport()}`);
@@ -233,7 +237,7 @@ describe('chaos: two replicas without leader election, SIGKILLed at random', () 
       },
       // Releasing with two active replicas took 472 s under load 9-12, and 405 s at load 10-17 with the releases batched
       // per ledger (2026-11-24): both replicas do every deletion. The deadline is the kind lane's.
-      { timeoutMs: 600_000, intervalMs: 1_000 },
+      { timeoutMs: 600_000 * SCALE, intervalMs: 1_000 },
     );
     const left = {
       claims: (await client.listAll(CLAIMS, { namespace: ns })).items.length,

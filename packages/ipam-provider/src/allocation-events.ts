@@ -15,11 +15,15 @@ export interface AllocationEventsOptions {
   readonly onUnrecorded?: ((ref: PoolRef) => void) | undefined;
 }
 
-/** client-go's event spam filter lets 25 events through at once per source; the same burst here, then 1 per second. */
+/**
+ * client-go's event spam filter lets 25 events through at once per source, then one per 5 minutes per object; here 10
+ * at once, then one every 10 s per process: a burst of thousands of claims must stay within a few hundredths of a write
+ * per claim, and each claim's Ready condition already names its address.
+ */
 export const DEFAULT_ALLOCATION_EVENTS: Omit<AllocationEventsOptions, 'now' | 'onUnrecorded'> = {
-  burst: 25,
-  perSecond: 1,
-  summaryIntervalMs: 10_000,
+  burst: 10,
+  perSecond: 0.1,
+  summaryIntervalMs: 30_000,
 };
 
 /**
