@@ -17,13 +17,22 @@
  * Smoke: pnpm --filter @tally-ipam/ipam-controller bench -- --scenario=burst --claims=50 --rounds=1
  */
 
-import { loadavg } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Client, type KubeObject, type ResourceKind } from '@tally-ipam/controller-kit';
 import { startControlPlane } from '@tally-ipam/testenv';
 import { z } from 'zod';
+import { MAIN_JS } from '../test/controller-process.js';
 import { CLUSTERS, cluster } from '../test/support.js';
+
+const APP_DIR = fileURLToPath(new URL('..', import.meta.url));
+const BUNDLE_SCRIPT = fileURLToPath(new URL('../../../tools/ship/image/bundle.sh', import.meta.url));
+
 import {
   apiRequests,
   difference,
@@ -81,6 +90,7 @@ const flagsSchema = z.object({
     .transform((text) => text.split(',').map(Number))
     .pipe(z.array(z.number().positive().max(10_000)).min(1)),
   objects: count(50_000).pipe(z.number().max(65_000)),
+  tally: z.enum(['bundle', 'dist']).default('bundle'),
 });
 type Flags = z.infer<typeof flagsSchema>;
 
@@ -117,6 +127,23 @@ interface Figure {
 interface Run {
   readonly flags: Flags;
   readonly reference: ReferenceProviderBinary | undefined;
+  /** What the `tally` contender runs: the production bundle (`--tally=bundle`) or `dist/main.js`. */
+  readonly tallyEntry: string;
+}
+
+function binariesOf(run: Run): { readonly tally: string; readonly reference: string } {
+  return { tally: run.tallyEntry, reference: run.reference?.path ?? '' };
+}
+
+/**
+ * The production bundle, as the image holds it (`tools/ship/image/bundle.sh`: one esbuild file of `dist/main.js`):
+ * the reference runs as its release binary, so Tally runs as what users run too. Its memory differs from `dist/main.js`
+ * by tens of MiB (idle RSS ~90 against ~150 MiB: unbundled, `@kubernetes/client-node` loads every module it has).
+ */
+function bundleTally(): string {
+  const out = join(mkdtempSync(join(tmpdir(), 'tally-bench-bundle-')), 'main.mjs');
+  execFileSync('bash', [BUNDLE_SCRIPT, APP_DIR, out], { stdio: ['ignore', 'inherit', 'inherit'] });
+  return out;
 }
 
 /** A fresh control plane with Tally's CRDs, the reference's pool CRDs and CAPI's IPAM and core CRDs. */
@@ -208,7 +235,7 @@ async function loadRun(
     let settleMs: number | undefined;
     try {
       if (PROVIDERS.includes(contender)) {
-        provider = await startProvider(contender, run.reference?.path ?? '', kubeconfigPath, NAMESPACE);
+        provider = await startProvider(contender, binariesOf(run), kubeconfigPath, NAMESPACE);
         settleMs = await waitSettled(provider.pid);
       } else {
         startRawWriter(writer, stop.signal);
@@ -372,7 +399,7 @@ async function memoryScenario(run: Run): Promise<void> {
           (line) => console.log(`    ${line}`),
         );
         const loadAtStart = load();
-        const provider = await startProvider(contender, run.reference?.path ?? '', kubeconfigPath, NAMESPACE);
+        const provider = await startProvider(contender, binariesOf(run), kubeconfigPath, NAMESPACE);
         try {
           const syncedS = (provider.syncedAt - provider.startedAt) / 1000;
           const syncedMiB = rssMiB(provider.pid) ?? Number.NaN;
@@ -418,7 +445,9 @@ async function main(): Promise<void> {
         `${reference.builtNow ? 'built now' : 'cached'}, build took ${(reference.buildDurationMs / 1000).toFixed(0)} s)`,
     );
   }
-  const run: Run = { flags, reference };
+  const tallyEntry = flags.tally === 'bundle' ? bundleTally() : MAIN_JS;
+  if (flags.contenders.includes('tally')) console.log(`  tally: ${tallyEntry} (--tally=${flags.tally})`);
+  const run: Run = { flags, reference, tallyEntry };
   const throughput = (figures: LoadFigures): number => figures.claims / figures.seconds;
   for (const scenario of flags.scenario) {
     if (scenario === 'burst' || scenario === 'full-pool') {

@@ -367,18 +367,22 @@ async function httpStatus(url: string): Promise<number> {
   });
 }
 
-async function startTally(kubeconfigPath: string, namespace: string): Promise<RunningProvider> {
+async function startTally(entry: string, kubeconfigPath: string, namespace: string): Promise<RunningProvider> {
   const startedAt = performance.now();
-  const controller: ControllerProcess = startController([
-    '--kubeconfig',
-    kubeconfigPath,
-    '--namespace',
-    namespace,
-    `--concurrency=${WORKERS}`,
-    '--metrics-bind-address=127.0.0.1:0',
-    '--health-probe-bind-address=127.0.0.1:0',
-    '--webhook-port=0',
-  ]);
+  const controller: ControllerProcess = startController(
+    [
+      '--kubeconfig',
+      kubeconfigPath,
+      '--namespace',
+      namespace,
+      `--concurrency=${WORKERS}`,
+      '--metrics-bind-address=127.0.0.1:0',
+      '--health-probe-bind-address=127.0.0.1:0',
+      '--webhook-port=0',
+    ],
+    process.env,
+    entry,
+  );
   const port = await servingPort(controller, 'health probes');
   const metricsPort = await servingPort(controller, 'metrics');
   // Tally's readiness is "caches synced".
@@ -415,15 +419,16 @@ async function startReference(binary: string, kubeconfigPath: string, namespace:
   return { pid: reference.pid, startedAt, syncedAt, stop: () => reference.stop() };
 }
 
+/** `binaries.tally`: the JS entry Tally runs from; `binaries.reference`: the reference provider's binary. */
 export function startProvider(
   contender: Contender,
-  binary: string,
+  binaries: { readonly tally: string; readonly reference: string },
   kubeconfigPath: string,
   namespace: string,
 ): Promise<RunningProvider> {
   return contender === 'tally'
-    ? startTally(kubeconfigPath, namespace)
-    : startReference(binary, kubeconfigPath, namespace);
+    ? startTally(binaries.tally, kubeconfigPath, namespace)
+    : startReference(binaries.reference, kubeconfigPath, namespace);
 }
 
 function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {

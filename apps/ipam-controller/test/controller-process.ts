@@ -20,12 +20,17 @@ export interface ControllerProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startController(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ControllerProcess {
+/** Starts the controller: `entry` is `dist/main.js` unless a caller runs another build of it (the bench's bundle). */
+export function startController(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  entry: string = MAIN_JS,
+): ControllerProcess {
   // TALLY_CONTROLLER_CPU_PROF_DIR: write each controller's V8 CPU profile there when it exits (for benchmarks).
   const profileDir = process.env.TALLY_CONTROLLER_CPU_PROF_DIR;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, MAIN_JS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (child.pid === undefined) throw new Error(`could not start ${MAIN_JS}`);
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not start ${entry}`);
   const lines: string[] = [];
   let pending = '';
   let errors = '';
