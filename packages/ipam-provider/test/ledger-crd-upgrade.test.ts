@@ -1,7 +1,9 @@
 /**
- * Upgrading from Tally 0.1, whose ledger CRD made `spec.entries` a list-map keyed by `key`, to the atomic list: the
- * ledgers 0.1 wrote stay readable and writable under the new CRD, no entry is lost, and the first write under the new
- * CRD drops the per-entry managed fields. On an API server of this file's own, so the shared one's CRD never changes.
+ * The ledger CRD's atomic `spec.entries`, on an API server of this file's own (the shared one's CRD never changes, and
+ * no other file's helpers, which list every ledger, meet the broken ledger written here):
+ * - upgrading from Tally 0.1, whose CRD made it a list-map keyed by `key`: the ledgers 0.1 wrote stay readable and
+ *   writable, no entry is lost, and the first write under the new CRD drops the per-entry managed fields;
+ * - the atomic list lets a person write a key twice: every reader refuses that ledger, nothing is written over it.
  */
 import { tallyAddressLedgerCustomResourceDefinition, tallyCRDDirectory } from '@tally-ipam/api-types';
 import type { Client, ResourceKind } from '@tally-ipam/controller-kit';
@@ -97,7 +99,7 @@ function managedFieldsText(object: { metadata: { managedFields?: readonly unknow
   return JSON.stringify(object.metadata.managedFields ?? []);
 }
 
-describe('the ledger CRD upgrade from a list-map to an atomic list', () => {
+describe("the ledger CRD's atomic spec.entries", () => {
   it('keeps every entry of a ledger written under 0.1, and the next write drops the per-entry managed fields', async () => {
     await setLedgerCRD(true);
     const before = new AddressLedgers({ client, now: Date.now });
@@ -132,5 +134,33 @@ describe('the ledger CRD upgrade from a list-map to an atomic list', () => {
     const upgraded = await client.get(UNPARSED_LEDGERS, { name });
     expect(managedFieldsText(upgraded)).not.toContain('k:{');
     expect(managedFieldsText(upgraded).length).toBeLessThan(managedFieldsText(old).length / 10);
+  });
+
+  it('a ledger with a key twice is never written over: holds in its block fail naming the key, nothing changes', async () => {
+    await setLedgerCRD(false);
+    const duplicated = { ...unit(1), address: '10.77.5.1', lockName: addressLockName('10.77.5.1') };
+    const name = ledgerNameOf(duplicated);
+    const entry = (uid: string) => ({
+      key: duplicated.lockName,
+      address: duplicated.address,
+      poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', namespace: 'upgrade', name: 'pool' },
+      claimRef: { namespace: 'upgrade', name: `dup-${uid}`, uid },
+      heldSince: '2026-11-24T00:00:00Z',
+    });
+    // Only a person (or a bug) writes this: the CRD's atomic list lets it through, every reader refuses it.
+    await client.create(UNPARSED_LEDGERS, {
+      apiVersion: LEDGER_RESOURCE.apiVersion,
+      kind: LEDGER_RESOURCE.kind,
+      metadata: { name },
+      spec: { entries: [entry('uid-one'), entry('uid-two')] },
+    });
+    const before = await client.get(UNPARSED_LEDGERS, { name });
+    const ledgers = new AddressLedgers({ client, now: Date.now });
+    const next = { ...duplicated, address: '10.77.5.2', lockName: addressLockName('10.77.5.2') };
+    await expect(
+      ledgers.hold(next, POOL, { namespace: 'upgrade', name: 'after-dup', uid: 'uid-after' }, 0),
+    ).rejects.toThrow(/"ip4-10\.77\.5\.1" is already the key of entries\[0\][\s\S]*spec\.entries\[1\]\.key/);
+    const after = await client.get(UNPARSED_LEDGERS, { name });
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
 });
