@@ -217,6 +217,35 @@ function poolProbe(api: CustomObjectsApi, target: Target, spec: object): () => P
   };
 }
 
+/**
+ * Creates a probe object through webhooks that may not answer yet: a Deployment counts its Pods available before
+ * their Service's endpoints reach every node, and until then the API server cannot call the webhook ("failed calling
+ * webhook": connection refused) and refuses the create with a 500. That answer is retried until the deadline; any
+ * other refusal is a real one and fails at once.
+ */
+async function createOnceWebhooksAnswer(what: string, create: () => Promise<unknown>): Promise<void> {
+  let last = 'no answer yet';
+  // waitFor retries whatever an attempt throws, so a real refusal leaves the loop as a value and is thrown here.
+  const outcome = await waitFor(
+    `${what} to be created through its webhooks`,
+    async (): Promise<{ refused?: string } | undefined> => {
+      try {
+        await create();
+        return {};
+      } catch (error) {
+        const saw = describeFailure(error).slice(0, 500);
+        if (!(error instanceof ApiException && error.code === 500 && saw.includes('failed calling webhook'))) {
+          return { refused: saw };
+        }
+        last = saw;
+        return undefined;
+      }
+    },
+    { timeoutMs: 120_000, intervalMs: 200, describe: () => last },
+  );
+  if (outcome.refused !== undefined) throw new Error(`creating ${what}: ${outcome.refused}`);
+}
+
 const TEMPLATE_KINDS_BY_PLURAL: Readonly<Record<string, { kind: string; spec: (variant: string) => object }>> = {
   simclustertemplates: {
     kind: 'SimClusterTemplate',
@@ -250,16 +279,18 @@ async function templateProbe(
   const template = TEMPLATE_KINDS_BY_PLURAL[target.plural];
   if (!template) throw new Error(`no readiness probe for ${target.plural} (webhook ${webhookName})`);
   const name = 'probe';
-  await api.createNamespacedCustomObject({
-    ...target,
-    namespace: WEBHOOK_PROBE_NAMESPACE,
-    body: {
-      apiVersion: `${target.group}/${target.version}`,
-      kind: template.kind,
-      metadata: { name },
-      spec: { template: { spec: template.spec('a') } },
-    },
-  });
+  await createOnceWebhooksAnswer(`${template.kind} ${WEBHOOK_PROBE_NAMESPACE}/${name}`, () =>
+    api.createNamespacedCustomObject({
+      ...target,
+      namespace: WEBHOOK_PROBE_NAMESPACE,
+      body: {
+        apiVersion: `${target.group}/${target.version}`,
+        kind: template.kind,
+        metadata: { name },
+        spec: { template: { spec: template.spec('a') } },
+      },
+    }),
+  );
   const expected = `admission webhook "${webhookName}" denied the request`;
   return async () => {
     try {
@@ -319,18 +350,20 @@ export async function awaitWebhooksAnswer(kc: KubeConfig, apps: readonly AppKey[
       }
     }
     if (poolProbes) {
-      await api.createNamespacedCustomObject({
-        group: TALLY_GROUP,
-        version: TALLY_V1ALPHA1_VERSION,
-        plural: 'tallyippools',
-        namespace: WEBHOOK_PROBE_NAMESPACE,
-        body: {
-          apiVersion: TALLY_V1ALPHA1_API_VERSION,
-          kind: TALLY_IP_POOL_KIND,
-          metadata: { name: PROBE_POOL },
-          spec: { addresses: [PROBE_ADDRESSES], prefix: 24 },
-        },
-      });
+      await createOnceWebhooksAnswer(`${TALLY_IP_POOL_KIND} ${WEBHOOK_PROBE_NAMESPACE}/${PROBE_POOL}`, () =>
+        api.createNamespacedCustomObject({
+          group: TALLY_GROUP,
+          version: TALLY_V1ALPHA1_VERSION,
+          plural: 'tallyippools',
+          namespace: WEBHOOK_PROBE_NAMESPACE,
+          body: {
+            apiVersion: TALLY_V1ALPHA1_API_VERSION,
+            kind: TALLY_IP_POOL_KIND,
+            metadata: { name: PROBE_POOL },
+            spec: { addresses: [PROBE_ADDRESSES], prefix: 24 },
+          },
+        }),
+      );
     }
     for (const { webhook, probe } of probes) {
       let last = 'no answer yet';
