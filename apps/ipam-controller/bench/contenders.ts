@@ -460,18 +460,27 @@ export function cpuSeconds(pid: number): number {
 
 /**
  * Waits until the process has used under 5 % of one core for 3 s in a row: its start-up reconciles are done, so the
- * next measurement sees only its reaction to the new claims. Returns how long that took, in ms.
+ * next measurement sees only its reaction to the new claims. Returns how long that took, in ms, or `undefined` if the
+ * process was still busy after `limitMs` (the reference's start-up over tens of thousands of claims can take longer
+ * than a benchmark can wait; the caller says what that means for its figure).
  */
-export async function waitSettled(pid: number, timeoutMs = 1_800_000): Promise<number> {
+export async function waitSettled(pid: number, limitMs: number): Promise<number | undefined> {
   const started = performance.now();
   let quietWindows = 0;
   let last = cpuSeconds(pid);
+  let lastProgress = started;
   while (quietWindows < 3) {
-    if (performance.now() - started > timeoutMs) throw new Error(`pid ${pid} still busy after ${timeoutMs / 1000} s`);
+    if (performance.now() - started > limitMs) return undefined;
     await delay(1_000);
     const now = cpuSeconds(pid);
     quietWindows = now - last < 0.05 ? quietWindows + 1 : 0;
     last = now;
+    if (performance.now() - lastProgress >= 60_000) {
+      lastProgress = performance.now();
+      console.log(
+        `    pid ${pid} still busy ${((lastProgress - started) / 1000).toFixed(0)} s after start (${now.toFixed(0)} CPU s so far)`,
+      );
+    }
   }
   return performance.now() - started;
 }
