@@ -8,6 +8,21 @@ import { CLUSTER_KIND, CLUSTER_V1BETA2_API_VERSION, MACHINE_KIND, MACHINEPOOL_KI
  * membership, addresses, provider IDs). Every object is loose so that everything else round-trips untouched.
  */
 
+/** A `cluster.x-k8s.io/v1beta2` object of one kind; loose, like its parts. */
+function clusterObject<K extends string, Spec extends z.ZodType, Status extends z.ZodType>(
+  kind: K,
+  spec: Spec,
+  status: Status,
+) {
+  return z.looseObject({
+    apiVersion: z.literal(CLUSTER_V1BETA2_API_VERSION),
+    kind: z.literal(kind),
+    metadata: ObjectMeta,
+    spec,
+    status: status.optional(),
+  });
+}
+
 /** `ContractVersionedObjectReference`: the version comes from the referenced CRD's contract label. */
 export const ContractVersionedObjectReference = z.looseObject({
   apiGroup: ObjectName,
@@ -37,13 +52,7 @@ export const ClusterStatus = z.looseObject({
 });
 export type ClusterStatus = z.infer<typeof ClusterStatus>;
 
-export const Cluster = z.looseObject({
-  apiVersion: z.literal(CLUSTER_V1BETA2_API_VERSION),
-  kind: z.literal(CLUSTER_KIND),
-  metadata: ObjectMeta,
-  spec: ClusterSpec.optional(),
-  status: ClusterStatus.optional(),
-});
+export const Cluster = clusterObject(CLUSTER_KIND, ClusterSpec.optional(), ClusterStatus);
 export type Cluster = z.infer<typeof Cluster>;
 
 export const MachineAddress = z.looseObject({
@@ -64,28 +73,26 @@ export const MachineSpec = z.looseObject({
 });
 export type MachineSpec = z.infer<typeof MachineSpec>;
 
+/**
+ * `status.initialization` of a Machine and of a MachinePool (upstream's `MachineInitializationStatus` and
+ * `MachinePoolInitializationStatus`, the same two fields of the bootstrap and infrastructure contracts).
+ */
+const MachineInitializationStatus = z.looseObject({
+  infrastructureProvisioned: z.boolean().optional(),
+  bootstrapDataSecretCreated: z.boolean().optional(),
+});
+
 export const MachineStatus = z.looseObject({
   conditions: Conditions.optional(),
   addresses: z.array(MachineAddress).optional(),
   nodeRef: z.looseObject({ name: z.string() }).optional(),
   phase: z.string().optional(),
-  initialization: z
-    .looseObject({
-      infrastructureProvisioned: z.boolean().optional(),
-      bootstrapDataSecretCreated: z.boolean().optional(),
-    })
-    .optional(),
+  initialization: MachineInitializationStatus.optional(),
   observedGeneration: z.int().optional(),
 });
 export type MachineStatus = z.infer<typeof MachineStatus>;
 
-export const Machine = z.looseObject({
-  apiVersion: z.literal(CLUSTER_V1BETA2_API_VERSION),
-  kind: z.literal(MACHINE_KIND),
-  metadata: ObjectMeta,
-  spec: MachineSpec,
-  status: MachineStatus.optional(),
-});
+export const Machine = clusterObject(MACHINE_KIND, MachineSpec, MachineStatus);
 export type Machine = z.infer<typeof Machine>;
 
 export const MachinePoolSpec = z.looseObject({
@@ -107,21 +114,10 @@ export const MachinePoolStatus = z.looseObject({
   availableReplicas: z.int().optional(),
   phase: z.string().optional(),
   nodeRefs: z.array(z.looseObject({ name: z.string().optional() })).optional(),
-  initialization: z
-    .looseObject({
-      infrastructureProvisioned: z.boolean().optional(),
-      bootstrapDataSecretCreated: z.boolean().optional(),
-    })
-    .optional(),
+  initialization: MachineInitializationStatus.optional(),
   observedGeneration: z.int().optional(),
 });
 export type MachinePoolStatus = z.infer<typeof MachinePoolStatus>;
 
-export const MachinePool = z.looseObject({
-  apiVersion: z.literal(CLUSTER_V1BETA2_API_VERSION),
-  kind: z.literal(MACHINEPOOL_KIND),
-  metadata: ObjectMeta,
-  spec: MachinePoolSpec,
-  status: MachinePoolStatus.optional(),
-});
+export const MachinePool = clusterObject(MACHINEPOOL_KIND, MachinePoolSpec, MachinePoolStatus);
 export type MachinePool = z.infer<typeof MachinePool>;

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
 import { inspectCIDR } from '../../tally/v1alpha1/addresses.js';
 import { MAX_IP_LENGTH } from '../../tally/v1alpha1/constants.js';
-import { IPText } from '../../tally/v1alpha1/fields.js';
+import { checkedText, IPText, refusal } from '../../tally/v1alpha1/fields.js';
 
 /**
  * Field types shared by the three Metal3 kinds. Addresses reuse Tally's `IPText` (CEL `isIP` and the allocator's
@@ -69,30 +69,14 @@ export const Metal3Prefix = z
   .meta({ format: 'int32' })
   .describe('Prefix is the mask of the network as integer (max 128).');
 
-export function invalidSubnetMessage(value: string): string {
-  return `"${value}" is not a CIDR (an address, a slash and a prefix length)`;
-}
-
 /** `IPSubnetStr`: a CIDR; host bits may be set, as Metal3 allows (`192.168.0.5/24` starts at .6 without `start`). */
-export const Metal3Subnet = z
-  .string()
-  .min(1)
-  .max(MAX_IP_LENGTH + 4)
-  .superRefine((value, ctx) => {
-    if (value.length > MAX_IP_LENGTH + 4) return;
-    const inspected = inspectCIDR(value);
-    if (!inspected.ok) ctx.addIssue({ code: 'custom', message: `${invalidSubnetMessage(value)}: ${inspected.reason}` });
-  })
-  .meta({
-    'x-kubernetes-validations': [
-      {
-        rule: 'isCIDR(self)',
-        message: 'the value is not a CIDR (an address, a slash and a prefix length)',
-        messageExpression: `'"' + self + '" is not a CIDR (an address, a slash and a prefix length)'`,
-        reason: 'FieldValueInvalid',
-      },
-    ],
-  });
+export const Metal3Subnet = checkedText({
+  maxLength: MAX_IP_LENGTH + 4,
+  rule: 'isCIDR(self)',
+  subject: 'value',
+  forms: 'a CIDR (an address, a slash and a prefix length)',
+  check: (value) => refusal(inspectCIDR(value)),
+});
 
 /**
  * `IPText` with one more rule. `.meta()` replaces a key rather than merging it, so the address rule is read back and

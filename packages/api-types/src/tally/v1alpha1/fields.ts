@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
-import { inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
+import { type Inspection, inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
 import { isNetworkAlignedCIDR, isValidEntry } from './cel.js';
 import { MAX_ENTRY_LENGTH, MAX_IP_LENGTH } from './constants.js';
 
@@ -9,85 +9,72 @@ import { MAX_ENTRY_LENGTH, MAX_IP_LENGTH } from './constants.js';
  * as a zod refinement over the allocator's parser; the messages match so a user sees the same words either way.
  */
 
-const ENTRY_FORMS = 'an IP address, a CIDR, or a first-last range of one family with first <= last';
-
-export function invalidEntryMessage(value: string): string {
-  return `"${value}" is not ${ENTRY_FORMS}`;
+/**
+ * A string field checked twice with the same words: by `rule` (CEL) at the API server and by `check` (the allocator's
+ * parser) in zod. A refused value reads `"<value>" is not <forms>`, with the parser's reason after a colon in zod; the
+ * static message, shown when the expression cannot run or yields text with a line break (a value with a newline),
+ * calls it `the <subject>` instead of the rule's CEL source.
+ */
+export function checkedText(options: {
+  readonly maxLength: number;
+  readonly rule: string;
+  readonly subject: string;
+  readonly forms: string;
+  /** Why the value is refused, or undefined when it is accepted. */
+  readonly check: (value: string) => string | undefined;
+}): z.ZodString {
+  const { maxLength, forms } = options;
+  const rule: ValidationRule = {
+    rule: options.rule,
+    message: `the ${options.subject} is not ${forms}`,
+    messageExpression: `'"' + self + '" is not ${forms}'`,
+    reason: 'FieldValueInvalid',
+  };
+  return z
+    .string()
+    .min(1)
+    .max(maxLength)
+    .superRefine((value, ctx) => {
+      // zod runs refinements after a failed length check too: an over-long value is reported by .max() only.
+      if (value.length > maxLength) return;
+      const reason = options.check(value);
+      if (reason !== undefined) ctx.addIssue({ code: 'custom', message: `"${value}" is not ${forms}: ${reason}` });
+    })
+    .meta({ 'x-kubernetes-validations': [rule] });
 }
 
-const ENTRY_RULE: ValidationRule = {
-  rule: isValidEntry('self'),
-  // Every rule carries a static message too: the API server shows it when the expression cannot run or yields text
-  // with a line break (a value with a newline), instead of the rule's CEL source.
-  message: `the entry is not ${ENTRY_FORMS}`,
-  messageExpression: `'"' + self + '" is not ${ENTRY_FORMS}'`,
-  reason: 'FieldValueInvalid',
-};
+/** Why an inspection refused its text, or undefined when it did not. */
+export function refusal(inspected: Inspection<unknown>): string | undefined {
+  return inspected.ok ? undefined : inspected.reason;
+}
 
 /** An `addresses` / `excludedAddresses` entry. */
-export const AddressEntry = z
-  .string()
-  .min(1)
-  .max(MAX_ENTRY_LENGTH)
-  .superRefine((value, ctx) => {
-    // zod runs refinements after a failed length check too: an over-long value is reported by .max() only.
-    if (value.length > MAX_ENTRY_LENGTH) return;
-    const inspected = inspectAddressEntry(value);
-    if (!inspected.ok) ctx.addIssue({ code: 'custom', message: `${invalidEntryMessage(value)}: ${inspected.reason}` });
-  })
-  .meta({ 'x-kubernetes-validations': [ENTRY_RULE] });
-
-export function invalidIPMessage(value: string): string {
-  return `"${value}" is not an IP address`;
-}
+export const AddressEntry = checkedText({
+  maxLength: MAX_ENTRY_LENGTH,
+  rule: isValidEntry('self'),
+  subject: 'entry',
+  forms: 'an IP address, a CIDR, or a first-last range of one family with first <= last',
+  check: (value) => refusal(inspectAddressEntry(value)),
+});
 
 /** A single IP address (gateway, reservation). */
-export const IPText = z
-  .string()
-  .min(1)
-  .max(MAX_IP_LENGTH)
-  .superRefine((value, ctx) => {
-    if (value.length > MAX_IP_LENGTH) return;
-    const inspected = inspectIP(value);
-    if (!inspected.ok) ctx.addIssue({ code: 'custom', message: `${invalidIPMessage(value)}: ${inspected.reason}` });
-  })
-  .meta({
-    'x-kubernetes-validations': [
-      {
-        rule: 'isIP(self)',
-        message: 'the value is not an IP address',
-        messageExpression: `'"' + self + '" is not an IP address'`,
-        reason: 'FieldValueInvalid',
-      },
-    ],
-  });
-
-export function invalidPrefixMessage(value: string): string {
-  return `"${value}" is not a network-aligned CIDR (an address with all host bits zero, a slash and a prefix length)`;
-}
+export const IPText = checkedText({
+  maxLength: MAX_IP_LENGTH,
+  rule: 'isIP(self)',
+  subject: 'value',
+  forms: 'an IP address',
+  check: (value) => refusal(inspectIP(value)),
+});
 
 /** A prefix pool's CIDR: host bits must be zero, so "fd00::1/64" is refused rather than silently widened. */
-export const NetworkCIDR = z
-  .string()
-  .min(1)
-  .max(MAX_IP_LENGTH + 4)
-  .superRefine((value, ctx) => {
-    if (value.length > MAX_IP_LENGTH + 4) return;
+export const NetworkCIDR = checkedText({
+  maxLength: MAX_IP_LENGTH + 4,
+  rule: isNetworkAlignedCIDR('self'),
+  subject: 'prefix',
+  forms: 'a network-aligned CIDR (an address with all host bits zero, a slash and a prefix length)',
+  check: (value) => {
     const inspected = inspectCIDR(value);
-    if (!inspected.ok) {
-      ctx.addIssue({ code: 'custom', message: `${invalidPrefixMessage(value)}: ${inspected.reason}` });
-    } else if (inspected.value.hostBitsSet) {
-      ctx.addIssue({ code: 'custom', message: `${invalidPrefixMessage(value)}: host bits are set` });
-    }
-  })
-  .meta({
-    'x-kubernetes-validations': [
-      {
-        rule: isNetworkAlignedCIDR('self'),
-        message:
-          'the prefix is not a network-aligned CIDR (an address with all host bits zero, a slash and a prefix length)',
-        messageExpression: `'"' + self + '" is not a network-aligned CIDR (an address with all host bits zero, a slash and a prefix length)'`,
-        reason: 'FieldValueInvalid',
-      },
-    ],
-  });
+    if (!inspected.ok) return inspected.reason;
+    return inspected.value.hostBitsSet ? 'host bits are set' : undefined;
+  },
+});

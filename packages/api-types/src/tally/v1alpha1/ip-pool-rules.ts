@@ -4,17 +4,29 @@ import { isIntegerInRange } from '../../text/clip.js';
 import { type AddressInterval, inspectAddressEntry, inspectIP, subnetAround } from './addresses.js';
 import { entryFamily, entryInside, familyText, isParseableEntry, networkAround, smallIntText } from './cel.js';
 import { MAX_POOL_ENTRIES, MAX_RESERVATIONS } from './constants.js';
+import {
+  gatewayFamilyRule,
+  immutableFamilyRule,
+  mixedFamilyRule,
+  type PoolFamilyList,
+  poolFamilyCEL,
+  refineGatewayFamily,
+} from './pool-family-rules.js';
 
 /**
  * The cross-field rules of the IP pool spec, twice: as CEL for the API server (`x-kubernetes-validations` on
  * `spec`) and as a zod refinement over the allocator's parser, so both refuse the same pools with the same words.
  */
 
-const FIRST = 'self.addresses[0]';
-// Rules still run when the schema check failed, so every index and lookup is guarded against bad input.
-const POOL_PARSEABLE = `(size(self.addresses) > 0 && ${isParseableEntry(FIRST)})`;
+const ADDRESSES: PoolFamilyList = {
+  list: 'addresses',
+  variable: 'a',
+  entry: 'entry',
+  isReadable: isParseableEntry,
+  familyOf: entryFamily,
+};
+const { first: FIRST, readable: POOL_PARSEABLE, family: POOL_FAMILY } = poolFamilyCEL(ADDRESSES);
 const PREFIX_IN_RANGE = '(self.prefix >= 0 && self.prefix <= 128)';
-const POOL_FAMILY = entryFamily(FIRST);
 const POOL_FAMILY_TEXT = familyText(POOL_FAMILY);
 const POOL_NETWORK = networkAround(FIRST, 'self.prefix');
 
@@ -42,15 +54,7 @@ function celOtherFamily(list: string, v: string): string {
 
 /** Cross-field rules on the IP pool spec; each has a zod twin in `refineIPPoolSpec`. */
 export const IP_POOL_SPEC_RULES: ValidationRule[] = [
-  {
-    rule: `!${POOL_PARSEABLE} || self.addresses.all(a, !${isParseableEntry('a')} || ${entryFamily('a')} == ${POOL_FAMILY})`,
-    messageExpression:
-      `'addresses mix IP families: ' + ${celOtherFamily('self.addresses', 'a')} + ` +
-      `' not IPv' + ${POOL_FAMILY_TEXT} + ' like the first entry ' + ${FIRST}`,
-    message: 'addresses mix IP families: every entry must be of the family of the first entry',
-    fieldPath: '.addresses',
-    reason: 'FieldValueInvalid',
-  },
+  mixedFamilyRule(ADDRESSES),
   {
     rule:
       `!has(self.excludedAddresses) || !${POOL_PARSEABLE} || ` +
@@ -69,17 +73,7 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
     fieldPath: '.prefix',
     reason: 'FieldValueInvalid',
   },
-  {
-    rule:
-      `!has(self.gateway) || !isIP(self.gateway) || !${POOL_PARSEABLE} || ` +
-      `ip(self.gateway).family() == ${POOL_FAMILY}`,
-    messageExpression:
-      `'gateway ' + self.gateway + ' is IPv' + ${familyText('ip(self.gateway).family()')} + ` +
-      `' but the pool addresses are IPv' + ${POOL_FAMILY_TEXT}`,
-    message: 'gateway is not of the family of the pool addresses',
-    fieldPath: '.gateway',
-    reason: 'FieldValueInvalid',
-  },
+  gatewayFamilyRule(ADDRESSES),
   {
     rule:
       `!${POOL_PARSEABLE} || !${PREFIX_IN_RANGE} || (${POOL_FAMILY} == 4 && self.prefix > 32) || ` +
@@ -113,18 +107,7 @@ export const IP_POOL_SPEC_RULES: ValidationRule[] = [
     fieldPath: '.reservations',
     reason: 'FieldValueInvalid',
   },
-  {
-    // Transition rule: the family decides every allocated address, so it can never change in place.
-    rule:
-      `size(oldSelf.addresses) == 0 || !${isParseableEntry('oldSelf.addresses[0]')} || !${POOL_PARSEABLE} || ` +
-      `${entryFamily('oldSelf.addresses[0]')} == ${POOL_FAMILY}`,
-    messageExpression:
-      `'the IP family of a pool is immutable: it was IPv' + ${familyText(entryFamily('oldSelf.addresses[0]'))} + ` +
-      `'; create a new pool for IPv' + ${POOL_FAMILY_TEXT}`,
-    message: 'the IP family of a pool is immutable; create a new pool for the other family',
-    fieldPath: '.addresses',
-    reason: 'FieldValueForbidden',
-  },
+  immutableFamilyRule(ADDRESSES),
 ];
 
 /** The fields the cross-field rules read. */
@@ -197,16 +180,7 @@ export function refineIPPoolSpec(spec: IPPoolSpecView, ctx: z.RefinementCtx): vo
       message: `prefix ${spec.prefix} is longer than 32, the maximum for IPv4 addresses`,
     });
   }
-  if (spec.gateway !== undefined) {
-    const gateway = inspectIP(spec.gateway);
-    if (gateway.ok && gateway.value.family !== family) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['gateway'],
-        message: `gateway ${spec.gateway} is IPv${gateway.value.family} but the pool addresses are IPv${family}`,
-      });
-    }
-  }
+  refineGatewayFamily(spec.gateway, family, 'addresses', ctx);
   if (prefixFits) {
     const network = subnetAround(family, first.first, spec.prefix);
     const outside = spec.addresses.filter((text) => {

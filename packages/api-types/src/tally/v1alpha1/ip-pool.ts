@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import { ObjectMeta, ObjectName } from '../../meta/v1/types.js';
-import { smallIntText } from './cel.js';
+import { ObjectName } from '../../meta/v1/types.js';
 import {
   ALLOCATION_STRATEGIES,
   DEFAULT_ALLOCATION_STRATEGY,
@@ -8,10 +7,10 @@ import {
   MAX_POOL_ENTRIES,
   MAX_RESERVATIONS,
   TALLY_IP_POOL_KIND,
-  TALLY_V1ALPHA1_API_VERSION,
 } from './constants.js';
 import { AddressEntry, IPText } from './fields.js';
 import { IP_POOL_SPEC_RULES, refineIPPoolSpec } from './ip-pool-rules.js';
+import { immutableLengthRule, poolObjectSchema } from './pool-parts.js';
 import { TallyIPPoolStatus } from './status.js';
 
 /** A static address for the claim of this name (metal3's `preAllocations`, as a list-map keyed by claimName). */
@@ -37,17 +36,7 @@ const TallyIPPoolSpecFields = z.object({
     .describe('Prefix length of the network the addresses belong to, written to every IPAddress. Immutable.')
     .meta({
       format: 'int32',
-      'x-kubernetes-validations': [
-        {
-          rule: 'self == oldSelf',
-          // The fallback when the new value is out of range and the expression cannot look it up.
-          message: 'prefix is immutable (allocated addresses carry it)',
-          messageExpression:
-            `'prefix is immutable (allocated addresses carry it): was ' + ${smallIntText('oldSelf')} + ` +
-            `', now ' + ${smallIntText('self')}`,
-          reason: 'FieldValueForbidden',
-        },
-      ],
+      'x-kubernetes-validations': [immutableLengthRule('prefix', 'allocated addresses carry it')],
     }),
   gateway: IPText.describe('Gateway written to every IPAddress; never allocated. Same family as the pool.').optional(),
   excludedAddresses: z
@@ -90,24 +79,16 @@ export const TallyIPPoolSpec = TallyIPPoolSpecFields.superRefine(refineIPPoolSpe
 });
 export type TallyIPPoolSpec = z.infer<typeof TallyIPPoolSpec>;
 
-function poolSchema<K extends string>(kind: K) {
-  return z.object({
-    apiVersion: z.literal(TALLY_V1ALPHA1_API_VERSION),
-    kind: z.literal(kind),
-    metadata: ObjectMeta,
-    spec: TallyIPPoolSpec,
-    status: TallyIPPoolStatus.optional(),
-  });
-}
-
 /** A namespaced pool of single addresses; serves claims in its own namespace. */
-export const TallyIPPool = poolSchema(TALLY_IP_POOL_KIND).describe(
+export const TallyIPPool = poolObjectSchema(TALLY_IP_POOL_KIND, TallyIPPoolSpec, TallyIPPoolStatus).describe(
   'TallyIPPool hands out single IP addresses to IPAddressClaims in its namespace.',
 );
 export type TallyIPPool = z.infer<typeof TallyIPPool>;
 
 /** A cluster-scoped pool of single addresses; serves claims in every namespace. */
-export const GlobalTallyIPPool = poolSchema(GLOBAL_TALLY_IP_POOL_KIND).describe(
-  'GlobalTallyIPPool hands out single IP addresses to IPAddressClaims in any namespace.',
-);
+export const GlobalTallyIPPool = poolObjectSchema(
+  GLOBAL_TALLY_IP_POOL_KIND,
+  TallyIPPoolSpec,
+  TallyIPPoolStatus,
+).describe('GlobalTallyIPPool hands out single IP addresses to IPAddressClaims in any namespace.');
 export type GlobalTallyIPPool = z.infer<typeof GlobalTallyIPPool>;

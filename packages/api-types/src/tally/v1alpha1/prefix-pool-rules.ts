@@ -1,37 +1,36 @@
 import type * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
 import { isIntegerInRange } from '../../text/clip.js';
-import { type AddressInterval, inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
+import { type AddressInterval, inspectAddressEntry, inspectCIDR } from './addresses.js';
 import { entryFamily, familyText, isNetworkAlignedCIDR, isParseableEntry, smallIntText } from './cel.js';
 import { MAX_POOL_ENTRIES } from './constants.js';
+import {
+  gatewayFamilyRule,
+  immutableFamilyRule,
+  mixedFamilyRule,
+  type PoolFamilyList,
+  poolFamilyCEL,
+  refineGatewayFamily,
+} from './pool-family-rules.js';
 
 /**
  * The cross-field rules of the prefix pool spec, twice: as CEL for the API server and as a zod refinement over the
  * allocator's parser, so both refuse the same pools with the same words.
  */
 
-const FIRST = 'self.prefixes[0]';
-// Rules still run when the schema check failed, so every index and lookup is guarded against bad input.
-const POOL_VALID = `(size(self.prefixes) > 0 && ${isNetworkAlignedCIDR(FIRST)})`;
+const PREFIXES: PoolFamilyList = {
+  list: 'prefixes',
+  variable: 'p',
+  entry: 'prefix',
+  isReadable: isNetworkAlignedCIDR,
+  familyOf: (p) => `cidr(${p}).ip().family()`,
+};
+const { readable: POOL_VALID, family: POOL_FAMILY } = poolFamilyCEL(PREFIXES);
 const LENGTH_IN_RANGE = '(self.allocationPrefixLength >= 1 && self.allocationPrefixLength <= 128)';
-const POOL_FAMILY = `cidr(${FIRST}).ip().family()`;
-
-function celPrefixFamily(p: string): string {
-  return `cidr(${p}).ip().family()`;
-}
 
 /** Cross-field rules on the prefix pool spec; each has a zod twin in `refinePrefixPoolSpec`. */
 export const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
-  {
-    rule: `!${POOL_VALID} || self.prefixes.all(p, !${isNetworkAlignedCIDR('p')} || ${celPrefixFamily('p')} == ${POOL_FAMILY})`,
-    messageExpression:
-      `'prefixes mix IP families: ' + self.prefixes.filter(p, ${isNetworkAlignedCIDR('p')} && ` +
-      `${celPrefixFamily('p')} != ${POOL_FAMILY})[0] + ' not IPv' + ${familyText(POOL_FAMILY)} + ` +
-      `' like the first prefix ' + ${FIRST}`,
-    message: 'prefixes mix IP families: every prefix must be of the family of the first prefix',
-    fieldPath: '.prefixes',
-    reason: 'FieldValueInvalid',
-  },
+  mixedFamilyRule(PREFIXES),
   {
     rule: `!${POOL_VALID} || !${LENGTH_IN_RANGE} || ${POOL_FAMILY} == 6 || self.allocationPrefixLength <= 32`,
     messageExpression: `'allocationPrefixLength ' + ${smallIntText('self.allocationPrefixLength')} + ' is longer than 32, the maximum for IPv4 prefixes'`,
@@ -51,15 +50,7 @@ export const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
     fieldPath: '.allocationPrefixLength',
     reason: 'FieldValueInvalid',
   },
-  {
-    rule: `!has(self.gateway) || !isIP(self.gateway) || !${POOL_VALID} || ip(self.gateway).family() == ${POOL_FAMILY}`,
-    messageExpression:
-      `'gateway ' + self.gateway + ' is IPv' + ${familyText('ip(self.gateway).family()')} + ` +
-      `' but the pool prefixes are IPv' + ${familyText(POOL_FAMILY)}`,
-    message: 'gateway is not of the family of the pool prefixes',
-    fieldPath: '.gateway',
-    reason: 'FieldValueInvalid',
-  },
+  gatewayFamilyRule(PREFIXES),
   {
     rule:
       `!has(self.excludedPrefixes) || !${POOL_VALID} || ` +
@@ -71,17 +62,7 @@ export const PREFIX_POOL_SPEC_RULES: ValidationRule[] = [
     fieldPath: '.excludedPrefixes',
     reason: 'FieldValueInvalid',
   },
-  {
-    rule:
-      `size(oldSelf.prefixes) == 0 || !${isNetworkAlignedCIDR('oldSelf.prefixes[0]')} || !${POOL_VALID} || ` +
-      `${celPrefixFamily('oldSelf.prefixes[0]')} == ${POOL_FAMILY}`,
-    messageExpression:
-      `'the IP family of a pool is immutable: it was IPv' + ${familyText(celPrefixFamily('oldSelf.prefixes[0]'))} + ` +
-      `'; create a new pool for IPv' + ${familyText(POOL_FAMILY)}`,
-    message: 'the IP family of a pool is immutable; create a new pool for the other family',
-    fieldPath: '.prefixes',
-    reason: 'FieldValueForbidden',
-  },
+  immutableFamilyRule(PREFIXES),
 ];
 
 /** The fields the cross-field rules read. */
@@ -136,16 +117,7 @@ export function refinePrefixPoolSpec(spec: PrefixPoolSpecView, ctx: z.Refinement
   }
   if (first === undefined) return;
   const family = first.family;
-  if (spec.gateway !== undefined) {
-    const gateway = inspectIP(spec.gateway);
-    if (gateway.ok && gateway.value.family !== family) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['gateway'],
-        message: `gateway ${spec.gateway} is IPv${gateway.value.family} but the pool prefixes are IPv${family}`,
-      });
-    }
-  }
+  refineGatewayFamily(spec.gateway, family, 'prefixes', ctx);
   const excludedMixed = (spec.excludedPrefixes ?? []).filter((text) => {
     const parsed = inspectAddressEntry(text);
     return parsed.ok && parsed.value.family !== family;

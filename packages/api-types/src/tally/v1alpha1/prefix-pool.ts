@@ -1,14 +1,12 @@
 import * as z from 'zod';
-import { ObjectMeta } from '../../meta/v1/types.js';
-import { smallIntText } from './cel.js';
 import {
   DEFAULT_ALLOCATION_PREFIX_LENGTH,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
   MAX_POOL_ENTRIES,
   TALLY_PREFIX_POOL_KIND,
-  TALLY_V1ALPHA1_API_VERSION,
 } from './constants.js';
 import { AddressEntry, IPText, NetworkCIDR } from './fields.js';
+import { immutableLengthRule, poolObjectSchema } from './pool-parts.js';
 import { PREFIX_POOL_SPEC_RULES, refinePrefixPoolSpec } from './prefix-pool-rules.js';
 import { TallyPrefixPoolStatus } from './status.js';
 
@@ -26,17 +24,7 @@ const TallyPrefixPoolSpecFields = z.object({
     .describe('Prefix length of every allocation (64: one /64 per claim). At least every pool prefix. Immutable.')
     .meta({
       format: 'int32',
-      'x-kubernetes-validations': [
-        {
-          rule: 'self == oldSelf',
-          // The fallback when the new value is out of range and the expression cannot look it up.
-          message: 'allocationPrefixLength is immutable (allocated prefixes have this size)',
-          messageExpression:
-            `'allocationPrefixLength is immutable (allocated prefixes have this size): was ' + ` +
-            `${smallIntText('oldSelf')} + ', now ' + ${smallIntText('self')}`,
-          reason: 'FieldValueForbidden',
-        },
-      ],
+      'x-kubernetes-validations': [immutableLengthRule('allocationPrefixLength', 'allocated prefixes have this size')],
     }),
   gateway: IPText.describe('Gateway written to every IPAddress. Same family as the prefixes.').optional(),
   excludedPrefixes: z
@@ -52,22 +40,16 @@ export const TallyPrefixPoolSpec = TallyPrefixPoolSpecFields.superRefine(refineP
 });
 export type TallyPrefixPoolSpec = z.infer<typeof TallyPrefixPoolSpec>;
 
-function poolSchema<K extends string>(kind: K) {
-  return z.object({
-    apiVersion: z.literal(TALLY_V1ALPHA1_API_VERSION),
-    kind: z.literal(kind),
-    metadata: ObjectMeta,
-    spec: TallyPrefixPoolSpec,
-    status: TallyPrefixPoolStatus.optional(),
-  });
-}
-
-export const TallyPrefixPool = poolSchema(TALLY_PREFIX_POOL_KIND).describe(
-  'TallyPrefixPool hands out whole prefixes (e.g. one /64 each) to IPAddressClaims in its namespace.',
-);
+export const TallyPrefixPool = poolObjectSchema(
+  TALLY_PREFIX_POOL_KIND,
+  TallyPrefixPoolSpec,
+  TallyPrefixPoolStatus,
+).describe('TallyPrefixPool hands out whole prefixes (e.g. one /64 each) to IPAddressClaims in its namespace.');
 export type TallyPrefixPool = z.infer<typeof TallyPrefixPool>;
 
-export const GlobalTallyPrefixPool = poolSchema(GLOBAL_TALLY_PREFIX_POOL_KIND).describe(
-  'GlobalTallyPrefixPool hands out whole prefixes to IPAddressClaims in any namespace.',
-);
+export const GlobalTallyPrefixPool = poolObjectSchema(
+  GLOBAL_TALLY_PREFIX_POOL_KIND,
+  TallyPrefixPoolSpec,
+  TallyPrefixPoolStatus,
+).describe('GlobalTallyPrefixPool hands out whole prefixes to IPAddressClaims in any namespace.');
 export type GlobalTallyPrefixPool = z.infer<typeof GlobalTallyPrefixPool>;
