@@ -10,6 +10,7 @@ describe('parseAppFlags', () => {
       certDir: '/tmp/k8s-webhook-server/serving-certs',
       certName: 'tls.crt',
       keyName: 'tls.key',
+      shutdownDelayMs: 0,
     });
     expect(flags.manager.leaderElectionId).toBe(LEADER_ELECTION_ID);
     expect(flags.manager.diagnosticsAddress).toBe(':8443');
@@ -50,6 +51,7 @@ describe('parseAppFlags', () => {
     [['--webhook-cert-dir'], 'flag --webhook-cert-dir: needs a value'],
     [['--webhook-cert-name='], 'invalid value "" for flag --webhook-cert-name: must not be empty'],
     [['--concurrency=lots'], 'invalid value "lots" for flag --concurrency: must be a positive integer'],
+    [['--webhook-shutdown-delay=1m'], 'invalid value "1m" for flag --webhook-shutdown-delay: must be at most 20s'],
   ])('refuses %j naming the flag and the value', (argv, message) => {
     expect(() => parseAppFlags(argv)).toThrow(FlagError);
     expect(() => parseAppFlags(argv)).toThrow(message);

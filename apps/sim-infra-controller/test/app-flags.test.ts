@@ -13,6 +13,7 @@ describe('parseAppFlags', () => {
       certDir: '/tmp/k8s-webhook-server/serving-certs',
       certName: 'tls.crt',
       keyName: 'tls.key',
+      shutdownDelayMs: 0,
     });
     expect(parseAppFlags(['--webhook-cert-dir', '/certs']).webhook).toMatchObject({ port: 9443, certDir: '/certs' });
   });
@@ -22,6 +23,9 @@ describe('parseAppFlags', () => {
     expect(() => parseAppFlags(['--webhook-port=70000'])).toThrow(/webhook-port/);
     expect(() => parseAppFlags(['--webhook-cert-dir='])).toThrow(/must not be empty/);
     expect(() => parseAppFlags(['--webhook-key-name'])).toThrow(/needs a value/);
+    expect(() => parseAppFlags(['--webhook-shutdown-delay=30s'])).toThrow(
+      'invalid value "30s" for flag --webhook-shutdown-delay: must be at most 20s',
+    );
     expect(() => parseAppFlags(['--frobnicate'])).toThrow(FlagError);
   });
 });

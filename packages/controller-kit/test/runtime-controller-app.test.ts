@@ -136,7 +136,7 @@ describe('buildControllerManager', () => {
     const { logger, lines } = capturingLogger('info');
     const setup = recordingSetup();
     const stop = new AbortController();
-    const flags = parseControllerFlags(['--webhook-cert-dir', certs.path], APP);
+    const flags = parseControllerFlags(['--webhook-cert-dir', certs.path, '--webhook-shutdown-delay=500ms'], APP);
     const { manager, webhooks } = buildControllerManager({
       kubeConfig: env.kubeConfig,
       name: APP.name,
@@ -149,6 +149,7 @@ describe('buildControllerManager', () => {
       healthProbeBindAddress: '127.0.0.1:0',
     });
     expect(webhooks).toBeInstanceOf(WebhookServer);
+    expect(webhooks?.shutdownDelayMs).toBe(500);
     expect(setup.context()?.webhooks).toBe(webhooks);
     const running = manager.start(stop.signal);
     try {

@@ -1,7 +1,7 @@
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
 import { runControllerApp } from '../src/app/controller-app.js';
-import { controllerFlagsUsage } from '../src/app/controller-flags.js';
+import { controllerFlagsUsage, parseControllerFlags } from '../src/app/controller-flags.js';
 import { readPackageVersion } from '../src/app/package-version.js';
 import { setRequestRateLimit } from '../src/client/request-rate-limit.js';
 import { KubeTransport } from '../src/client/transport.js';
@@ -98,8 +98,32 @@ describe('--version and --help', () => {
       '--version',
       '--health-probe-bind-address',
       '--webhook-port',
+      '--webhook-shutdown-delay',
     ]) {
       expect(usage).toContain(flag);
     }
+  });
+});
+
+describe('--webhook-shutdown-delay', () => {
+  it('is 0 unless given, and takes 0 or a Go duration in both flag forms', () => {
+    expect(parseControllerFlags([], APP).webhook.shutdownDelayMs).toBe(0);
+    expect(parseControllerFlags(['--webhook-shutdown-delay=5s'], APP).webhook.shutdownDelayMs).toBe(5_000);
+    expect(parseControllerFlags(['--webhook-shutdown-delay', '1500ms'], APP).webhook.shutdownDelayMs).toBe(1_500);
+    expect(parseControllerFlags(['--webhook-shutdown-delay=0'], APP).webhook.shutdownDelayMs).toBe(0);
+    expect(parseControllerFlags(['--webhook-shutdown-delay=20s'], APP).webhook.shutdownDelayMs).toBe(20_000);
+  });
+
+  it.each([
+    ['5', 'invalid value "5" for flag --webhook-shutdown-delay: must be a duration such as 5s or 500ms, or 0'],
+    ['-1s', 'invalid value "-1s" for flag --webhook-shutdown-delay: must be a duration such as 5s or 500ms, or 0'],
+    ['0.5ms', 'invalid value "0.5ms" for flag --webhook-shutdown-delay: must be a duration such as 5s or 500ms, or 0'],
+    [
+      '21s',
+      'invalid value "21s" for flag --webhook-shutdown-delay: must be at most 20s: with the 10s drain of in-flight ' +
+        'requests a stop must fit the graceful shutdown timeout (30s) and a terminationGracePeriodSeconds of 30',
+    ],
+  ])('refuses %j naming the flag and the value', (value, message) => {
+    expect(() => parseControllerFlags([`--webhook-shutdown-delay=${value}`], APP)).toThrow(message);
   });
 });

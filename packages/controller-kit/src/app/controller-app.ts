@@ -106,6 +106,7 @@ export function buildControllerManager(options: ControllerManagerOptions): Contr
           certDir: flags.webhook.certDir,
           certName: flags.webhook.certName,
           keyName: flags.webhook.keyName,
+          shutdownDelayMs: flags.webhook.shutdownDelayMs,
           tls: flags.manager.tls,
           registry: manager.registry,
           logger,

@@ -24,6 +24,6 @@ export {
   startMetricsServer,
   startProbeServer,
 } from './probes.js';
-export type { Runnable, SyncingRunnable } from './runnable.js';
+export { type DelayedStopRunnable, hasShutdownDelay, type Runnable, type SyncingRunnable } from './runnable.js';
 export * from './signals.js';
 export { DEFAULT_TLS_OPTIONS, parseTLSOptions, type TLSOptions } from './tls-options.js';

@@ -14,7 +14,7 @@ import { type DiagnosticsAuthOptions, startDiagnosticsServer } from './diagnosti
 import { LeaderElectionLostError, type LeaderElectionTimings, LeaderElector } from './leader-election.js';
 import { createLogger } from './logger.js';
 import { type Checker, type NamedChecker, type RunningServer, startMetricsServer, startProbeServer } from './probes.js';
-import { isSyncingRunnable, type Runnable } from './runnable.js';
+import { hasShutdownDelay, isSyncingRunnable, type Runnable } from './runnable.js';
 import type { TLSOptions } from './tls-options.js';
 
 /** `/metrics` over HTTPS with TokenReview/SubjectAccessReview (`--diagnostics-address`). */
@@ -68,9 +68,12 @@ export interface ManagerOptions {
   readonly kubeAPIRateLimit?: RequestRateLimit | undefined;
   /** `host:port` for `/healthz` and `/readyz`; `0` disables (default). */
   readonly healthProbeBindAddress?: string;
-  /** How long a stop waits for runnables to drain before giving up (controller-runtime: 30 s). */
+  /** How long a stop waits for runnables to drain before giving up (default `DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS`). */
   readonly gracefulShutdownTimeoutMs?: number;
 }
+
+/** controller-runtime's `GracefulShutdownTimeout`. */
+export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /** Thrown by `start` when runnables did not finish within the graceful shutdown timeout. */
 export class ShutdownTimeoutError extends Error {
@@ -83,8 +86,10 @@ type Phase = 'new' | 'running' | 'stopped';
  * Runs caches, servers and controllers for one process (controller-runtime's Manager). On `start`: the probe and
  * metrics servers and every non-leader runnable (caches) start at once; after the caches have synced, leader-only
  * runnables (controllers) start — with leader election, only once this process holds the Lease, with a signal that
- * aborts the moment the Lease is lost. Stopping (the signal) stops controllers first and waits for them to drain,
- * then releases the Lease, then stops caches and servers.
+ * aborts the moment the Lease is lost. Stopping (the signal) fails `/readyz` at once and stops controllers first and
+ * waits for them to drain, then releases the Lease, then stops caches and servers. A runnable with a shutdown delay
+ * (the webhook server) is told of the stop at once and serves through its delay meanwhile; the caches its handlers
+ * read stop only after it has finished.
  *
  * Losing the Lease makes `start` reject with `LeaderElectionLostError`: the process should exit non-zero and be
  * restarted as a follower, as controller-runtime does, rather than try to re-join with state built while leading.
@@ -107,6 +112,7 @@ export class Manager {
   readonly #apiServerMonitor: APIServerMonitor | undefined;
   #elected: { promise: Promise<void>; resolve: () => void };
   #leaderElector: LeaderElector | undefined;
+  #stopRequested = false;
 
   constructor(options: ManagerOptions) {
     this.#options = options;
@@ -147,6 +153,13 @@ export class Manager {
   /** Adds a runnable; all runnables must be added before `start`. */
   add(runnable: Runnable): void {
     if (this.#phase !== 'new') throw new Error('Manager.add: runnables must be added before start');
+    const deadline = this.#gracefulShutdownTimeoutMs();
+    if (hasShutdownDelay(runnable) && runnable.shutdownDelayMs >= deadline) {
+      throw new Error(
+        `Manager.add: a shutdown delay of ${runnable.shutdownDelayMs} ms leaves nothing of the graceful shutdown ` +
+          `timeout of ${deadline} ms to drain in-flight work`,
+      );
+    }
     this.#runnables.push(runnable);
   }
 
@@ -217,7 +230,9 @@ export class Manager {
     const background = new AbortController();
     const leaderWork = new AbortController();
     const electionStop = new AbortController();
+    const serving = new AbortController();
     const runningBackground: Promise<void>[] = [];
+    const runningServing: Promise<void>[] = [];
     const runningLeaders: Promise<void>[] = [];
     let election: Promise<unknown> = Promise.resolve();
 
@@ -244,7 +259,8 @@ export class Manager {
         );
       }
       for (const runnable of this.#runnables.filter((r) => !r.needLeaderElection)) {
-        run(runnable, background.signal, runningBackground);
+        if (hasShutdownDelay(runnable)) run(runnable, serving.signal, runningServing);
+        else run(runnable, background.signal, runningBackground);
       }
       const synced = await this.#waitForCaches(stop);
       if (synced && !stop.aborted) {
@@ -285,28 +301,34 @@ export class Manager {
       fail(error);
     }
 
-    // Shutdown: controllers first (fenced already if the Lease was lost), then the Lease, then caches and servers.
+    // Shutdown: not ready at once, and servers with a shutdown delay start it; controllers first (fenced already if
+    // the Lease was lost), then the Lease, then (once the delayed servers are done) caches and servers.
+    this.#stopRequested = true;
     this.logger.info({ reason: failure.signal.aborted ? 'failure' : 'signal' }, 'stopping manager');
-    const deadline = this.#options.gracefulShutdownTimeoutMs ?? 30_000;
+    const deadline = this.#gracefulShutdownTimeoutMs();
     const startedAt = Date.now();
+    const remaining = (): number => Math.max(deadline - (Date.now() - startedAt), 1_000);
+    serving.abort();
     leaderWork.abort(failure.signal.aborted ? failure.signal.reason : new Error('manager stopping'));
     const leadersDrained = await settlesWithin(Promise.all(runningLeaders), deadline);
     electionStop.abort();
-    await settlesWithin(election, Math.max(deadline - (Date.now() - startedAt), 1_000));
+    await settlesWithin(election, remaining());
     this.#setLeaderStatus(0);
+    const servingDrained = await settlesWithin(Promise.all(runningServing), remaining());
     background.abort();
-    const backgroundDrained = await settlesWithin(
-      Promise.all(runningBackground),
-      Math.max(deadline - (Date.now() - startedAt), 1_000),
-    );
+    const backgroundDrained = await settlesWithin(Promise.all(runningBackground), remaining());
     await this.#stopServers();
     this.client.close();
     this.#phase = 'stopped';
     if (firstError !== undefined) throw firstError;
-    if (!leadersDrained || !backgroundDrained) {
+    if (!leadersDrained || !servingDrained || !backgroundDrained) {
       throw new ShutdownTimeoutError(`runnables did not stop within the graceful shutdown timeout of ${deadline} ms`);
     }
     this.logger.info('manager stopped');
+  }
+
+  #gracefulShutdownTimeoutMs(): number {
+    return this.#options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS;
   }
 
   /** `leader_election_master_status{name=<lease>}`: 1 while leading; absent without leader election. */
@@ -365,10 +387,18 @@ export class Manager {
         address: probeAddress,
         logger,
         healthz: () => this.#healthChecks,
-        readyz: () => [...this.#cacheChecks(), ...this.#readyChecks],
+        readyz: () => [this.#shutdownCheck, ...this.#cacheChecks(), ...this.#readyChecks],
       });
     }
   }
+
+  /** Not ready from the moment a stop is requested (kube-apiserver's `shutdown` check), so the Pod leaves Services. */
+  readonly #shutdownCheck: NamedChecker = {
+    name: 'shutdown',
+    check: () => {
+      if (this.#stopRequested) throw new Error('the manager is stopping');
+    },
+  };
 
   /** Readiness is "caches synced": followers report ready too, so a rollout does not wait for a Lease. */
   #cacheChecks(): NamedChecker[] {

@@ -19,3 +19,20 @@ export function isSyncingRunnable(runnable: Runnable): runnable is SyncingRunnab
   const candidate = runnable as Partial<SyncingRunnable>;
   return typeof candidate.waitForCacheSync === 'function' && typeof candidate.hasSynced === 'function';
 }
+
+/**
+ * A server reached through a Service that keeps serving for a while once a stop is requested (the webhook server with
+ * a shutdown delay, as kube-apiserver's `--shutdown-delay-duration`). The manager tells it of the stop at once, while
+ * controllers stop and the Lease is released without waiting for it, and stops the caches only after it has finished,
+ * since its handlers read them.
+ */
+export interface DelayedStopRunnable extends Runnable {
+  /** How long it serves after the stop request before it stops accepting connections. */
+  readonly shutdownDelayMs: number;
+}
+
+/** True for a runnable with a shutdown delay above 0; one without is stopped with the caches, as any other. */
+export function hasShutdownDelay(runnable: Runnable): runnable is DelayedStopRunnable {
+  const candidate = runnable as Partial<DelayedStopRunnable>;
+  return typeof candidate.shutdownDelayMs === 'number' && candidate.shutdownDelayMs > 0;
+}

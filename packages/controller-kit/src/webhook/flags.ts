@@ -1,5 +1,12 @@
-import { FlagError } from '../manager/flags.js';
-import { DEFAULT_WEBHOOK_CERT_DIR, DEFAULT_WEBHOOK_PORT } from './server.js';
+import { formatGoDuration } from '../manager/api-server-monitor.js';
+import { FlagError, parseGoDuration } from '../manager/flags.js';
+import {
+  DEFAULT_WEBHOOK_CERT_DIR,
+  DEFAULT_WEBHOOK_PORT,
+  DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS,
+  DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS,
+  MAX_WEBHOOK_SHUTDOWN_DELAY_MS,
+} from './server.js';
 
 /** The webhook server's flags, with controller-runtime's (and CAPI providers') names and defaults. */
 export interface WebhookFlags {
@@ -8,9 +15,17 @@ export interface WebhookFlags {
   readonly certDir: string;
   readonly certName: string;
   readonly keyName: string;
+  /** `--webhook-shutdown-delay`: serving on after a stop is requested (see `WebhookServerOptions.shutdownDelayMs`). */
+  readonly shutdownDelayMs: number;
 }
 
-const WEBHOOK_FLAGS = ['webhook-port', 'webhook-cert-dir', 'webhook-cert-name', 'webhook-key-name'] as const;
+const WEBHOOK_FLAGS = [
+  'webhook-port',
+  'webhook-cert-dir',
+  'webhook-cert-name',
+  'webhook-key-name',
+  'webhook-shutdown-delay',
+] as const;
 type WebhookFlagName = (typeof WEBHOOK_FLAGS)[number];
 
 function isWebhookFlag(name: string): name is WebhookFlagName {
@@ -58,6 +73,7 @@ export function parseWebhookFlags(argv: readonly string[]): { webhook: WebhookFl
   }
   return {
     webhook: {
+      shutdownDelayMs: shutdownDelay(given['webhook-shutdown-delay']),
       port: portText === undefined ? DEFAULT_WEBHOOK_PORT : Number(portText),
       certDir: nonEmpty('webhook-cert-dir', given['webhook-cert-dir'], DEFAULT_WEBHOOK_CERT_DIR),
       certName: nonEmpty('webhook-cert-name', given['webhook-cert-name'], 'tls.crt'),
@@ -68,6 +84,25 @@ export function parseWebhookFlags(argv: readonly string[]): { webhook: WebhookFl
   };
 }
 
+/** `0` or a Go duration up to `MAX_WEBHOOK_SHUTDOWN_DELAY_MS`, whole milliseconds. */
+function shutdownDelay(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS;
+  const ms = value === '0' ? 0 : parseGoDuration(value);
+  if (ms === undefined || !Number.isInteger(ms)) {
+    throw new FlagError('webhook-shutdown-delay', value, 'must be a duration such as 5s or 500ms, or 0');
+  }
+  if (ms > MAX_WEBHOOK_SHUTDOWN_DELAY_MS) {
+    throw new FlagError(
+      'webhook-shutdown-delay',
+      value,
+      `must be at most ${formatGoDuration(MAX_WEBHOOK_SHUTDOWN_DELAY_MS)}: with the ` +
+        `${formatGoDuration(DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS)} drain of in-flight requests a stop must fit the ` +
+        'graceful shutdown timeout (30s) and a terminationGracePeriodSeconds of 30',
+    );
+  }
+  return ms;
+}
+
 /** Usage lines for the flags `parseWebhookFlags` takes; `purpose` names what the webhook guards. */
 export function webhookFlagsUsage(purpose: string): string {
   return [
@@ -75,6 +110,10 @@ export function webhookFlagsUsage(purpose: string): string {
     `  --webhook-cert-dir <dir>             directory of the serving certificate (default ${DEFAULT_WEBHOOK_CERT_DIR})`,
     '  --webhook-cert-name <file>           certificate file in the cert dir (default tls.crt)',
     '  --webhook-key-name <file>            private key file in the cert dir (default tls.key)',
+    '  --webhook-shutdown-delay <d>         keep serving webhooks this long after SIGTERM while the Pod leaves the',
+    '                                       Service; /readyz fails at once ' +
+      `(default ${formatGoDuration(DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS)}, ` +
+      `at most ${formatGoDuration(MAX_WEBHOOK_SHUTDOWN_DELAY_MS)})`,
     '  -h, --help                           this text',
   ].join('\n');
 }

@@ -35,6 +35,9 @@ export { type CertWatcherMetrics, certWatcherMetrics, type WebhookMetrics, webho
 export {
   DEFAULT_WEBHOOK_CERT_DIR,
   DEFAULT_WEBHOOK_PORT,
+  DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS,
+  DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS,
+  MAX_WEBHOOK_SHUTDOWN_DELAY_MS,
   WebhookServer,
   type WebhookServerAddress,
   type WebhookServerOptions,

@@ -6,6 +6,7 @@ import { connect, type SecureContextOptions } from 'node:tls';
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { DEFAULT_TLS_OPTIONS, secureContextTLS, type TLSOptions } from '../manager/tls-options.js';
+import { type Clock, realClock } from '../queue/clock.js';
 import { CertWatcher, type ServingCertificate } from './cert-watcher.js';
 import { type CertWatcherMetrics, certWatcherMetrics, type WebhookMetrics, webhookMetrics } from './metrics.js';
 import { DEFAULT_HANDLER_TIMEOUT_MS, MAX_REVIEW_BYTES, serveReview, writeStatus } from './serve-review.js';
@@ -14,6 +15,18 @@ import type { AdmissionHandler } from './validating-handler.js';
 /** Where cert-manager's Secret is mounted by CAPI providers' kustomize config (controller-runtime's default). */
 export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 export const DEFAULT_WEBHOOK_PORT = 9443;
+/** How long a stop waits for in-flight requests before closing their connections. */
+export const DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS = 10_000;
+/**
+ * No delay unless asked for: in-process uses (tests, the demo) are not reached through a Service, so nothing routes
+ * to them after a stop. The shipped Deployments set `--webhook-shutdown-delay`.
+ */
+export const DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS = 0;
+/**
+ * The longest shutdown delay accepted: with the in-flight drain (`DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS`) it still fits
+ * the manager's graceful shutdown timeout (30 s) and Kubernetes' default `terminationGracePeriodSeconds` (30).
+ */
+export const MAX_WEBHOOK_SHUTDOWN_DELAY_MS = 20_000;
 
 export interface WebhookServerOptions {
   /** Address to listen on; empty (the default) means every interface, as controller-runtime does. */
@@ -34,6 +47,15 @@ export interface WebhookServerOptions {
   readonly logger?: Logger;
   /** How long a stop waits for in-flight requests before closing their connections (default 10 s). */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * How long the server keeps accepting connections and serving reviews after a stop is requested, while it reports
+   * not started (kube-apiserver's `--shutdown-delay-duration`): the endpoints controller and kube-proxy take a moment
+   * to drop a terminating Pod from the webhook Service, and the API server's calls must not meet a closed port then.
+   * Default 0 (stop listening at once); at most `MAX_WEBHOOK_SHUTDOWN_DELAY_MS`.
+   */
+  readonly shutdownDelayMs?: number;
+  /** Times the shutdown delay; tests drive a manual clock to act inside the delay without racing it. */
+  readonly clock?: Clock;
   /** Upper bound for receiving one whole request (headers and body); the API server gives up after at most 30 s. */
   readonly requestTimeoutMs?: number;
   /** Upper bound for receiving a request's headers (default 10 s). */
@@ -89,8 +111,12 @@ export class WebhookServer {
   private stopSignal: AbortSignal | undefined;
   private httpsServer: Server | undefined;
   private inFlight = 0;
+  /** Set once the delay is over: from then on connections are closed as soon as they are idle. */
+  private closing = false;
   /** The bounds in force (defaults filled in). */
   readonly limits: WebhookServerLimits;
+  /** See `WebhookServerOptions.shutdownDelayMs`; the manager tells the server of a stop at once when it is set. */
+  readonly shutdownDelayMs: number;
 
   constructor(private readonly options: WebhookServerOptions = {}) {
     this.limits = {
@@ -107,6 +133,7 @@ export class WebhookServer {
       if (!Number.isInteger(value) || value <= 0)
         throw new Error(`webhook server option ${name}=${value} must be a positive integer`);
     }
+    this.shutdownDelayMs = validShutdownDelayMs(options.shutdownDelayMs ?? DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS);
     const certDir = options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
     this.certPath = join(certDir, options.certName ?? 'tls.crt');
     this.keyPath = join(certDir, options.keyName ?? 'tls.key');
@@ -150,8 +177,10 @@ export class WebhookServer {
   }
 
   /**
-   * Loads the certificate, listens, and serves until `signal` aborts; then stops accepting connections and waits
-   * for in-flight requests (up to `shutdownTimeoutMs`). Rejects if the certificate cannot be loaded or the port bound.
+   * Loads the certificate, listens, and serves until `signal` aborts; then reports not started at once, keeps serving
+   * for `shutdownDelayMs` (each response closing its connection, so that callers dial again and reach a replica that
+   * stays), stops accepting connections and waits for in-flight requests (up to `shutdownTimeoutMs`). Rejects if the
+   * certificate cannot be loaded or the port bound.
    */
   async start(signal: AbortSignal): Promise<void> {
     if (this.running) throw new Error('the webhook server is already running');
@@ -201,12 +230,20 @@ export class WebhookServer {
         'serving webhooks',
       );
       await abortion(signal);
+      if (this.shutdownDelayMs > 0) {
+        this.logger.info(
+          { shutdownDelayMs: this.shutdownDelayMs },
+          'stop requested; serving webhooks for the shutdown delay while the endpoints are removed',
+        );
+        await delay(this.options.clock ?? realClock, this.shutdownDelayMs);
+      }
       this.listeningAt = undefined;
       await this.shutdown(server);
     } finally {
       stopWatching.abort();
       this.httpsServer = undefined;
       this.listeningAt = undefined;
+      this.closing = false;
       this.running = false;
     }
   }
@@ -232,12 +269,15 @@ export class WebhookServer {
       return;
     }
     this.inFlight += 1;
-    // A keep-alive connection becomes idle only once its response is written; during a stop, close it then.
+    // Through kube-proxy a kept-alive connection stays pinned to this Pod: once a stop is requested, every answer
+    // closes its connection, so the API server's next call dials again and reaches a replica that stays.
+    if (this.stopSignal?.aborted) response.setHeader('Connection', 'close');
     response.once('close', () => {
       this.inFlight -= 1;
     });
+    // A keep-alive connection becomes idle only once its response is written; past the delay, close it then.
     response.once('finish', () => {
-      if (this.stopSignal?.aborted) this.httpsServer?.closeIdleConnections();
+      if (this.closing) this.httpsServer?.closeIdleConnections();
     });
     serveReview(
       {
@@ -259,12 +299,13 @@ export class WebhookServer {
 
   private async shutdown(server: Server): Promise<void> {
     this.logger.info('stopping the webhook server');
+    this.closing = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const force = setTimeout(() => {
       this.logger.warn('in-flight webhook requests did not finish in time; closing their connections');
       server.closeAllConnections();
-    }, this.options.shutdownTimeoutMs ?? 10_000);
+    }, this.options.shutdownTimeoutMs ?? DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS);
     try {
       await closed;
     } finally {
@@ -290,6 +331,21 @@ function listen(server: Server, host: string, port: number): Promise<WebhookServ
       const bound = server.address() as AddressInfo;
       resolve({ host: bound.address, port: bound.port });
     });
+  });
+}
+
+function validShutdownDelayMs(ms: number): number {
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_WEBHOOK_SHUTDOWN_DELAY_MS) {
+    throw new Error(
+      `webhook server option shutdownDelayMs=${ms} must be an integer from 0 to ${MAX_WEBHOOK_SHUTDOWN_DELAY_MS}`,
+    );
+  }
+  return ms;
+}
+
+function delay(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    clock.schedule(resolve, ms);
   });
 }
 
