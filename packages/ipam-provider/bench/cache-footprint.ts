@@ -17,18 +17,7 @@ import {
   type ResourceEventHandler,
   Store,
 } from '@tally-ipam/controller-kit/cache';
-import {
-  addressPoolAddressIndex,
-  addressPoolIndex,
-  CLAIM_CLUSTER_INDEX,
-  claimClusterIndex,
-  claimPoolIndex,
-  LOCK_CLAIM_UID_INDEX,
-  lockClaimUIDIndex,
-  lockPoolIndex,
-  POOL_ADDRESS_INDEX,
-  POOL_INDEX,
-} from '../src/indexes.js';
+import { ADDRESS_INDEXERS, CLAIM_INDEXERS, LOCK_INDEXERS } from '../src/indexes.js';
 import { LedgerEntryView } from '../src/ledger/entry-view.js';
 import { LEDGER_RESOURCE, type StoredLedger } from '../src/resources.js';
 
@@ -208,16 +197,8 @@ for (let first = 0; first < CLAIMS; first += 250) {
 
 // Every informer's store carries the namespace and owner-uid indexes; the provider adds its own (see provider.ts).
 const informerIndexers = { [NAMESPACE_INDEX]: indexByNamespace, [OWNER_UID_INDEX]: indexByOwnerUID };
-const claims = new Store({
-  ...informerIndexers,
-  [POOL_INDEX]: claimPoolIndex,
-  [CLAIM_CLUSTER_INDEX]: claimClusterIndex,
-});
-const addresses = new Store({
-  ...informerIndexers,
-  [POOL_INDEX]: addressPoolIndex,
-  [POOL_ADDRESS_INDEX]: addressPoolAddressIndex,
-});
+const claims = new Store({ ...informerIndexers, ...CLAIM_INDEXERS });
+const addresses = new Store({ ...informerIndexers, ...ADDRESS_INDEXERS });
 const ledgers = new Store<StoredLedger>(informerIndexers);
 const ledgerHandlers: ResourceEventHandler<StoredLedger>[] = [];
 const view = new LedgerEntryView(
@@ -227,7 +208,7 @@ const view = new LedgerEntryView(
       return { remove: () => {} };
     },
   },
-  { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex },
+  LOCK_INDEXERS,
 );
 
 const before = heapUsed();

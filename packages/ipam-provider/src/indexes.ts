@@ -1,5 +1,6 @@
 import { formatIP, parseIP } from '@tally-ipam/allocator';
 import { clusterNameOf } from '@tally-ipam/controller-kit';
+import type { Indexers } from '@tally-ipam/controller-kit/cache';
 import { poolKey, poolRefOfAddress, poolRefOfClaim, poolRefOfLock } from './pool-ref.js';
 import type { StoredAddress, StoredClaim, StoredLock } from './resources.js';
 
@@ -58,3 +59,20 @@ export function lockPoolIndex(lock: StoredLock): readonly string[] {
 export function lockClaimUIDIndex(lock: StoredLock): readonly string[] {
   return [lock.spec.claimRef.uid];
 }
+
+/**
+ * The indexes the provider's informers (and the ledger entry view, for locks) carry: one definition for the provider,
+ * its tests and its cache benchmark, so none of them measures or exercises a cache the provider does not build.
+ */
+export const CLAIM_INDEXERS: Indexers<StoredClaim> = {
+  [POOL_INDEX]: claimPoolIndex,
+  [CLAIM_CLUSTER_INDEX]: claimClusterIndex,
+};
+export const ADDRESS_INDEXERS: Indexers<StoredAddress> = {
+  [POOL_INDEX]: addressPoolIndex,
+  [POOL_ADDRESS_INDEX]: addressPoolAddressIndex,
+};
+export const LOCK_INDEXERS: Indexers<StoredLock> = {
+  [POOL_INDEX]: lockPoolIndex,
+  [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex,
+};

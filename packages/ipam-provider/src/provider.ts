@@ -25,15 +25,11 @@ import { ClaimReconciler } from './claim-reconciler.js';
 import { CLAIM_MAX_RETRY_DELAY_MS, CLAIM_RETRY_BURST, CLAIM_RETRY_QPS } from './constants.js';
 import { ledgerHolds, lockHolds } from './holds.js';
 import {
-  addressPoolAddressIndex,
-  addressPoolIndex,
+  ADDRESS_INDEXERS,
   CLAIM_CLUSTER_INDEX,
-  claimClusterIndex,
-  claimPoolIndex,
+  CLAIM_INDEXERS,
   LOCK_CLAIM_UID_INDEX,
-  lockClaimUIDIndex,
-  lockPoolIndex,
-  POOL_ADDRESS_INDEX,
+  LOCK_INDEXERS,
   POOL_INDEX,
 } from './indexes.js';
 import { newIPPoolReconciler } from './ip-pool-reconciler.js';
@@ -183,17 +179,16 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
 
   const claims = cache.informerFor(CLAIM_RESOURCE, {
     namespace,
-    indexers: { [POOL_INDEX]: claimPoolIndex, [CLAIM_CLUSTER_INDEX]: claimClusterIndex },
+    indexers: CLAIM_INDEXERS,
   });
   const addresses = cache.informerFor(ADDRESS_RESOURCE, {
     namespace,
-    indexers: { [POOL_INDEX]: addressPoolIndex, [POOL_ADDRESS_INDEX]: addressPoolAddressIndex },
+    indexers: ADDRESS_INDEXERS,
   });
-  const lockIndexers = { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex };
   const ledgerInformer = options.retiredAddressLocks ? undefined : cache.informerFor(LEDGER_RESOURCE);
   const ledgers = ledgerInformer ? new AddressLedgers({ client, store: ledgerInformer.store, now }) : undefined;
-  const ledgerEntries = ledgerInformer ? new LedgerEntryView(ledgerInformer, lockIndexers) : undefined;
-  const locks: LockSource = ledgerEntries ?? cache.informerFor(LOCK_RESOURCE, { indexers: lockIndexers });
+  const ledgerEntries = ledgerInformer ? new LedgerEntryView(ledgerInformer, LOCK_INDEXERS) : undefined;
+  const locks: LockSource = ledgerEntries ?? cache.informerFor(LOCK_RESOURCE, { indexers: LOCK_INDEXERS });
   const holds = ledgers ? ledgerHolds(ledgers) : lockHolds(client, cache, now);
   // Ledgers: nothing is allocated before every lock of an older version is imported (retried until it succeeds).
   let migration: Promise<unknown> | undefined;

@@ -29,15 +29,7 @@ import {
   StoredLock,
   StoredPool,
 } from '../src/index.js';
-import {
-  addressPoolAddressIndex,
-  addressPoolIndex,
-  LOCK_CLAIM_UID_INDEX,
-  lockClaimUIDIndex,
-  lockPoolIndex,
-  POOL_ADDRESS_INDEX,
-  POOL_INDEX,
-} from '../src/indexes.js';
+import { ADDRESS_INDEXERS, LOCK_INDEXERS } from '../src/indexes.js';
 
 /**
  * The in-memory pool state's self-healing, without an API server: the IPAddress and lock informers are real
@@ -94,7 +86,7 @@ function harness(pool: StoredPool): Harness {
     resource: ADDRESS_RESOURCE,
     parse: (raw) => StoredAddress.parse(raw),
     transform: dropManagedFields,
-    indexers: { [POOL_INDEX]: addressPoolIndex, [POOL_ADDRESS_INDEX]: addressPoolAddressIndex },
+    indexers: ADDRESS_INDEXERS,
     transport,
     watchConnection,
     logger,
@@ -103,7 +95,7 @@ function harness(pool: StoredPool): Harness {
     resource: LOCK_RESOURCE,
     parse: (raw) => StoredLock.parse(raw),
     transform: dropManagedFields,
-    indexers: { [POOL_INDEX]: lockPoolIndex, [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex },
+    indexers: LOCK_INDEXERS,
     transport,
     watchConnection,
     logger,
