@@ -50,8 +50,14 @@ describe('uniqueness enforced by the API server', () => {
         expect(last).toBeGreaterThanOrEqual(range[0] as number);
         expect(last).toBeLessThanOrEqual(range[1] as number);
       }
-      const waiting = await Promise.all(claims.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })));
-      expect(waiting.filter((claim) => readyCondition(claim)?.reason === 'PoolExhausted').length).toBe(3);
+      // The ninth IPAddress can land before the last waiting claims have their status written: wait for the three.
+      await waitFor('3 claims told their pool is exhausted', async () => {
+        const listed = await Promise.all(claims.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })));
+        return listed.filter((claim) => readyCondition(claim)?.reason === 'PoolExhausted').length === 3 || undefined;
+      });
+      const settled = await addressesOf(ns);
+      expect(settled.length).toBe(9);
+      expectNoDuplicates(settled);
     } finally {
       await running.stop();
     }
