@@ -108,6 +108,8 @@ export {
   DEFAULT_WEBHOOK_CERT_DIR,
   denied,
   type ServiceClientMode,
+  specOf,
+  specUnchanged,
   type UrlClientMode,
   type ValidatingWebhookSpec,
   validatingWebhookConfiguration,

@@ -6,6 +6,8 @@ import {
   admissionReviewResponse,
   allowed,
   denied,
+  specOf,
+  specUnchanged,
   validatingHandler,
 } from '../src/webhook/index.js';
 
@@ -62,6 +64,34 @@ describe('allowed and denied', () => {
     expect(
       admissionReviewResponse('u-9', allowed(['overlaps:\n\t10.0.0.0/24 (pool p2)\u007f'])).response.warnings,
     ).toEqual(['overlaps: 10.0.0.0/24 (pool p2)']);
+  });
+});
+
+describe('specUnchanged', () => {
+  const pool = (addresses: string[], labels: Record<string, string> = {}): unknown => ({
+    metadata: { name: 'p', labels },
+    spec: { addresses },
+  });
+
+  it('is true for an update that changes only metadata, and false when the spec changed', () => {
+    expect(specUnchanged({ object: pool(['10.0.0.1'], { a: 'b' }), oldObject: pool(['10.0.0.1']) })).toBe(true);
+    expect(specUnchanged({ object: pool(['10.0.0.2']), oldObject: pool(['10.0.0.1']) })).toBe(false);
+    expect(specOf(pool(['10.0.0.1']))).toEqual({ addresses: ['10.0.0.1'] });
+  });
+
+  it('is false without an old object (a create) and for objects that are not objects', () => {
+    expect(specUnchanged({ object: pool(['10.0.0.1']), oldObject: undefined })).toBe(false);
+    expect(specOf('text')).toBeUndefined();
+    expect(specOf(null)).toBeUndefined();
+  });
+
+  it('is false, not a crash, for specs too deep to compare', () => {
+    const deep = (): unknown => {
+      let value: unknown = 'leaf';
+      for (let depth = 0; depth < 100_000; depth += 1) value = { value };
+      return { spec: value };
+    };
+    expect(specUnchanged({ object: deep(), oldObject: deep() })).toBe(false);
   });
 });
 

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 
 /**
@@ -136,4 +137,22 @@ export function denied(message: string, options: DeniedOptions = {}): AdmissionD
     status: { code: options.code ?? 403, reason: options.reason ?? 'Forbidden', message },
     ...(options.warnings && options.warnings.length > 0 ? { warnings: options.warnings } : {}),
   };
+}
+
+/** The `spec` of an object as the review carries it (raw JSON), or undefined when it has none. */
+export function specOf(object: unknown): unknown {
+  return typeof object === 'object' && object !== null ? (object as { spec?: unknown }).spec : undefined;
+}
+
+/**
+ * True when an UPDATE leaves the spec as it was (a metadata or status write): validating webhooks that judge only the
+ * spec let those through unread. False when there is no old object, and when the specs are too deep to compare.
+ */
+export function specUnchanged(request: Pick<AdmissionRequest, 'object' | 'oldObject'>): boolean {
+  if (request.oldObject === undefined) return false;
+  try {
+    return isDeepStrictEqual(specOf(request.object), specOf(request.oldObject));
+  } catch {
+    return false;
+  }
 }

@@ -14,6 +14,8 @@ export {
   allowed,
   type DeniedOptions,
   denied,
+  specOf,
+  specUnchanged,
 } from './admission-review.js';
 export {
   CertWatcher,

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { clipText, ObjectMeta, parseObject } from '@tally-ipam/api-types';
 import {
   type AdmissionDecision,
@@ -6,6 +5,7 @@ import {
   type AdmissionRequest,
   allowed,
   denied,
+  specUnchanged,
 } from '@tally-ipam/controller-kit';
 import type { PoolAllocationsView, PoolIdentity } from './pool-allocations-view.js';
 import type { PoolKindInfo, TallyPool } from './pool-kinds.js';
@@ -32,19 +32,6 @@ function bounded(decision: AdmissionDecision): AdmissionDecision {
     ...(status ? { status } : {}),
     ...(warnings && warnings.length > 0 ? { warnings } : {}),
   };
-}
-
-function specOf(object: unknown): unknown {
-  return typeof object === 'object' && object !== null ? (object as { spec?: unknown }).spec : undefined;
-}
-
-/** True when both objects carry the same spec; false too when they are too deep to compare. */
-function sameSpec(object: unknown, oldObject: unknown): boolean {
-  try {
-    return isDeepStrictEqual(specOf(object), specOf(oldObject));
-  } catch {
-    return false;
-  }
 }
 
 /** The pool an admission request is about, from the request itself: usable even when the object does not parse. */
@@ -89,7 +76,7 @@ async function decide(
       return isDecision(pool) ? pool : validatePoolCreate(pool, view);
     }
     case 'UPDATE': {
-      if (request.oldObject !== undefined && sameSpec(request.object, request.oldObject)) return allowed();
+      if (specUnchanged(request)) return allowed();
       const pool = invalidObject(kind, request, request.object);
       if (isDecision(pool)) return pool;
       const old = parseObject(kind.schema, kind.kind, request.oldObject);

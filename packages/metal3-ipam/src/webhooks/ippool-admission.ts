@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { clipText, echo, METAL3_IPAM_GROUP, METAL3_IPAM_V1ALPHA1_VERSION } from '@tally-ipam/api-types';
 import {
   type AdmissionDecision,
@@ -6,6 +5,8 @@ import {
   type AdmissionRequest,
   allowed,
   denied,
+  specOf,
+  specUnchanged,
 } from '@tally-ipam/controller-kit';
 import { LoosePoolSpec } from '../pool-spec.js';
 import { type Metal3PoolSpecInput, rangeIndexHolding } from '../ranges.js';
@@ -74,18 +75,6 @@ export const MAX_IPPOOL_ADMISSION_MESSAGE_LENGTH = 4_096;
 /** Problems listed in one denial. */
 export const MAX_LISTED_PROBLEMS = 20;
 
-function specOf(object: unknown): unknown {
-  return typeof object === 'object' && object !== null ? (object as { spec?: unknown }).spec : undefined;
-}
-
-function sameSpec(object: unknown, oldObject: unknown): boolean {
-  try {
-    return isDeepStrictEqual(specOf(object), specOf(oldObject));
-  } catch {
-    return false;
-  }
-}
-
 function refusal(request: AdmissionRequest, details: readonly string[]): AdmissionDecision {
   const listed = details.slice(0, MAX_LISTED_PROBLEMS);
   const more = details.length > listed.length ? `; and ${details.length - listed.length} more` : '';
@@ -102,7 +91,7 @@ function refusal(request: AdmissionRequest, details: readonly string[]): Admissi
 export function ipPoolAdmissionHandler(view: Metal3AddressesView): AdmissionHandler {
   return async (request) => {
     if (request.operation !== 'UPDATE') return allowed();
-    if (request.oldObject !== undefined && sameSpec(request.object, request.oldObject)) return allowed();
+    if (specUnchanged(request)) return allowed();
     const parsed = LoosePoolSpec.safeParse(specOf(request.object));
     if (!parsed.success) {
       return refusal(
