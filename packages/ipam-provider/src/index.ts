@@ -55,6 +55,7 @@ export { addressLockName, type LockedValue, parseLockName, prefixLockName } from
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 export { describePool, type PoolRef, poolKey } from './pool-ref.js';
 export { PoolState, PoolStates } from './pool-states.js';
+export { POOL_STATUS_WRITES_PER_SECOND, PoolStatusBudget } from './pool-status-budget.js';
 export {
   type AllocatedAddress,
   type IPAMProvider,

@@ -36,6 +36,7 @@ import type { ProviderMetrics } from './metrics.js';
 import { pauseReason, poolClusterName } from './pause.js';
 import { describePool, type PoolRef, poolKey, poolRefOfAddress } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
+import type { PoolStatusBudget } from './pool-status-budget.js';
 import { ADDRESS_RESOURCE, type LockSource, POOL_RESOURCES, type StoredCluster, type StoredPool } from './resources.js';
 
 export interface PoolReconcilerDeps {
@@ -51,6 +52,8 @@ export interface PoolReconcilerDeps {
   /** Remembers a pool this process just wrote (the assume cache), so the next reconcile does not write a stale one. */
   readonly assumePool: (pool: StoredPool) => void;
   readonly now: () => number;
+  /** Counts-only status writes shared by every pool of the process (`pool-status-budget.ts`); none: no shared limit. */
+  readonly statusBudget?: PoolStatusBudget | undefined;
   /** Restricts the IPAddress list of a deleting global pool (all namespaces unless the provider is namespaced). */
   readonly namespace?: string | undefined;
 }
@@ -69,7 +72,8 @@ const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).option
  * A write that changes only the counts (and the condition's message, which quotes them) is coalesced: at most one per
  * pool every `POOL_STATUS_COALESCE_MS`, the last one deferred until then — so a burst of 2,000 allocations costs a few
  * status writes, and the status still ends exact. Everything else (a new condition status or reason, a new
- * generation, the counts metrics) is written at once.
+ * generation, the counts metrics) is written at once. Counts-only writes of all pools of the process also share
+ * `PoolStatusBudget` (two per second), so many pools allocating at once do not each write every interval.
  */
 export class PoolReconciler implements Reconciler {
   /** Pool key → when this process last wrote the pool's status. */
@@ -104,6 +108,7 @@ export class PoolReconciler implements Reconciler {
       deps.states.forget(ref);
       deps.allocationEvents.forget(ref);
       this.statusWrittenAt.delete(poolKey(ref));
+      deps.statusBudget?.forget(poolKey(ref));
       this.clearMetrics(ref);
       return {};
     }
@@ -283,6 +288,13 @@ export class PoolReconciler implements Reconciler {
       this.deferredWrites.add(key);
       return writtenAt + POOL_STATUS_COALESCE_MS - now;
     }
+    if (countsOnly) {
+      const slotInMs = this.deps.statusBudget?.take(key, now) ?? 0;
+      if (slotInMs > 0) {
+        this.deferredWrites.add(key);
+        return slotInMs;
+      }
+    } else this.deps.statusBudget?.forget(key);
     if (!sameCondition && condition.status === 'False' && condition.reason !== previous?.reason) {
       void this.deps.recorder.warning(pool, condition.reason, 'Reconcile', clipUtf8(condition.message ?? '', 1024));
     }

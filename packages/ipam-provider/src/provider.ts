@@ -41,6 +41,7 @@ import { providerMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';
 import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock, poolRefOfPool } from './pool-ref.js';
 import { PoolStates } from './pool-states.js';
+import { PoolStatusBudget } from './pool-status-budget.js';
 import {
   claimChangedPredicate,
   clusterAvailablePredicate,
@@ -81,6 +82,11 @@ export interface IPAMProviderOptions {
    * Default `DEFAULT_ALLOCATION_EVENTS`: 25 at once, then 1 per second; summaries at most every 10 s per pool.
    */
   readonly allocationEvents?: Partial<Omit<AllocationEventsOptions, 'now' | 'onUnrecorded'>> | undefined;
+  /**
+   * Counts-only pool status writes per second, all pools together (each pool also at most one every
+   * `POOL_STATUS_COALESCE_MS`). Default `POOL_STATUS_WRITES_PER_SECOND` (2).
+   */
+  readonly poolStatusWritesPerSecond?: number | undefined;
   /**
    * The retired allocation store of Tally 0.1: one TallyAddressLock per address instead of the per-block
    * TallyAddressLedgers. Kept only so that the migration can be tested against a provider of the old kind running on
@@ -388,6 +394,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     recorder: manager.getEventRecorderFor('pool'),
     allocationEvents,
     assumePool,
+    statusBudget: new PoolStatusBudget(options.poolStatusWritesPerSecond),
   };
   for (const kind of TALLY_POOL_KINDS) {
     const reconciler = isPrefixPoolKind(kind)

@@ -310,3 +310,70 @@ describe(`a burst of ${CLAIM_COUNT} claims into one pool, on an API server of it
     expect(claimReconciles).toBeLessThanOrEqual(CLAIM_COUNT * (1 + MARGIN_PER_CLAIM));
   });
 });
+
+/** Pools of the many-pools burst, their claims each, and the shared rate the provider is given for it. */
+const SHARED_POOLS = 6;
+const CLAIMS_PER_SHARED_POOL = 30;
+/** One counts-only pool status write every 2 s, all pools together: far under six pools' one every 2 s each. */
+const SHARED_WRITES_PER_SECOND = 0.5;
+
+describe(`${SHARED_POOLS} pools allocating at once, on the same API server`, () => {
+  it('share one budget of counts-only status writes, and every pool still ends exact', async () => {
+    const kubeConfig = (plane as ControlPlane).kubeConfig();
+    const writer = client as Client;
+    const { name: ns } = await newNamespace('shared-budget', kubeConfig);
+    const pools = Array.from({ length: SHARED_POOLS }, (_, index) => `shared-${index}`);
+    for (const [index, pool] of pools.entries()) {
+      await createPool(writer, 'TallyIPPool', pool, ns, {
+        addresses: [`10.91.${index}.1-10.91.${index}.100`],
+        prefix: 24,
+      });
+    }
+    const readPools = (): Promise<StoredPool[]> =>
+      Promise.all(pools.map((name) => writer.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name })));
+    const running = await startProvider(
+      { namespace: ns, poolStatusWritesPerSecond: SHARED_WRITES_PER_SECOND },
+      'tally-ipam-shared-budget',
+      kubeConfig,
+    );
+    try {
+      await waitFor('every pool Ready with its counts before the burst', async () =>
+        (await readPools()).every((pool) => isReady(pool) && poolCounts(pool)?.total === 100),
+      );
+      const before = await readRequestCounters(kubeConfig);
+      const windowStart = performance.now();
+      const claims = pools.flatMap((pool) =>
+        Array.from({ length: CLAIMS_PER_SHARED_POOL }, (_, index) => ({ pool, name: `${pool}-claim-${index}` })),
+      );
+      await forEachLimited(claims, CREATORS, ({ pool, name }) =>
+        createClaim(writer, ns, name, { kind: 'TallyIPPool', name: pool }),
+      );
+      const finalPools = await waitFor(
+        'every pool status counting its claims',
+        async () => {
+          const read = await readPools();
+          return read.every((pool) => poolCounts(pool)?.used === CLAIMS_PER_SHARED_POOL) ? read : undefined;
+        },
+        { timeoutMs: 300_000 },
+      );
+      const windowMs = performance.now() - windowStart;
+      const after = await readRequestCounters(kubeConfig);
+      const statusWrites = count(
+        requestsBetween(before, after),
+        (series) => POOL_PLURALS.has(series.resource) && series.subresource === 'status' && series.verb !== 'GET',
+      );
+      console.info(
+        `${SHARED_POOLS} pools x ${CLAIMS_PER_SHARED_POOL} claims: ${statusWrites} pool status writes in ` +
+          `${(windowMs / 1000).toFixed(1)} s`,
+      );
+      // One slot every 1 / rate seconds across all pools, plus the slot the window may open with.
+      expect(statusWrites).toBeGreaterThanOrEqual(SHARED_POOLS);
+      expect(statusWrites).toBeLessThanOrEqual(Math.floor((windowMs / 1000) * SHARED_WRITES_PER_SECOND) + 1);
+      for (const pool of finalPools) {
+        expect(poolCounts(pool)).toEqual({ total: 100, used: CLAIMS_PER_SHARED_POOL, free: 70, outOfRange: 0 });
+      }
+    } finally {
+      await running.stop();
+    }
+  }, 600_000);
+});
