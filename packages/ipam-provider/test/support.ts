@@ -7,7 +7,7 @@ import {
   tallyAddressLockCustomResourceDefinition,
   WATCH_FILTER_LABEL,
 } from '@tally-ipam/api-types';
-import { Client, isInvalid, isNotFound, Manager, type ResourceKind } from '@tally-ipam/controller-kit';
+import { Client, isInvalid, isNotFound, Manager, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit';
 import {
   createTestNamespace,
   type TestNamespace,
@@ -93,6 +93,27 @@ export async function startProvider(
       await running;
     },
   };
+}
+
+/**
+ * Waits until the provider's own cache shows the object `key` (`namespace/name`, or `name` when cluster-scoped) of
+ * `resource` as `seen` wants it. The provider reads Clusters and pools from its informers, one watch per resource and
+ * in no set order with its claim watch: a test that changes one object (pauses a Cluster or a pool) and then acts on
+ * another (creates or deletes a claim) waits here first, or the claim may be reconciled against the older object.
+ * `scope` is the one the provider's informer has (its `namespace` option), so that the existing informer is read.
+ */
+export async function waitForProviderToSee<R extends ResourceKind>(
+  running: RunningProvider,
+  resource: R,
+  key: string,
+  seen: (object: ObjectOf<R>) => boolean,
+  scope: { namespace?: string } = {},
+): Promise<void> {
+  const informer = running.manager.cache.informerFor(resource, scope);
+  await waitFor(`the provider's cache to show ${resource.kind} ${key} as the test wrote it`, () => {
+    const object = informer.store.get(key);
+    return object !== undefined && seen(object);
+  });
 }
 
 export function testClient(kubeConfig: KubeConfig = testEnv().kubeConfig): Client {
