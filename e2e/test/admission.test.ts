@@ -95,8 +95,6 @@ describe("the apps' admission webhooks, registered from their shipped manifests"
       { hint },
     );
     const allocated = address.spec.address;
-    // The webhook reads the IPAM controller's caches; the pool's count comes from the same caches, so once it says
-    // 1 used the webhook sees the address too.
     const poolUsed = (used: number): Promise<true> =>
       eventually(
         `the ${poolName} pool to count ${used} used addresses`,
@@ -107,6 +105,22 @@ describe("the apps' admission webhooks, registered from their shipped manifests"
         { hint },
       );
     await poolUsed(1);
+    // The webhook reads the IPAddresses from the IPAM controller's informer. Neither this test's list nor the pool's
+    // count (kept from the ledger entry, written before the IPAddress) says that informer has shown the new IPAddress
+    // yet: wait until a dry-run delete is refused for it.
+    await eventually(
+      'the pool webhook to count the allocated address (a dry-run delete refused)',
+      async () => {
+        const dryRun = objects.deleteNamespacedCustomObject({
+          ...POOL_PLURAL,
+          namespace,
+          name: poolName,
+          dryRun: 'All',
+        });
+        return (await refused(dryRun)).message.includes(`[${allocated}]`) || undefined;
+      },
+      { hint },
+    );
 
     // Deleting the pool is refused, naming the pool and the address.
     const deleteRefused = await refused(

@@ -3,13 +3,32 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@tally-ipam/controller-kit/client';
 import { CLUSTER_RESOURCE, SIM_CLUSTER_RESOURCE, SIM_GROUP } from '@tally-ipam/sim-infra';
-import { freePort, waitFor } from '@tally-ipam/testenv';
+import { waitFor } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 /** A child process on a loaded machine: generous deadline, modest polling. */
 const POLL = { timeoutMs: 90_000, intervalMs: 250 };
+
+/**
+ * The port of the health probe server, from its "serving health probes" log line: the process binds port 0 itself,
+ * so no other process can take the port between choosing it and binding it (as with a port picked in advance).
+ */
+function probePort(output: string): number | undefined {
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const record = JSON.parse(line) as { msg?: unknown; address?: unknown };
+      if (record.msg === 'serving health probes' && typeof record.address === 'string') {
+        return Number(record.address.split(':').pop());
+      }
+    } catch {
+      // A line cut by the pipe's chunking, or not JSON: the next chunk completes it.
+    }
+  }
+  return undefined;
+}
 
 function exitCode(child: ChildProcess): Promise<number | null> {
   return child.exitCode !== null
@@ -22,7 +41,6 @@ describe('sim-infra-controller process', () => {
     const env = testEnv();
     const ns = await withTestNamespace(env.kubeConfig, 'sim-app');
     const client = new Client(env.kubeConfig, { fieldManager: 'sim-app-test' });
-    const healthPort = await freePort();
     const child = spawn(
       process.execPath,
       [
@@ -33,8 +51,9 @@ describe('sim-infra-controller process', () => {
         ns.name,
         '--webhook-port=0',
         '--metrics-bind-address=0',
-        `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-        '--log-level=warn',
+        '--health-probe-bind-address=127.0.0.1:0',
+        // Info, for the "serving health probes" line that names the port.
+        '--log-level=info',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -46,6 +65,7 @@ describe('sim-infra-controller process', () => {
       output += chunk.toString();
     });
     try {
+      const healthPort = await waitFor('the "serving health probes" log line', () => probePort(output), POLL);
       await waitFor(
         'readyz',
         async () => {

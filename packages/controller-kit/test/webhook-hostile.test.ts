@@ -3,6 +3,7 @@ import { connect, type TLSSocket } from 'node:tls';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowed, WebhookServer } from '../src/webhook/index.js';
+import { waitFor } from './fixtures/core-wait.js';
 import { type CertDir, createCertDir, createTestCA, issueServingPair, type TestCA } from './fixtures/webhook-certs.js';
 import { admissionReview, listeningPort, sendToWebhook } from './fixtures/webhook-client.js';
 
@@ -82,7 +83,6 @@ describe('WebhookServer against hostile requests', () => {
   const stop = new AbortController();
   let running: Promise<void>;
   let handlerCalls = 0;
-  const blocked: Array<() => void> = [];
 
   beforeAll(async () => {
     ca = await createTestCA();
@@ -105,7 +105,6 @@ describe('WebhookServer against hostile requests', () => {
       return allowed();
     });
     server.register('/never', () => new Promise(() => undefined));
-    server.register('/block', () => new Promise((resolve) => blocked.push(() => resolve(allowed()))));
     server.register('/throw-unprintable', () => {
       throw Object.create(null, {
         toString: {
@@ -123,7 +122,6 @@ describe('WebhookServer against hostile requests', () => {
   });
 
   afterAll(async () => {
-    for (const release of blocked) release();
     stop.abort();
     await running;
     await certDir?.remove();
@@ -224,16 +222,40 @@ describe('WebhookServer against hostile requests', () => {
   );
 
   it('refuses requests beyond the concurrency bound with 429 and serves again once they finish', async () => {
-    const first = post('/block', JSON.stringify(admissionReview()));
-    const second = post('/block', JSON.stringify(admissionReview()));
-    await expect.poll(() => blocked.length).toBe(2);
-    const third = await post('/count', JSON.stringify(admissionReview()));
-    expect(third.status).toBe(429);
-    expect(third.body).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests' });
-    for (const release of blocked.splice(0)) release();
-    await expect(first).resolves.toMatchObject({ status: 200 });
-    await expect(second).resolves.toMatchObject({ status: 200 });
-    expect((await post('/count', JSON.stringify(admissionReview()))).status).toBe(200);
+    // A server of its own, with the default handler deadline: on the one above (300 ms, for the test of a handler
+    // that never answers) a blocked review gives its slot back 300 ms after it started, so the third request had to
+    // arrive within that time, which a loaded machine does not promise.
+    const bounded = new WebhookServer({
+      host: '127.0.0.1',
+      port: 0,
+      certDir: certDir.path,
+      logger: silent,
+      maxConcurrentRequests: 2,
+    });
+    const held: Array<() => void> = [];
+    bounded.register('/block', () => new Promise((resolve) => held.push(() => resolve(allowed()))));
+    bounded.register('/count', () => allowed());
+    const stopBounded = new AbortController();
+    const runningBounded = bounded.start(stopBounded.signal);
+    try {
+      const boundedPort = await listeningPort(bounded);
+      const postBounded = (path: string) =>
+        sendToWebhook({ port: boundedPort, path, caPem: ca.certPem, body: JSON.stringify(admissionReview()) });
+      const first = postBounded('/block');
+      const second = postBounded('/block');
+      await waitFor('both blocking reviews in their handler', () => held.length === 2);
+      const third = await postBounded('/count');
+      expect(third.status).toBe(429);
+      expect(third.body).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests' });
+      for (const release of held.splice(0)) release();
+      await expect(first).resolves.toMatchObject({ status: 200, body: { response: { allowed: true } } });
+      await expect(second).resolves.toMatchObject({ status: 200, body: { response: { allowed: true } } });
+      expect((await postBounded('/count')).status).toBe(200);
+    } finally {
+      for (const release of held.splice(0)) release();
+      stopBounded.abort();
+      await runningBounded;
+    }
   });
 
   it('turns a thrown value that cannot be printed into a clean denial', async () => {

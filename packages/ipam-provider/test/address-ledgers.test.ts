@@ -2,12 +2,11 @@
  * TallyAddressLedgers against the real API server: the create-conflict and resourceVersion compare-and-swap decide
  * every race between writers (two replicas without leader election, pools with overlapping ranges), the holds in
  * flight for one block share one write, and a writer that lost its memory (a restart, SIGKILL) resumes from what the
- * API server holds. Ledgers are cluster-scoped and this package's files share one control plane: each test uses an
- * address block of its own.
+ * API server holds. On a control plane of the file's own (see usePrivateControlPlane): the entries name claims that do
+ * not exist, which the providers of the other files would collect. Each test uses an address block of its own.
  */
 import { randomInt } from 'node:crypto';
 import type { Client } from '@tally-ipam/controller-kit';
-import { testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AddressLedgers,
@@ -20,12 +19,13 @@ import {
   type PoolRef,
 } from '../src/index.js';
 import { readRequestCounters, requestsBetween, sumRequests } from './api-server-requests.js';
-import { testClient } from './support.js';
+import { testClient, usePrivateControlPlane } from './support.js';
 
+const kubeConfig = usePrivateControlPlane();
 const clients: Client[] = [];
 
 function writer(): AddressLedgers {
-  const client = testClient();
+  const client = testClient(kubeConfig());
   clients.push(client);
   return new AddressLedgers({ client, now: Date.now });
 }
@@ -113,19 +113,18 @@ describe('TallyAddressLedgers on the real API server', () => {
   it('writes the holds in flight for one block together: 200 claims, one create', async () => {
     const block = blocks[1] as number;
     const ledgers = writer();
-    const kubeConfig = testEnv().kubeConfig;
-    const before = await readRequestCounters(kubeConfig);
+    const before = await readRequestCounters(kubeConfig());
     const results = await Promise.all(
       range(1, 200).map((last) => ledgers.hold(unit(block, last), LEFT, holder(`b${last}`), 0)),
     );
-    const after = await readRequestCounters(kubeConfig);
+    const after = await readRequestCounters(kubeConfig());
     expect(results.every((result) => result.ok)).toBe(true);
     const ledgerWrites = sumRequests(
       requestsBetween(before, after).filter(
         (series) => series.resource === LEDGER_RESOURCE.plural && !['GET', 'LIST', 'WATCH'].includes(series.verb),
       ),
     );
-    // Other files of the package write no ledgers of this block; one create carries all 200.
+    // Nothing else writes ledgers on this control plane; one create carries all 200.
     expect(ledgers.writes).toBe(1);
     expect(ledgerWrites).toBeGreaterThanOrEqual(1);
     expect((await liveEntries(ledgerNameOf(unit(block, 1)), clients.at(-1) as Client)).size).toBe(200);

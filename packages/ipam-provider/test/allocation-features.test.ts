@@ -240,11 +240,12 @@ describe('allocation features', () => {
     const first = await waitForAddress(client, ns1, 'a');
     const second = await waitForAddress(client, ns2, 'a');
     expect(first.spec.address).not.toBe(second.spec.address);
-    expect(
-      running()
-        .provider.allocatedAddresses({ kind: 'GlobalTallyIPPool', name })
-        .map((a) => a.address)
-        .sort(),
-    ).toEqual([first.spec.address, second.spec.address].sort());
+    // allocatedAddresses reads the provider's IPAddress informer, which may not have the second IPAddress's create
+    // event yet when its claim is already Ready.
+    const seen = await waitFor('the provider to list both IPAddresses of the global pool', () => {
+      const listed = running().provider.allocatedAddresses({ kind: 'GlobalTallyIPPool', name });
+      return listed.length >= 2 ? listed : undefined;
+    });
+    expect(seen.map((a) => a.address).sort()).toEqual([first.spec.address, second.spec.address].sort());
   });
 });

@@ -44,7 +44,12 @@ describe('a burst of claims', () => {
       });
       expect(pool).toEqual({ total: 40, used: claimCount, free: 40 - claimCount, outOfRange: 0 });
 
-      const onClaims = await eventsOf(ns, EVENT_ADDRESS_ALLOCATED);
+      // The provider records Events without waiting for them (fire and forget, beside the claim's status write): the
+      // two on claims may still be in flight when every claim is bound.
+      const onClaims = await waitFor('the AddressAllocated Events on claims', async () => {
+        const recorded = await eventsOf(ns, EVENT_ADDRESS_ALLOCATED);
+        return recorded.length >= 2 ? recorded : undefined;
+      });
       expect(onClaims).toHaveLength(2);
       expect(onClaims.every((event) => event.regarding?.kind === 'IPAddressClaim')).toBe(true);
       const summed = await waitFor('pool summaries covering every other allocation', async () => {

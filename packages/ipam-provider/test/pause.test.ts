@@ -8,10 +8,14 @@ import {
   useTestFile,
   waitForAddress,
   waitForGone,
+  waitForProviderToSee,
 } from './support.js';
 
-const { client, namespace } = useTestFile({ provider: {} });
+const { client, namespace, running } = useTestFile({ provider: {} });
 const PAUSED = 'cluster.x-k8s.io/paused';
+
+const hasPausedAnnotation = (object: { metadata: { annotations?: Record<string, string> | undefined } }): boolean =>
+  object.metadata.annotations?.[PAUSED] !== undefined;
 
 /**
  * Proof that a paused claim is left alone: a second, unpaused claim created after it in the same pool is served
@@ -49,6 +53,8 @@ describe('pausing', () => {
       { namespace: ns, name: 'c' },
       { metadata: { annotations: { [PAUSED]: '' } } },
     );
+    // The provider reads the Cluster from its cache: a claim reconciled before the annotation reached it would be served.
+    await waitForProviderToSee(running(), CLUSTER_RESOURCE, `${ns}/c`, hasPausedAnnotation);
     await createClaim(
       client,
       ns,
@@ -102,6 +108,8 @@ describe('pausing', () => {
         metadata: { annotations: { [PAUSED]: '' } },
       },
     );
+    // The pool comes from the provider's cache: a deletion reconciled before the pause reached it would be released.
+    await waitForProviderToSee(running(), POOL_RESOURCES.TallyIPPool, `${ns}/pool`, hasPausedAnnotation);
     await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
     await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'held' });
     await expectSkipped(ns, 'a', 'witness');
@@ -124,6 +132,8 @@ describe('pausing', () => {
   it('a pool labelled with a paused Cluster (clusterctl move) pauses with it: claims and pool status wait', async () => {
     const ns = await namespace('pause-pool-cluster');
     await createCluster(client, ns, 'moving', true);
+    // A pool whose Cluster the provider has not seen yet is not paused: it would get its finalizer and status.
+    await waitForProviderToSee(running(), CLUSTER_RESOURCE, `${ns}/moving`, (cluster) => cluster.spec?.paused === true);
     await createPool(
       client,
       'TallyIPPool',

@@ -55,8 +55,9 @@ describe('recovery', () => {
     const ns = await namespace('rec-duplicate');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.61.0.1-10.61.0.9'], prefix: 24 });
     const claim = await createClaim(client, ns, 'moved', { kind: 'TallyIPPool', name: 'pool' });
-    await createLock('10.61.0.1', ns, 'pool', { name: 'other', uid: 'uid-of-other' });
-    // The IPAddress as clusterctl move brings it: owned by the claim, no lock in this cluster.
+    // The IPAddress as clusterctl move brings it: owned by the claim, no lock in this cluster. Created before the entry
+    // of the other claim, which does not exist: the providers of the other test files, which run beside this one, keep
+    // that entry only because an IPAddress carries its address (contract-corners' drops an orphan after 1 s).
     await client.create(ADDRESS_RESOURCE, {
       apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
       kind: 'IPAddress',
@@ -82,6 +83,7 @@ describe('recovery', () => {
         claimRef: { name: 'moved' },
       },
     });
+    await createLock('10.61.0.1', ns, 'pool', { name: 'other', uid: 'uid-of-other' });
     const running = await startProvider({ orphanLockSafetyAgeMs: 3_600_000 });
     try {
       const failed = await waitForReason(client, ns, 'moved', 'AllocationFailed');

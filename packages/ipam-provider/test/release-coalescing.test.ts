@@ -2,8 +2,9 @@
  * Background releases against the real API server: releases of one ledger submitted one after another (as the
  * deletions of a burst queue them) wait for each other and share one compare-and-swap write, and two writers
  * releasing the same entries (two active replicas) cost at most a conflict per batch, not one per entry. Counted by
- * the writers themselves; nothing here is timed. Ledgers are cluster-scoped and this package's files share one control
- * plane: each test uses an address block of its own.
+ * the writers themselves; nothing here is timed. On a control plane of the file's own (see usePrivateControlPlane):
+ * the entries name claims that do not exist, which the providers of the other files would collect, conflicting with
+ * the writers counted here. Each test uses an address block of its own.
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -18,15 +19,16 @@ import {
   ledgerNameOf,
   type PoolRef,
 } from '../src/index.js';
-import { getOrUndefined, testClient } from './support.js';
+import { getOrUndefined, testClient, usePrivateControlPlane } from './support.js';
 
 /** Releases per test, submitted 5 ms apart: about a quarter of the shortest coalescing window. */
 const RELEASES = 50;
 const POOL: PoolRef = { kind: 'TallyIPPool', namespace: 'release-test', name: 'pool' };
 
+const kubeConfig = usePrivateControlPlane();
 const clients: Client[] = [];
 function writer(): AddressLedgers {
-  const client = testClient();
+  const client = testClient(kubeConfig());
   clients.push(client);
   return new AddressLedgers({ client, now: Date.now });
 }

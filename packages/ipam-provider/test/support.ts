@@ -5,11 +5,14 @@ import {
   TALLY_GROUP,
   TALLY_V1ALPHA1_API_VERSION,
   tallyAddressLockCustomResourceDefinition,
+  tallyCRDDirectory,
   WATCH_FILTER_LABEL,
 } from '@tally-ipam/api-types';
-import { Client, isInvalid, isNotFound, Manager, type ResourceKind } from '@tally-ipam/controller-kit';
+import { Client, isInvalid, isNotFound, Manager, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit';
 import {
+  type ControlPlane,
   createTestNamespace,
+  startControlPlane,
   type TestNamespace,
   waitFor as testenvWaitFor,
   type WaitOptions,
@@ -92,6 +95,49 @@ export async function startProvider(
       abort.abort();
       await running;
     },
+  };
+}
+
+/**
+ * Waits until the provider's own cache shows the object `key` (`namespace/name`, or `name` when cluster-scoped) of
+ * `resource` as `seen` wants it. The provider reads Clusters and pools from its informers, one watch per resource and
+ * in no set order with its claim watch: a test that changes one object (pauses a Cluster or a pool) and then acts on
+ * another (creates or deletes a claim) waits here first, or the claim may be reconciled against the older object.
+ * `scope` is the one the provider's informer has (its `namespace` option), so that the existing informer is read.
+ */
+export async function waitForProviderToSee<R extends ResourceKind>(
+  running: RunningProvider,
+  resource: R,
+  key: string,
+  seen: (object: ObjectOf<R>) => boolean,
+  scope: { namespace?: string } = {},
+): Promise<void> {
+  const informer = running.manager.cache.informerFor(resource, scope);
+  await waitFor(`the provider's cache to show ${resource.kind} ${key} as the test wrote it`, () => {
+    const object = informer.store.get(key);
+    return object !== undefined && seen(object);
+  });
+}
+
+/**
+ * A control plane of the test file's own (etcd and kube-apiserver with the Tally CRDs), started before the file's tests
+ * and stopped after them; returns its kubeconfig. For tests of the ledger writers and views that hold entries for
+ * claims and pools that do not exist: on the shared control plane the providers of the other test files, which run
+ * beside them, garbage-collect every entry they see orphaned (claim gone, past their safety age: 1 s in
+ * contract-corners) or released (at once, the grace period of an unknown pool being 0), and their writes race the
+ * file's own.
+ */
+export function usePrivateControlPlane(): () => KubeConfig {
+  let plane: ControlPlane | undefined;
+  beforeAll(async () => {
+    plane = await startControlPlane({ ignoreTestKubeconfig: true, crds: [tallyCRDDirectory()], capiCRDs: [] });
+  }, 180_000);
+  afterAll(async () => {
+    await plane?.stop();
+  });
+  return () => {
+    if (!plane) throw new Error('the private control plane has not started: use it inside tests and hooks only');
+    return plane.kubeConfig();
   };
 }
 

@@ -1,3 +1,4 @@
+import { WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { describe, expect, it } from 'vitest';
 import { ADDRESS_RESOURCE, addressLockName, CLAIM_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../src/index.js';
 import {
@@ -66,12 +67,21 @@ describe('uniqueness enforced by the API server', () => {
   it('respects an address another replica holds in the ledger: the claim gets the next address', async () => {
     const ns = await namespace('uniq-409');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.41.0.1-10.41.0.3'], prefix: 24 });
-    // "Another replica" took 10.41.0.1 for a claim this process has not seen.
+    // "Another replica" took 10.41.0.1 for a claim this process has not seen: one of another watch filter. The claim
+    // exists, so that no provider collects the entry as an orphan (those of the other test files run beside this one,
+    // contract-corners' with a safety age of 1 s).
+    const elsewhere = await createClaim(
+      client,
+      ns,
+      'elsewhere',
+      { kind: 'TallyIPPool', name: 'pool' },
+      { labels: { [WATCH_FILTER_LABEL]: 'another-replica' } },
+    );
     await holdAsAnotherWriter(
       client,
       addressLockName('10.41.0.1'),
       { kind: 'TallyIPPool', name: 'pool', namespace: ns },
-      { namespace: ns, name: 'elsewhere', uid: 'uid-of-another-replicas-claim' },
+      { namespace: ns, name: 'elsewhere', uid: elsewhere.metadata.uid ?? '' },
     );
     const running = await startProvider({ orphanLockSafetyAgeMs: 3_600_000 });
     try {
