@@ -8,7 +8,6 @@ import { keyOf } from '../src/cache/object.js';
 import { OWNER_UID_INDEX } from '../src/cache/store.js';
 import { keepObject } from '../src/cache/transform.js';
 import { typedResource } from '../src/client/object-schema.js';
-import { type KubeRequest, KubeTransport } from '../src/client/transport.js';
 import { captureLogs } from './fixtures/core-log-capture.js';
 import {
   CONFIGMAPS,
@@ -88,43 +87,6 @@ describe('Cache against a real API server', () => {
     expect(stripped.store.list().every((part) => part.metadata.managedFields === undefined)).toBe(true);
     expect(kept.store.list().every((part) => (part.metadata.managedFields?.length ?? 0) > 0)).toBe(true);
     expect(await cache.list(PARTS, { namespace: ns.name })).toHaveLength(23);
-  });
-
-  it('requests the next page of a list before it decodes the objects of the one it has', async () => {
-    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-ahead');
-    const objects = new TestObjects(testEnv().kubeConfig);
-    for (let i = 0; i < 12; i += 1) await objects.apply('parts', ns.name, `p${i}`, { payload: `n${i}` });
-    // What the reflector does, in order: each list page it asks for, each object it decodes.
-    const steps: string[] = [];
-    class RecordingTransport extends KubeTransport {
-      override request(request: KubeRequest): Promise<unknown> {
-        if (request.method === 'GET' && request.query?.limit !== undefined) {
-          steps.push(request.query.continue === undefined ? 'first page' : 'next page');
-        }
-        return super.request(request);
-      }
-    }
-    const cache = new Cache({
-      kubeConfig: testEnv().kubeConfig,
-      logger: quiet,
-      transport: new RecordingTransport(testEnv().kubeConfig),
-      reflector: { pageSize: 5 },
-    });
-    const stop = new AbortController();
-    stops.push(stop);
-    void cache.start(stop.signal);
-    const parts = cache.informerFor(PARTS, {
-      namespace: ns.name,
-      transform: (part) => {
-        steps.push('decode');
-        return part;
-      },
-    });
-    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
-    expect(parts.store.size).toBe(12);
-    // Three pages of 5, 5 and 2: pages 2 and 3 are asked for before pages 1 and 2 are decoded.
-    const decodes = (count: number): string[] => Array.from({ length: count }, () => 'decode');
-    expect(steps).toEqual(['first page', 'next page', ...decodes(5), 'next page', ...decodes(5), ...decodes(2)]);
   });
 
   it('shares one informer per resource and scope, and replays the store to late handlers', async () => {

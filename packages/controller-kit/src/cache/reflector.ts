@@ -187,66 +187,37 @@ export class Reflector<T extends KubeObject> {
     );
   }
 
-  /**
-   * Fetches the pages of one list. The next page is requested as soon as this one's continue token is known, before
-   * its objects are parsed, so the API server prepares page N+1 while this process decodes page N: over 50,000 objects
-   * (200 pages of 500) the two no longer take turns. At most two pages are held at once.
-   */
   private async listPages(
     path: string,
     pageSize: number,
     signal: AbortSignal,
   ): Promise<{ listed: T[]; resourceVersion: string }> {
-    // A page fetched ahead must not outlive a list that failed on the page before it.
-    const ahead = new AbortController();
-    const onAbort = (): void => ahead.abort(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
     const listed: T[] = [];
+    let continueToken: string | undefined;
     let resourceVersion = '';
-    let next: Promise<unknown> | undefined = this.requestPage(path, pageSize, undefined, ahead.signal);
-    try {
-      while (next !== undefined) {
-        const page = listEnvelopeSchema.safeParse(await next);
-        next = undefined;
-        if (!page.success) {
-          throw new Error(`list of ${this.config.resource.plural} returned a malformed body: ${page.error.message}`);
-        }
-        resourceVersion = page.data.metadata.resourceVersion ?? resourceVersion;
-        const continueToken = page.data.metadata.continue || undefined;
-        if (continueToken) {
-          next = this.requestPage(path, pageSize, continueToken, ahead.signal);
-          // Awaited on the next turn of the loop; a failure of this page's parsing leaves it unawaited meanwhile.
-          next.catch(() => undefined);
-        }
-        for (const raw of page.data.items ?? []) {
-          const object = this.parseOrLog(raw);
-          if (object) listed.push(object);
-        }
+    do {
+      const query = this.query(pageSize > 0 ? { limit: String(pageSize) } : {});
+      if (continueToken) query.continue = continueToken;
+      const body = await this.config.transport.request({
+        method: 'GET',
+        path,
+        query,
+        signal,
+        timeoutMs: this.options.listTimeoutMs ?? 60_000,
+        target: this.target,
+      });
+      const page = listEnvelopeSchema.safeParse(body);
+      if (!page.success) {
+        throw new Error(`list of ${this.config.resource.plural} returned a malformed body: ${page.error.message}`);
       }
-      return { listed, resourceVersion };
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      if (next !== undefined) ahead.abort(new Error(`list of ${this.config.resource.plural} ended`));
-    }
-  }
-
-  private requestPage(
-    path: string,
-    pageSize: number,
-    continueToken: string | undefined,
-    signal: AbortSignal,
-  ): Promise<unknown> {
-    const query = this.query(pageSize > 0 ? { limit: String(pageSize) } : {});
-    if (continueToken) query.continue = continueToken;
-    return this.config.transport.request({
-      method: 'GET',
-      path,
-      query,
-      signal,
-      timeoutMs: this.options.listTimeoutMs ?? 60_000,
-      target: this.target,
-    });
+      for (const raw of page.data.items ?? []) {
+        const object = this.parseOrLog(raw);
+        if (object) listed.push(object);
+      }
+      resourceVersion = page.data.metadata.resourceVersion ?? resourceVersion;
+      continueToken = page.data.metadata.continue || undefined;
+    } while (continueToken);
+    return { listed, resourceVersion };
   }
 
   private async watchOnce(signal: AbortSignal): Promise<void> {
