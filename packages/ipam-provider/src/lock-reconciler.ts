@@ -48,10 +48,13 @@ export function heldByCachedClaim(lock: StoredLock, claims: Pick<SharedInformer<
   );
 }
 
+/** How often a released entry of a pool whose spec does not build is looked at again. */
+export const UNREADY_POOL_RECHECK_MS = 30_000;
+
 /**
  * Garbage-collects TallyAddressLocks, which have no owner reference for the garbage collector to follow:
  * - a released lock once its pool's reuse grace period is over (kept while the pool orders by least recently
- *   released, which needs the release time);
+ *   released, which needs the release time, and while the pool's spec does not build, so neither can be read);
  * - an orphaned lock — its claim is gone and no IPAddress carries its address (a claim deleted by force, or a crash
  *   between lock and IPAddress) — after a safety age, so a lock taken moments ago is never mistaken for one.
  * Deletes carry the lock's uid and resourceVersion: a lock re-taken meanwhile is never removed.
@@ -72,6 +75,9 @@ export class LockReconciler implements Reconciler {
     const now = deps.now();
 
     if (lock.spec.releasedAt !== undefined) {
+      // A pool that exists but has no state (its spec does not build) has a grace period and a strategy this process
+      // cannot read: the release time is kept until it can, rather than judged against a grace period of 0.
+      if (lookup?.status === 'invalid') return { requeueAfterMs: UNREADY_POOL_RECHECK_MS };
       if (state?.allocation.strategy === 'LeastRecentlyReleased') return {};
       const releasedAt = Date.parse(lock.spec.releasedAt);
       const remaining = releasedAt + (state?.allocation.reuseGracePeriodMs ?? 0) - now;

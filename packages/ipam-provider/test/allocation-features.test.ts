@@ -1,4 +1,5 @@
 import type { Client } from '@tally-ipam/controller-kit';
+import type { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   addressLockName,
@@ -14,6 +15,7 @@ import {
   findHolding,
   getHolding,
   readyCondition,
+  startProvider,
   useTestFile,
   waitFor,
   waitForAddress,
@@ -37,6 +39,14 @@ afterAll(async () => {
   for (const pool of globalPools)
     await client.delete(POOL_RESOURCES[pool.kind], { name: pool.name }).catch(() => undefined);
 });
+
+/** The sum of a metric's values for one controller or queue (label `controller` or `name`) in a provider's registry. */
+async function metricValues(registry: Registry, metric: string, owner: string): Promise<number> {
+  const values = (await registry.getSingleMetric(metric)?.get())?.values ?? [];
+  return values
+    .filter((value) => value.labels.controller === owner || value.labels.name === owner)
+    .reduce((sum, value) => sum + value.value, 0);
+}
 
 async function deleteClaim(ns: string, name: string): Promise<void> {
   await client.delete(CLAIM_RESOURCE, { namespace: ns, name });
@@ -94,6 +104,51 @@ describe('allocation features', () => {
     expect((await waitForAddress(client, ns, 'd')).spec.address).toBe('10.31.0.2'); // released longest ago
     await createClaim(client, ns, 'e', { kind: 'TallyIPPool', name: 'lrr' });
     expect((await waitForAddress(client, ns, 'e')).spec.address).toBe('10.31.0.1');
+  });
+
+  it('keeps a released entry of a LeastRecentlyReleased pool while the pool spec does not build', async () => {
+    const ns = await namespace('feat-lrr-invalid');
+    await createPool(client, 'TallyIPPool', 'lrr', ns, {
+      addresses: ['10.36.0.1-10.36.0.3'],
+      prefix: 24,
+      allocationStrategy: 'LeastRecentlyReleased',
+    });
+    await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'lrr' });
+    expect((await waitForAddress(client, ns, 'a')).spec.address).toBe('10.36.0.1');
+    await deleteClaim(ns, 'a');
+    await waitForReleased(client, addressLockName('10.36.0.1'));
+    // A reservation outside the pool's range: the CRD cannot see it, the pool state does not build.
+    const invalid = { reservations: [{ claimName: 'elsewhere', address: '10.37.0.9' }] };
+    await client.mergePatch(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'lrr' }, { spec: invalid });
+    await waitFor('the pool reported InvalidSpec', async () => {
+      const read = await client.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'lrr' });
+      const conditions = (read.status as { conditions?: { type?: string; reason?: string }[] } | undefined)?.conditions;
+      return conditions?.some((condition) => condition.type === 'Ready' && condition.reason === 'InvalidSpec');
+    });
+    // A provider started now looks at every entry once, this one included, while the pool is invalid.
+    const second = await startProvider({ namespace: ns }, 'tally-ipam-lrr-invalid');
+    try {
+      await waitFor('the second provider to have looked at every entry once', async () => {
+        const reconciles = await metricValues(
+          second.registry,
+          'controller_runtime_reconcile_total',
+          'tally-addresslock',
+        );
+        const depth = await metricValues(second.registry, 'workqueue_depth', 'tally-addresslock');
+        return reconciles >= 1 && depth === 0;
+      });
+    } finally {
+      await second.stop();
+    }
+    expect((await getHolding(client, addressLockName('10.36.0.1'))).spec.releasedAt).toBeDefined();
+    // The pool fixed, the release time still orders reuse: the never-used addresses go first.
+    await client.mergePatch(
+      POOL_RESOURCES.TallyIPPool,
+      { namespace: ns, name: 'lrr' },
+      { spec: { reservations: null } },
+    );
+    await createClaim(client, ns, 'b', { kind: 'TallyIPPool', name: 'lrr' });
+    expect((await waitForAddress(client, ns, 'b')).spec.address).toBe('10.36.0.2');
   });
 
   it('a reuse grace period keeps a released address out of reach, then hands it out again', async () => {
