@@ -99,7 +99,8 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
   },
   '@tally-ipam/ipam-provider': {
     role: 'library',
-    purpose: 'the IPAM provider contract: claim and pool reconcilers, the address ledgers and their garbage collector, pool admission webhooks',
+    purpose:
+      'the IPAM provider contract: claim and pool reconcilers, the address ledgers and their garbage collector, pool admission webhooks',
     shipped: ['@tally-ipam/allocator', '@tally-ipam/api-types', '@tally-ipam/controller-kit'],
     development: ['@tally-ipam/testenv'],
   },
