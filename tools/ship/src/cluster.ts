@@ -105,20 +105,54 @@ export interface ImageController {
   readonly readyAfterMs: number;
 }
 
+/** The port of the health probe server, from the process's "serving health probes" log line (pino JSON). */
+export function healthProbePort(output: string): number | undefined {
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{') || !line.includes('"serving health probes"')) continue;
+    try {
+      const record = JSON.parse(line) as { msg?: unknown; address?: unknown };
+      if (record.msg === 'serving health probes' && typeof record.address === 'string') {
+        return Number(record.address.split(':').pop());
+      }
+    } catch {
+      // A line cut by the pipe's chunking: the next chunk completes it.
+    }
+  }
+  return undefined;
+}
+
+/** Thrown when the entrypoint exits before `/readyz` answers; carries its exit and everything it wrote. */
+export class ImageControllerExitedError extends Error {
+  constructor(
+    readonly code: number | null,
+    readonly signal: NodeJS.Signals | null,
+    readonly output: string,
+  ) {
+    super(
+      `the image's entrypoint exited (${signal ? `signal ${signal}` : `code ${code}`}) before it was ready:\n` +
+        (output || '(it wrote nothing)'),
+    );
+    this.name = 'ImageControllerExitedError';
+  }
+}
+
 /**
- * Starts the image's entrypoint with `args` in the sandbox and waits until `/readyz` on `healthPort` answers 200.
- * Fails with its output when it exits first or is not ready by `deadlineMs` (a deadline, not a measurement).
+ * Starts the image's entrypoint with `command` in the sandbox and waits until `/readyz` answers 200. The command binds
+ * its health probes to port 0 (`--health-probe-bind-address=127.0.0.1:0`) and the port is read from its log, so no
+ * other process can take the port between choosing and binding it. Fails with its output when it exits first
+ * (`ImageControllerExitedError`) or is not ready by `deadlineMs` (a deadline, not a measurement).
  */
 export async function startImageController(options: {
   rootfs: string;
   tmpSeedDir: string;
   command: readonly string[];
-  healthPort: number;
   deadlineMs?: number;
 }): Promise<ImageController> {
   const started = Date.now();
   const child = startInSandbox(options.rootfs, options.tmpSeedDir, options.command);
   const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  // 'close' comes after both pipes ended: only then is everything the process wrote in `output`.
+  const closed = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
   let output = '';
   const collect = (chunk: Buffer): void => {
     output += chunk.toString('utf8');
@@ -129,17 +163,24 @@ export async function startImageController(options: {
   void exit.then(() => {
     exited = true;
   });
-  const deadline = started + (options.deadlineMs ?? 120_000);
+  const deadlineMs = options.deadlineMs ?? 120_000;
   for (;;) {
-    if (exited) throw new Error(`the image's entrypoint exited before it was ready:\n${output}`);
-    const status = await fetch(`http://127.0.0.1:${options.healthPort}/readyz`).then(
-      (response) => response.status,
-      () => 0,
-    );
+    if (exited) {
+      const [code, signal] = await closed;
+      throw new ImageControllerExitedError(code, signal, output);
+    }
+    const port = healthProbePort(output);
+    const status =
+      port === undefined
+        ? 0
+        : await fetch(`http://127.0.0.1:${port}/readyz`).then(
+            (response) => response.status,
+            () => 0,
+          );
     if (status === 200) break;
-    if (Date.now() > deadline) {
+    if (Date.now() > started + deadlineMs) {
       child.kill('SIGKILL');
-      throw new Error(`not ready after ${options.deadlineMs ?? 120_000} ms:\n${output}`);
+      throw new Error(`not ready after ${deadlineMs} ms:\n${output}`);
     }
     await delay(100);
   }

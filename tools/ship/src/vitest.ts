@@ -36,6 +36,7 @@ import {
   discover,
   freeLoopbackPort,
   type ImageController,
+  ImageControllerExitedError,
   RBAC_KINDS,
   resourceKindOf,
   seedContainerTmp,
@@ -526,6 +527,34 @@ function log(provider: ShippedProvider, line: string): void {
   process.stderr.write(`[${provider.imageName} image] ${line}\n`);
 }
 
+/** How often the image is started again when another process took the webhook port between choosing and binding. */
+const WEBHOOK_PORT_ATTEMPTS = 3;
+
+/**
+ * Starts the image with a free webhook port. Port 0 turns the webhook server off, so unlike the health and
+ * diagnostics servers it cannot bind a port of its own choosing: a port is chosen beforehand, and when some other
+ * process of a busy test machine binds it first (EADDRINUSE in the log), the image starts again on another port.
+ */
+async function startWithFreeWebhookPort(
+  provider: ShippedProvider,
+  options: { rootfs: string; tmpSeedDir: string; command: readonly string[] },
+): Promise<{ controller: ImageController; webhookPort: number }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const webhookPort = await freeLoopbackPort();
+    try {
+      const controller = await startImageController({
+        ...options,
+        command: [...options.command, `--webhook-port=${webhookPort}`],
+      });
+      return { controller, webhookPort };
+    } catch (error) {
+      const portTaken = error instanceof ImageControllerExitedError && /EADDRINUSE/.test(error.output);
+      if (!portTaken || attempt >= WEBHOOK_PORT_ATTEMPTS) throw error;
+      log(provider, `webhook port ${webhookPort} was taken before the controller bound it; starting it again`);
+    }
+  }
+}
+
 /**
  * Builds the app's image, unpacks it, and runs its entrypoint in the sandbox (read-only root, uid 65532, no
  * capabilities) against a control plane of its own, with the ServiceAccount token of the shipped RBAC and the webhook
@@ -562,9 +591,7 @@ export function describeImageRun(provider: ShippedProvider, options: ImageRunOpt
     const certs = await createServingCertDir(`${provider.imageName}-image-test`);
     seedContainerTmp(join(work, 'seed'), { kubeconfigYaml, servingCertDir: certs.path });
     await certs.remove();
-    const healthPort = await freeLoopbackPort();
-    const webhookPort = await freeLoopbackPort();
-    const controller = await startImageController({
+    const { controller, webhookPort } = await startWithFreeWebhookPort(provider, {
       rootfs: image.rootfs,
       tmpSeedDir: join(work, 'seed'),
       command: [
@@ -573,11 +600,9 @@ export function describeImageRun(provider: ShippedProvider, options: ImageRunOpt
         '--leader-elect',
         `--leader-election-namespace=${wiring.namespace}`,
         // HTTPS with a self-signed certificate made at start, as in the Deployment (loopback here).
-        `--diagnostics-address=127.0.0.1:${await freeLoopbackPort()}`,
-        `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-        `--webhook-port=${webhookPort}`,
+        '--diagnostics-address=127.0.0.1:0',
+        '--health-probe-bind-address=127.0.0.1:0',
       ],
-      healthPort,
     });
     log(provider, `controller from the image ready (/readyz 200) ${controller.readyAfterMs} ms after exec`);
     run = {
