@@ -49,6 +49,38 @@ describe('TallyAddressLedger: one entry per key, checked by every reader', () =>
     );
   });
 
+  it.each([
+    ['an address that is not text', { address: 10 }, 'spec.entries[1].address'],
+    ['a heldSince that is not a time', { heldSince: 'yesterday' }, 'spec.entries[1].heldSince'],
+    [
+      'a claim name that is not a Kubernetes name',
+      { claimRef: { namespace: 'n', name: 'Not_A_Name', uid: 'u' } },
+      'spec.entries[1].claimRef.name',
+    ],
+    ['a key longer than 63 characters', { key: `ip4-${'1'.repeat(60)}` }, 'spec.entries[1].key'],
+  ])(
+    'refuses a ledger with %s in an entry, naming the field (the API server no longer checks entry fields)',
+    (_, change, path) => {
+      const result = parseTallyAddressLedger(
+        ledger([entry('ip4-10.0.0.1', 'a'), { ...entry('ip4-10.0.0.2', 'b'), ...change }]),
+      );
+      expect(result.success).toBe(false);
+      if (result.success) return;
+      expect(result.error.issues.map((issue) => issue.path)).toEqual([path]);
+    },
+  );
+
+  it('ships each entry unchecked by the API server but for its required fields, so a full ledger is half as costly to write', () => {
+    const crd = tallyAddressLedgerCustomResourceDefinition();
+    const items = crd.spec.versions[0]?.schema?.openAPIV3Schema.properties?.spec?.properties?.entries?.items;
+    expect(items).toMatchObject({
+      type: 'object',
+      required: ['key', 'address', 'poolRef', 'claimRef', 'heldSince'],
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
+    expect(items?.properties).toBeUndefined();
+  });
+
   it('ships spec.entries as an atomic list: the API server keeps managed fields of one line, not one per entry', () => {
     const crd = tallyAddressLedgerCustomResourceDefinition();
     const entries = crd.spec.versions[0]?.schema?.openAPIV3Schema.properties?.spec?.properties?.entries;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { generatedCRDFiles, type JSONSchemaProps, StructuralSchemaError, toStructuralSchema } from '../src/index.js';
+import {
+  generatedCRDFiles,
+  type JSONSchemaProps,
+  StructuralSchemaError,
+  toStructuralSchema,
+  UNCHECKED_BY_API_SERVER,
+} from '../src/index.js';
 
 /** Keys KEP-2335 forbids anywhere in a structural schema, plus what zod emits that the API server does not know. */
 const FORBIDDEN = [
@@ -152,6 +158,35 @@ describe('toStructuralSchema', () => {
     } catch (error) {
       expect((error as StructuralSchemaError).path).toBe(path);
     }
+  });
+
+  it('keeps only type, description and required fields of an object marked unchecked by the API server', () => {
+    const item = z
+      .object({
+        key: z
+          .string()
+          .min(1)
+          .regex(/^[a-z]+$/),
+        count: z.int().min(0).optional(),
+      })
+      .meta({ description: 'one item', [UNCHECKED_BY_API_SERVER]: true });
+    expect(toStructuralSchema(z.object({ items: z.array(item) })).properties?.items?.items).toEqual({
+      type: 'object',
+      description: 'one item',
+      required: ['key'],
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
+    // The mark belongs to the CRD only: zod still checks every field.
+    expect(item.safeParse({ key: 'A1' }).success).toBe(false);
+  });
+
+  it.each([
+    ['on a string', z.object({ a: z.string().meta({ [UNCHECKED_BY_API_SERVER]: true }) }), 'a'],
+    ['set to something but true', z.object({ b: z.object({}).meta({ [UNCHECKED_BY_API_SERVER]: 'yes' }) }), 'b'],
+  ])('refuses the unchecked mark %s and names the path', (_, schema, path) => {
+    expect(() => toStructuralSchema(schema)).toThrow(
+      new RegExp(`at ${path.replace('.', '\\.')}: ${UNCHECKED_BY_API_SERVER}`),
+    );
   });
 
   it('refuses recursive schemas', () => {

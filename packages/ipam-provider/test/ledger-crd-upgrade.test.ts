@@ -3,9 +3,15 @@
  * no other file's helpers, which list every ledger, meet the broken ledger written here):
  * - upgrading from Tally 0.1, whose CRD made it a list-map keyed by `key`: the ledgers 0.1 wrote stay readable and
  *   writable, no entry is lost, and the first write under the new CRD drops the per-entry managed fields;
- * - the atomic list lets a person write a key twice: every reader refuses that ledger, nothing is written over it.
+ * - the atomic list lets a person write a key twice: every reader refuses that ledger, nothing is written over it;
+ * - the API server checks only an entry's required fields: an entry malformed otherwise is refused the same way.
  */
-import { tallyAddressLedgerCustomResourceDefinition, tallyCRDDirectory } from '@tally-ipam/api-types';
+import {
+  AddressLedgerEntry,
+  tallyAddressLedgerCustomResourceDefinition,
+  tallyCRDDirectory,
+  toStructuralSchema,
+} from '@tally-ipam/api-types';
 import type { Client, ResourceKind } from '@tally-ipam/controller-kit';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,7 +60,7 @@ function unit(last: number): HeldUnit {
   return { address, prefix: 24, isPrefix: false, lockName: addressLockName(address) };
 }
 
-/** The ledger CRD as this version ships it, or with the list-map of Tally 0.1. */
+/** The ledger CRD as this version ships it, or as Tally 0.1 shipped it (a list-map of entries checked field by field). */
 async function setLedgerCRD(listMap: boolean): Promise<void> {
   const shipped = tallyAddressLedgerCustomResourceDefinition();
   const versions = structuredClone(shipped.spec.versions) as unknown as {
@@ -63,6 +69,8 @@ async function setLedgerCRD(listMap: boolean): Promise<void> {
   for (const version of versions) {
     const entries = version.schema.openAPIV3Schema.properties.spec.properties.entries;
     if (listMap) {
+      // 0.1's CRD also had the API server check every field of an entry (a list-map's key must be a declared field).
+      entries.items = toStructuralSchema(AddressLedgerEntry);
       entries['x-kubernetes-list-type'] = 'map';
       entries['x-kubernetes-list-map-keys'] = ['key'];
     }
@@ -162,5 +170,53 @@ describe("the ledger CRD's atomic spec.entries", () => {
     ).rejects.toThrow(/"ip4-10\.77\.5\.1" is already the key of entries\[0\][\s\S]*spec\.entries\[1\]\.key/);
     const after = await client.get(UNPARSED_LEDGERS, { name });
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+  });
+
+  it('a ledger with a malformed entry is stored by the API server, but never written over: holds fail naming the field', async () => {
+    await setLedgerCRD(false);
+    const malformed = { ...unit(1), address: '10.77.6.1', lockName: addressLockName('10.77.6.1') };
+    const name = ledgerNameOf(malformed);
+    const entry = {
+      key: malformed.lockName,
+      address: malformed.address,
+      poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', namespace: 'upgrade', name: 'pool' },
+      claimRef: { namespace: 'upgrade', name: 'held', uid: 'uid-held' },
+      heldSince: 'yesterday',
+    };
+    // The CRD leaves entry fields to the readers (a full ledger's write costs half): the create goes through.
+    await client.create(UNPARSED_LEDGERS, {
+      apiVersion: LEDGER_RESOURCE.apiVersion,
+      kind: LEDGER_RESOURCE.kind,
+      metadata: { name },
+      spec: { entries: [entry] },
+    });
+    const before = await client.get(UNPARSED_LEDGERS, { name });
+    const ledgers = new AddressLedgers({ client, now: Date.now });
+    const next = { ...malformed, address: '10.77.6.2', lockName: addressLockName('10.77.6.2') };
+    await expect(
+      ledgers.hold(next, POOL, { namespace: 'upgrade', name: 'after-malformed', uid: 'uid-after-malformed' }, 0),
+    ).rejects.toThrow(/spec\.entries\[0\]\.heldSince/);
+    const after = await client.get(UNPARSED_LEDGERS, { name });
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+  });
+
+  it('the API server still refuses an entry without a required field, naming it', async () => {
+    await setLedgerCRD(false);
+    const error = await client
+      .create(
+        UNPARSED_LEDGERS,
+        {
+          apiVersion: LEDGER_RESOURCE.apiVersion,
+          kind: LEDGER_RESOURCE.kind,
+          metadata: { name: 'ip4-10.77.7.0.24' },
+          spec: { entries: [{ key: 'ip4-10.77.7.1', address: '10.77.7.1', poolRef: {}, claimRef: {} }] },
+        },
+        { dryRun: 'All' },
+      )
+      .then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+    expect(String(error)).toMatch(/spec\.entries\[0\]\.heldSince: Required value/);
   });
 });

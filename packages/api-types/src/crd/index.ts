@@ -23,6 +23,7 @@ export {
   type JSONValue,
   StructuralSchemaError,
   toStructuralSchema,
+  UNCHECKED_BY_API_SERVER,
   type ValidationRule,
 } from './structural-schema.js';
 export {

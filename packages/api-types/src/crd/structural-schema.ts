@@ -56,6 +56,14 @@ export class StructuralSchemaError extends Error {
   }
 }
 
+/**
+ * `.meta()` key of an object schema the API server should store without checking its fields: the CRD keeps the node's
+ * `type`, `description` and `required` and marks it `x-kubernetes-preserve-unknown-fields`; zod still checks every
+ * field where the object is read. For the items of large lists written often by one controller and never by hand,
+ * where the API server's schema validation of every field of every item is most of a write's cost.
+ */
+export const UNCHECKED_BY_API_SERVER = 'x-tally-unchecked-by-api-server';
+
 /** Keys a structural schema must not contain at all (KEP-2335). */
 const FORBIDDEN_KEYS = ['$ref', '$defs', 'definitions', 'dependencies', 'patternProperties', 'allOf', 'not', 'oneOf'];
 /** Keys zod emits that carry no meaning for the API server and are dropped. */
@@ -163,6 +171,7 @@ function convertNode(input: unknown, path: string): JSONSchemaProps {
     node['x-kubernetes-int-or-string'] = true;
     return node as JSONSchemaProps;
   }
+  if (UNCHECKED_BY_API_SERVER in node) return uncheckedObject(node, path);
   if (Object.keys(node).every((key) => key === 'description' || key === 'default')) {
     // z.unknown()/z.any(): keep whatever is there.
     node['x-kubernetes-preserve-unknown-fields'] = true;
@@ -216,6 +225,18 @@ function convertNode(input: unknown, path: string): JSONSchemaProps {
       }
   }
   return node as JSONSchemaProps;
+}
+
+/** An object node marked `UNCHECKED_BY_API_SERVER`: its type, description and required fields, the rest preserved. */
+function uncheckedObject(node: RawSchema, path: string): JSONSchemaProps {
+  if (node[UNCHECKED_BY_API_SERVER] !== true || node.type !== 'object') {
+    throw new StructuralSchemaError(path, `${UNCHECKED_BY_API_SERVER} must be true and on an object schema`);
+  }
+  const unchecked: JSONSchemaProps = { type: 'object' };
+  if (typeof node.description === 'string') unchecked.description = node.description;
+  if (Array.isArray(node.required) && node.required.length > 0) unchecked.required = node.required.map(String);
+  unchecked['x-kubernetes-preserve-unknown-fields'] = true;
+  return unchecked;
 }
 
 /**

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { buildCustomResourceDefinition, type CustomResourceDefinition } from '../../crd/custom-resource-definition.js';
+import { UNCHECKED_BY_API_SERVER } from '../../crd/structural-schema.js';
 import { ObjectMeta, Time } from '../../meta/v1/types.js';
 import { type ParseResult, parseObject } from '../../parse.js';
 import { echo } from '../../text/clip.js';
@@ -51,15 +52,25 @@ export const AddressLedgerEntry = z
   .describe('One allocation: the address (or prefix), the pool it came from and the claim holding it.');
 export type AddressLedgerEntry = z.infer<typeof AddressLedgerEntry>;
 
+const ENTRY_DESCRIPTION =
+  'One allocation: the address (or prefix), the pool it came from and the claim holding it. The API server checks ' +
+  'only that the required fields are there; the provider checks every field where it reads the ledger.';
+
 /**
  * `spec.entries` is an atomic list, not a list-map keyed by `key`: on a list-map the API server tracks managed fields
  * per entry, which doubled a full ledger (132 KB against 75 KB stored) and its CPU per update (75 against 32 ms per PUT
  * of a growing 256-entry ledger, measured on testenv). One entry per key is kept by the only writer (`AddressLedgers`
  * decides every write from a map keyed by `key`) and checked wherever a ledger is read: a ledger with a key twice does
  * not parse, so nothing is decided, written or allocated from it until a person fixes it (fail closed).
+ *
+ * For the same reason the API server does not check the fields of an entry (`UNCHECKED_BY_API_SERVER`: the CRD keeps
+ * each entry's required fields only): checking every field of 256 entries was half of what a write of a full ledger
+ * cost it (47 against 24 ms of API server CPU per PUT, `bench/ledger-write-cost.ts` of the ipam-provider). The fields
+ * are checked by this schema wherever a ledger is read, exactly as a key twice is: a malformed entry makes its ledger
+ * unreadable, so nothing is decided, written or allocated from the block until it is fixed.
  */
 export const AddressLedgerEntries = z
-  .array(AddressLedgerEntry)
+  .array(AddressLedgerEntry.meta({ description: ENTRY_DESCRIPTION, [UNCHECKED_BY_API_SERVER]: true }))
   .max(MAX_LEDGER_ENTRIES)
   .superRefine((entries, ctx) => {
     const seen = new Map<string, number>();
