@@ -1,7 +1,8 @@
 /**
- * Side-by-side benchmark: Tally, the reference in-cluster provider, and two raw-client ceilings (Tally's writes; the
- * contract's minimum), each measured on a fresh local control plane, in interleaved rounds, with the load average
- * printed beside every figure and the ratios at the end.
+ * Side-by-side benchmark: Tally, the reference in-cluster provider, and three raw-client ceilings (Tally's writes; the
+ * contract's minimum; the same by a client that also watches IPAddresses, as a provider must), each measured on a
+ * fresh local control plane, in interleaved rounds, with the load average printed beside every figure and the ratios
+ * at the end.
  *
  * Scenarios (`--scenario`, comma-separated, default all):
  *   burst       `--claims` claims (default 2 000) created at once in one pool;
@@ -377,8 +378,10 @@ function printRatios(title: string, figures: readonly Figure[], unit: string, hi
     ['tally', 'reference'],
     ['tally', 'tally-writes'],
     ['tally', 'contract-minimum'],
+    ['tally', 'contract-watching'],
     ['reference', 'contract-minimum'],
     ['tally-writes', 'contract-minimum'],
+    ['contract-watching', 'contract-minimum'],
   ];
   const ratios = pairs.flatMap(([a, b]) => {
     const x = medians.get(a);

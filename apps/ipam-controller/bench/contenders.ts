@@ -1,5 +1,5 @@
 /**
- * The four contenders of the side-by-side benchmark and the raw writers behind the two ceilings and the prefill.
+ * The five contenders of the side-by-side benchmark and the raw writers behind the three ceilings and the prefill.
  *
  * - `tally`: the built controller (`dist/main.js`) as a child process, default concurrency;
  * - `reference`: the in-cluster provider (see reference-provider.ts), one claim worker as it ships;
@@ -10,7 +10,10 @@
  *   `HOLD_AHEAD_LIMIT` waiting claims' in one write; a claim held ahead writes nothing unless fewer than
  *   `HOLD_AHEAD_LOW_WATER` remain held ahead);
  * - `contract-minimum`: a raw client making only what the contract needs per claim: finalizer patch, IPAddress
- *   create, status patch.
+ *   create, status patch;
+ * - `contract-watching`: the same writes by a raw client that also keeps an informer of the IPAddresses, as every
+ *   provider must (it has to see its IPAddresses go, to make them again or let them go): what the contract costs a
+ *   controller. The API server serves that watch one event per claim, which `contract-minimum` does not pay.
  * The prefill (addresses already allocated before a run starts) is written by the same raw writer in each contender's
  * own shape, so the provider starts on state it would have written itself: for Tally, every IPAddress backed by its
  * claim's entry in the TallyAddressLedger of its block, written by `AddressLedgers`. When Tally's writes per claim
@@ -39,7 +42,7 @@ import { ADDRESSES, CLAIMS, field, IPAM_API_VERSION } from '../test/support.js';
 import { HoldAheadPlan } from './hold-ahead-plan.js';
 import { REFERENCE_POOL_API_VERSION, startReferenceProvider } from './reference-provider.js';
 
-export const CONTENDERS = ['tally', 'reference', 'tally-writes', 'contract-minimum'] as const;
+export const CONTENDERS = ['tally', 'reference', 'tally-writes', 'contract-minimum', 'contract-watching'] as const;
 export type Contender = (typeof CONTENDERS)[number];
 export const PROVIDERS: readonly Contender[] = ['tally', 'reference'];
 
@@ -80,7 +83,7 @@ export function poolKindOf(contender: Contender): string {
 
 function shapeOf(contender: Contender): WriteShape {
   if (contender === 'reference') return REFERENCE_SHAPE;
-  return contender === 'contract-minimum' ? CONTRACT_MINIMUM : TALLY_WRITES;
+  return contender === 'contract-minimum' || contender === 'contract-watching' ? CONTRACT_MINIMUM : TALLY_WRITES;
 }
 
 /** One pool of a run: a /16 of its own, numbered by `octet`. */
@@ -256,6 +259,8 @@ export function startRawWriter(options: RawWriterOptions, signal: AbortSignal): 
     if (!field(object, 'status', 'addressRef', 'name')) queue.push(object);
   };
   cache.addEventHandler(CLAIMS, { onAdd }, { namespace });
+  // Nothing to do with them here; the informer is the point: its list and watch are what a provider pays for.
+  if (contender === 'contract-watching') cache.addEventHandler(ADDRESSES, {}, { namespace });
   void cache.start(signal);
   const plan = new HoldAheadPlan({ limit: HOLD_AHEAD_LIMIT, lowWater: HOLD_AHEAD_LOW_WATER });
   /** The address of each claim held so far (by uid), answered once its ledger write is. */
