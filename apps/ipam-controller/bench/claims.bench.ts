@@ -420,6 +420,7 @@ async function memoryScenario(run: Run): Promise<void> {
         const provider = await startProvider(contender, binariesOf(run), kubeconfigPath, NAMESPACE);
         try {
           const syncedS = (provider.syncedAt - provider.startedAt) / 1000;
+          const readyS = provider.readyAt === undefined ? undefined : (provider.readyAt - provider.startedAt) / 1000;
           const syncedMiB = rssMiB(provider.pid) ?? Number.NaN;
           const limitS = run.flags['settle-limit'];
           const settleMs = await waitSettled(provider.pid, limitS * 1000);
@@ -436,7 +437,8 @@ async function memoryScenario(run: Run): Promise<void> {
           }
           const peak = peakRssMiB(provider.pid) ?? Number.NaN;
           console.log(
-            `  round ${round} ${contender.padEnd(10)} start → synced ${syncedS.toFixed(1)} s (load ${loadAtStart}), ` +
+            `  round ${round} ${contender.padEnd(10)} start → synced ${syncedS.toFixed(1)} s` +
+              `${readyS === undefined ? '' : ` (/readyz 200 after ${readyS.toFixed(1)} s)`} (load ${loadAtStart}), ` +
               `RSS at sync ${syncedMiB.toFixed(0)} MiB, ${settled}, peak ${peak.toFixed(0)} MiB | ` +
               `load ${loadBefore} → ${load()}`,
           );

@@ -357,8 +357,14 @@ export async function prefill(
 /** A provider under test, running as a child process. */
 export interface RunningProvider {
   readonly pid: number;
-  /** performance.now() when its caches had synced (Tally: /readyz; reference: its last "Starting workers" line). */
+  /**
+   * performance.now() when its caches had synced, both read the same way: when the line saying its controllers start
+   * their workers reached this process (Tally: its first "starting workers", logged once every cache has synced;
+   * reference: its last "Starting workers", one per controller as its own informers sync).
+   */
   readonly syncedAt: number;
+  /** Tally only: performance.now() when `/readyz` first answered 200 (later under the reconciles that follow sync). */
+  readonly readyAt?: number;
   readonly startedAt: number;
   stop(): Promise<void>;
 }
@@ -388,6 +394,20 @@ async function startTally(entry: string, kubeconfigPath: string, namespace: stri
     process.env,
     entry,
   );
+  // Read as the reference's line is: the moment the line arrives, not when a poll of the collected lines finds it.
+  const WORKERS_LINE = '"msg":"starting workers"';
+  let workersStartedAt: number | undefined;
+  let previousTail = '';
+  const onStdout = (chunk: string): void => {
+    // The text may be cut between two chunks: the end of the previous one is searched with this one.
+    const text = previousTail + chunk;
+    previousTail = text.slice(-WORKERS_LINE.length);
+    if (workersStartedAt === undefined && text.includes(WORKERS_LINE)) {
+      workersStartedAt = performance.now();
+      controller.child.stdout?.off('data', onStdout);
+    }
+  };
+  controller.child.stdout?.on('data', onStdout);
   const port = await servingPort(controller, 'health probes');
   const metricsPort = await servingPort(controller, 'metrics');
   // Tally's readiness is "caches synced".
@@ -396,10 +416,14 @@ async function startTally(entry: string, kubeconfigPath: string, namespace: stri
     if (Date.now() > deadline) throw new Error('Tally: /readyz not 200 within 600 s');
     await delay(50);
   }
+  const readyAt = performance.now();
+  // /readyz says the caches synced, so the line has been written; it may still be in the pipe.
+  await controller.waitForLine((line) => line.includes(WORKERS_LINE), '"starting workers" log line');
   return {
     pid: controller.pid,
     startedAt,
-    syncedAt: performance.now(),
+    syncedAt: workersStartedAt ?? readyAt,
+    readyAt,
     stop: async () => {
       // TALLY_BENCH_METRICS_DIR: keep Tally's /metrics (work queues, reconciles, event loop) as it was at the end.
       const metricsDir = process.env.TALLY_BENCH_METRICS_DIR;
