@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@tally-ipam/controller-kit/client';
+import { healthProbePort } from '@tally-ipam/ship';
 import { CLUSTER_RESOURCE, SIM_CLUSTER_RESOURCE, SIM_GROUP } from '@tally-ipam/sim-infra';
 import { waitFor } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
@@ -10,25 +11,6 @@ import { describe, expect, it } from 'vitest';
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 /** A child process on a loaded machine: generous deadline, modest polling. */
 const POLL = { timeoutMs: 90_000, intervalMs: 250 };
-
-/**
- * The port of the health probe server, from its "serving health probes" log line: the process binds port 0 itself,
- * so no other process can take the port between choosing it and binding it (as with a port picked in advance).
- */
-function probePort(output: string): number | undefined {
-  for (const line of output.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const record = JSON.parse(line) as { msg?: unknown; address?: unknown };
-      if (record.msg === 'serving health probes' && typeof record.address === 'string') {
-        return Number(record.address.split(':').pop());
-      }
-    } catch {
-      // A line cut by the pipe's chunking, or not JSON: the next chunk completes it.
-    }
-  }
-  return undefined;
-}
 
 function exitCode(child: ChildProcess): Promise<number | null> {
   return child.exitCode !== null
@@ -65,7 +47,8 @@ describe('sim-infra-controller process', () => {
       output += chunk.toString();
     });
     try {
-      const healthPort = await waitFor('the "serving health probes" log line', () => probePort(output), POLL);
+      // The process binds port 0 itself, so no other process can take the port between choosing and binding it.
+      const healthPort = await waitFor('the "serving health probes" log line', () => healthProbePort(output), POLL);
       await waitFor(
         'readyz',
         async () => {
