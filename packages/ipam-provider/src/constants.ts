@@ -56,6 +56,8 @@ export const ORPHAN_LOCK_SAFETY_AGE_MS = 60_000;
 export const POOL_STATE_REBUILD_INTERVAL_MS = 10_000;
 /** A claim waiting on a full pool is also looked at again this often: the safety net behind the wake-up on release. */
 export const POOL_EXHAUSTED_RECHECK_MS = 60_000;
+/** A claim whose address lies in a ledger that does not parse is looked at again this often (a person must fix it). */
+export const UNREADABLE_LEDGER_RECHECK_MS = 30_000;
 /**
  * Longest per-claim retry backoff (client-go's default is 1 000 s). Two replicas or an overlapping pool make lock
  * conflicts routine, each one doubles the claim's backoff, and a claim is what a Machine waits on: capped so a claim

@@ -4,7 +4,8 @@
  * - upgrading from Tally 0.1, whose CRD made it a list-map keyed by `key`: the ledgers 0.1 wrote stay readable and
  *   writable, no entry is lost, and the first write under the new CRD drops the per-entry managed fields;
  * - the atomic list lets a person write a key twice: every reader refuses that ledger, nothing is written over it;
- * - the API server checks only an entry's required fields: an entry malformed otherwise is refused the same way.
+ * - the API server checks only an entry's required fields: an entry malformed otherwise is refused the same way, and
+ *   a claim whose address lies in such a ledger says so on its Ready condition.
  */
 import {
   AddressLedgerEntry,
@@ -23,13 +24,26 @@ import {
   ledgerNameOf,
   type PoolRef,
 } from '../src/index.js';
-import { testClient, waitFor } from './support.js';
+import {
+  createClaim,
+  createPool,
+  newNamespace,
+  readyCondition,
+  startProvider,
+  testClient,
+  waitFor,
+  waitForReason,
+} from './support.js';
 
 let plane: ControlPlane | undefined;
 let client: Client;
 
 beforeAll(async () => {
-  plane = await startControlPlane({ ignoreTestKubeconfig: true, crds: [tallyCRDDirectory()], capiCRDs: [] });
+  plane = await startControlPlane({
+    ignoreTestKubeconfig: true,
+    crds: [tallyCRDDirectory()],
+    capiCRDs: ['ipam.cluster.x-k8s.io', 'cluster.x-k8s.io'],
+  });
   client = testClient(plane.kubeConfig());
 }, 180_000);
 
@@ -198,6 +212,49 @@ describe("the ledger CRD's atomic spec.entries", () => {
     ).rejects.toThrow(/spec\.entries\[0\]\.heldSince/);
     const after = await client.get(UNPARSED_LEDGERS, { name });
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+  });
+
+  it('a claim whose address lies in a malformed ledger says so on its Ready condition; the ledger is not written over', async () => {
+    await setLedgerCRD(false);
+    const first = { ...unit(1), address: '10.77.8.1', lockName: addressLockName('10.77.8.1') };
+    const name = ledgerNameOf(first);
+    await client.create(UNPARSED_LEDGERS, {
+      apiVersion: LEDGER_RESOURCE.apiVersion,
+      kind: LEDGER_RESOURCE.kind,
+      metadata: { name },
+      spec: {
+        entries: [
+          {
+            key: addressLockName('10.77.8.200'),
+            address: '10.77.8.200',
+            poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', namespace: 'elsewhere', name: 'p' },
+            claimRef: { namespace: 'elsewhere', name: 'held', uid: 'uid-held-200' },
+            heldSince: 'yesterday',
+          },
+        ],
+      },
+    });
+    const before = await client.get(UNPARSED_LEDGERS, { name });
+    const kubeConfig = plane?.kubeConfig();
+    if (!kubeConfig) throw new Error('the control plane has not started');
+    const namespace = (await newNamespace('unreadable', kubeConfig)).name;
+    const provider = await startProvider({}, 'tally-ipam-unreadable-ledger', kubeConfig);
+    try {
+      await createPool(client, 'TallyIPPool', 'pool', namespace, { addresses: ['10.77.8.1-10.77.8.9'], prefix: 24 });
+      await createClaim(client, namespace, 'machine-0', { kind: 'TallyIPPool', name: 'pool' });
+      const claim = await waitForReason(client, namespace, 'machine-0', 'AllocationFailed');
+      const condition = readyCondition(claim);
+      expect(condition?.status).toBe('False');
+      expect(condition?.message).toMatch(
+        new RegExp(`^TallyAddressLedger ${name.replaceAll('.', '\\.')} cannot be read, so nothing is allocated`),
+      );
+      expect(condition?.message).toContain('spec.entries[0].heldSince');
+      expect(claim.status?.addressRef?.name).toBeUndefined();
+      const after = await client.get(UNPARSED_LEDGERS, { name });
+      expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    } finally {
+      await provider.stop();
+    }
   });
 
   it('the API server still refuses an entry without a required field, naming it', async () => {

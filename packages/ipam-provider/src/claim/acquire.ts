@@ -7,8 +7,14 @@ import { IPADDRESSCLAIM_ALLOCATION_FAILED_REASON } from '@tally-ipam/api-types';
 import type { ReconcileContext, Result } from '@tally-ipam/controller-kit';
 import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { notReady } from '../claim-status.js';
-import { EVENT_DUPLICATE_ADDRESS, MAX_LOCK_ATTEMPTS, POOL_EXHAUSTED_RECHECK_MS } from '../constants.js';
+import {
+  EVENT_DUPLICATE_ADDRESS,
+  MAX_LOCK_ATTEMPTS,
+  POOL_EXHAUSTED_RECHECK_MS,
+  UNREADABLE_LEDGER_RECHECK_MS,
+} from '../constants.js';
 import { LOCK_CLAIM_UID_INDEX } from '../indexes.js';
+import { unreadableLedgerMessage } from '../ledger/unreadable-ledger.js';
 import { type AcquireResult, holderOf } from '../locks.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { type PoolRef, poolRefOfLock, samePool } from '../pool-ref.js';
@@ -157,7 +163,23 @@ export async function acquireUnit(
       // while keeping it assumed would hold it in this process's memory for good.
       state.forgetAssumed(choice.unit.lockName);
       if (!deps.assumed.locks.get(choice.unit.lockName)) state.release(choice.unit, deps.now());
-      throw error;
+      // A ledger a person wrote wrong: the claim says why it waits, instead of only the log.
+      const unreadable = unreadableLedgerMessage(error);
+      if (unreadable === undefined) throw error;
+      context.logger.error({ err: error }, 'the ledger of the chosen address cannot be read');
+      const result = await finishClaim(
+        deps,
+        claim,
+        notReady(IPADDRESSCLAIM_ALLOCATION_FAILED_REASON, unreadable),
+        context,
+      );
+      return {
+        kind: 'done',
+        result:
+          result.requeue || result.requeueAfterMs !== undefined
+            ? result
+            : { requeueAfterMs: UNREADABLE_LEDGER_RECHECK_MS },
+      };
     }
     if (acquired.acquired) {
       deps.assumed.locks.assume(acquired.lock);
