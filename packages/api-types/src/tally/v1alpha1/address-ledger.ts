@@ -65,7 +65,7 @@ const ENTRY_DESCRIPTION =
  *
  * For the same reason the API server does not check the fields of an entry (`UNCHECKED_BY_API_SERVER`: the CRD keeps
  * each entry's required fields only): checking every field of 256 entries was half of what a write of a full ledger
- * cost it (47 against 24 ms of API server CPU per PUT, `bench/ledger-write-cost.ts` of the ipam-provider). The fields
+ * cost it (54 against 28 ms of API server CPU per PUT, `bench/ledger-write-cost.ts` of the ipam-provider). The fields
  * are checked by this schema wherever a ledger is read, exactly as a key twice is: a malformed entry makes its ledger
  * unreadable, so nothing is decided, written or allocated from the block until it is fixed.
  */
