@@ -1,6 +1,6 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Cache } from '../src/cache/cache.js';
@@ -8,6 +8,7 @@ import { keyOf } from '../src/cache/object.js';
 import { OWNER_UID_INDEX } from '../src/cache/store.js';
 import { keepObject } from '../src/cache/transform.js';
 import { typedResource } from '../src/client/object-schema.js';
+import { type KubeRequest, KubeTransport } from '../src/client/transport.js';
 import { captureLogs } from './fixtures/core-log-capture.js';
 import {
   CONFIGMAPS,
@@ -23,15 +24,28 @@ import { waitFor } from './fixtures/core-wait.js';
 const quiet = pino({ level: 'silent' });
 const stops: AbortController[] = [];
 
-function startCache(options: { pageSize?: number } = {}): { cache: Cache; stop: AbortController; done: Promise<void> } {
+function startCache(
+  options: { pageSize?: number; watchList?: boolean; logger?: Logger; transport?: KubeTransport } = {},
+): { cache: Cache; stop: AbortController; done: Promise<void> } {
   const cache = new Cache({
     kubeConfig: testEnv().kubeConfig,
-    logger: quiet,
-    reflector: { pageSize: options.pageSize },
+    logger: options.logger ?? quiet,
+    transport: options.transport,
+    reflector: { pageSize: options.pageSize, watchList: options.watchList },
   });
   const stop = new AbortController();
   stops.push(stop);
   return { cache, stop, done: cache.start(stop.signal) };
+}
+
+/** The cache's transport, recording the path of every GET that lists a collection (has `limit`). */
+class CountingTransport extends KubeTransport {
+  readonly lists: string[] = [];
+
+  override request(request: KubeRequest): Promise<unknown> {
+    if (request.method === 'GET' && request.query?.limit !== undefined) this.lists.push(request.path);
+    return super.request(request);
+  }
 }
 
 afterEach(() => {
@@ -68,11 +82,13 @@ describe('Cache against a real API server', () => {
     expect(updates[0]?.new.spec?.size).toBe(2);
   });
 
-  it('lists in pages, drops managedFields by default, and keeps them when told to', async () => {
-    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-pages');
+  it('syncs from a watch-list by default, drops managedFields, and keeps them when told to', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-watchlist');
     const objects = new TestObjects(testEnv().kubeConfig);
     for (let i = 0; i < 23; i += 1) await objects.apply('parts', ns.name, `p${i}`, { payload: `n${i}` });
-    const { cache } = startCache({ pageSize: 5 });
+    const { logger, lines } = captureLogs('info');
+    const transport = new CountingTransport(testEnv().kubeConfig);
+    const { cache } = startCache({ logger, transport });
     const stripped = cache.informerFor(PARTS, { namespace: ns.name });
     const kept = cache.informerFor(PARTS, {
       labelSelector: {},
@@ -86,7 +102,37 @@ describe('Cache against a real API server', () => {
     expect(kept.store.size).toBe(23);
     expect(stripped.store.list().every((part) => part.metadata.managedFields === undefined)).toBe(true);
     expect(kept.store.list().every((part) => (part.metadata.managedFields?.length ?? 0) > 0)).toBe(true);
-    expect(await cache.list(PARTS, { namespace: ns.name })).toHaveLength(23);
+    // Both informers learnt the state from their watch: no LIST was sent.
+    expect(transport.lists).toEqual([]);
+    const listed = lines.filter((line) => line.msg === 'listed parts (initial list)');
+    expect(listed.map((line) => [line.via, line.count])).toEqual([
+      ['watch-list', 23],
+      ['watch-list', 23],
+    ]);
+    // The same stream carries on as a watch.
+    await objects.apply('parts', ns.name, 'p23', { payload: 'n23' });
+    await waitFor('p23 in both stores', () => stripped.store.size === 24 && kept.store.size === 24);
+    expect(await cache.list(PARTS, { namespace: ns.name })).toHaveLength(24);
+  });
+
+  it('lists in pages when watch-list is off, and watches from the list', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-pages');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    for (let i = 0; i < 23; i += 1) await objects.apply('parts', ns.name, `p${i}`, { payload: `n${i}` });
+    const { logger, lines } = captureLogs('info');
+    const transport = new CountingTransport(testEnv().kubeConfig);
+    const { cache } = startCache({ pageSize: 5, watchList: false, logger, transport });
+    const informer = cache.informerFor(PARTS, { namespace: ns.name });
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+
+    expect(informer.store.size).toBe(23);
+    // 23 objects in pages of 5.
+    expect(transport.lists).toEqual(Array(5).fill(`/apis/${PARTS.apiVersion}/namespaces/${ns.name}/parts`));
+    expect(lines.filter((line) => line.msg === 'listed parts (initial list)').map((line) => line.via)).toEqual([
+      'list',
+    ]);
+    await objects.apply('parts', ns.name, 'p23', { payload: 'n23' });
+    await waitFor('p23 in the store', () => informer.store.size === 24);
   });
 
   it('shares one informer per resource and scope, and replays the store to late handlers', async () => {

@@ -4,7 +4,7 @@ import { linkedSignal } from '../client/linked-signal.js';
 import { collectionPath, type ResourceKind } from '../client/resource.js';
 import type { KubeTransport } from '../client/transport.js';
 import { Backoff, type BackoffOptions, sleep } from './backoff.js';
-import type { KubeObject } from './object.js';
+import { type KubeObject, keyOf } from './object.js';
 import type { WatchConnection } from './watch-connection.js';
 import { bookmarkSchema, listEnvelopeSchema, type WatchEvent, watchErrorStatusSchema } from './wire.js';
 
@@ -17,6 +17,12 @@ export interface ReflectorSink<T extends KubeObject> {
 }
 
 export interface ReflectorOptions {
+  /**
+   * Learn the full state from a watch that starts with every object (`sendInitialEvents=true`, the API server's
+   * watch-list; client-go's default since 1.35) instead of a paginated LIST. Default true. A server that refuses it
+   * (before 1.32, unless its `WatchList` feature gate is on) is listed instead, from then on.
+   */
+  readonly watchList?: boolean;
   /** Page size of the list (client-go: 500). */
   readonly pageSize?: number;
   /** Range for the server-side watch timeout, in seconds, chosen at random per watch (client-go: 300–600). */
@@ -63,15 +69,24 @@ class ResourceVersionExpiredError extends Error {
   override readonly name = 'ResourceVersionExpiredError';
 }
 
+/** The server answered a watch-list as a plain watch, or refused its parameters: it has no watch-list to offer. */
+class WatchListUnsupportedError extends Error {
+  override readonly name = 'WatchListUnsupportedError';
+}
+
+/** The annotation on the bookmark that ends a watch-list's initial events (`metav1.InitialEventsAnnotationKey`). */
+export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+
 /** Why the reflector lists again from a consistent read instead of resuming its watch. */
 type RelistReason = 'initial list' | 'resourceVersion expired (410)' | 'resourceVersion too large for the watch cache';
 
 /**
- * Keeps a sink in step with the API server for one resource (client-go's `Reflector`): a paginated LIST, then a WATCH
- * from the list's resourceVersion with bookmarks and a randomized server timeout, resuming from the last seen
- * resourceVersion when the stream ends. 410 Gone and "too large resource version" force a relist; a silent watch is
- * reopened; any other failure is logged and retried with capped exponential backoff (at least the server's
- * Retry-After). It stops only when its signal aborts.
+ * Keeps a sink in step with the API server for one resource (client-go's `Reflector`): the full state from a
+ * watch-list (a WATCH whose stream starts with every object and a bookmark marking their end, then carries on as a
+ * watch) or, where the server has none, a paginated LIST then a WATCH from the list's resourceVersion; bookmarks and a
+ * randomized server timeout either way, resuming from the last seen resourceVersion when the stream ends. 410 Gone and
+ * "too large resource version" force a relist; a silent watch is reopened; any other failure is logged and retried
+ * with capped exponential backoff (at least the server's Retry-After). It stops only when its signal aborts.
  */
 export class Reflector<T extends KubeObject> {
   private resourceVersion: string | undefined;
@@ -80,12 +95,15 @@ export class Reflector<T extends KubeObject> {
   /** True from a relist until its watch delivers something: a relist that gains nothing must not repeat at once. */
   private relistedWithoutProgress = false;
   private watchStartedAt: number | undefined;
+  /** False once the server refused a watch-list: the state is listed from then on. */
+  private watchList: boolean;
   private readonly backoff: Backoff;
   private readonly options: ReflectorOptions;
   private readonly target: RequestTarget;
 
   constructor(private readonly config: ReflectorConfig<T>) {
     this.options = config.options ?? {};
+    this.watchList = this.options.watchList ?? true;
     this.backoff = new Backoff(this.options.backoff);
     this.target = { verb: 'list/watch', resource: config.resource.plural, namespace: config.namespace };
   }
@@ -109,10 +127,21 @@ export class Reflector<T extends KubeObject> {
   private async loop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        if (this.relistReason !== undefined) await this.listAndReplace(signal, this.relistReason);
-        await this.watchOnce(signal);
+        if (this.relistReason !== undefined && this.watchList) await this.watchOnce(signal, this.relistReason);
+        else {
+          if (this.relistReason !== undefined) await this.listAndReplace(signal, this.relistReason);
+          await this.watchOnce(signal, undefined);
+        }
       } catch (error) {
         if (signal.aborted) return;
+        if (this.watchList && this.relistReason !== undefined && refusesWatchList(error)) {
+          this.watchList = false;
+          this.config.logger.info(
+            { err: error },
+            `the API server offers no watch-list for ${this.config.resource.plural}: listing in pages instead`,
+          );
+          continue;
+        }
         // A watch that ran a while before failing proves the path healthy: start the backoff over.
         if (this.watchStartedAt !== undefined && Date.now() - this.watchStartedAt >= HEALTHY_WATCH_MS) {
           this.backoff.reset();
@@ -177,12 +206,16 @@ export class Reflector<T extends KubeObject> {
       this.config.logger.info({ err: error }, 'continue token expired during a paginated list, listing in one page');
       ({ listed, resourceVersion } = await this.listPages(path, 0, signal));
     }
-    this.config.sink.replace(listed, resourceVersion);
+    this.replaceAll(listed, resourceVersion, reason, 'list');
+  }
+
+  private replaceAll(objects: readonly T[], resourceVersion: string, reason: RelistReason, via: string): void {
+    this.config.sink.replace(objects, resourceVersion);
     this.resourceVersion = resourceVersion;
     this.relistedWithoutProgress = reason !== 'initial list';
     this.relistReason = undefined;
     this.config.logger.info(
-      { count: listed.length, resourceVersion, reason },
+      { count: objects.length, resourceVersion, reason, via },
       `listed ${this.config.resource.plural} (${reason})`,
     );
   }
@@ -220,7 +253,12 @@ export class Reflector<T extends KubeObject> {
     return { listed, resourceVersion };
   }
 
-  private async watchOnce(signal: AbortSignal): Promise<void> {
+  /**
+   * One watch, until the server ends it. With `initial` set it is a watch-list: the stream first carries every object
+   * (as ADDED events) and then a bookmark annotated as their end, at whose resourceVersion they are the complete
+   * state; they replace the sink's state at that bookmark, and the stream carries on as a plain watch.
+   */
+  private async watchOnce(signal: AbortSignal, initial: RelistReason | undefined): Promise<void> {
     const minSeconds = this.options.minWatchTimeoutSeconds ?? 300;
     const maxSeconds = this.options.maxWatchTimeoutSeconds ?? 600;
     const timeoutSeconds = Math.floor(minSeconds + Math.random() * (maxSeconds - minSeconds + 1));
@@ -232,7 +270,7 @@ export class Reflector<T extends KubeObject> {
     this.watchStartedAt = startedAt;
     let delivered = 0;
     this.config.logger.debug(
-      { resourceVersion: this.resourceVersion, timeoutSeconds, idleTimeoutMs },
+      { resourceVersion: this.resourceVersion, timeoutSeconds, idleTimeoutMs, initial },
       `watching ${this.config.resource.plural}`,
     );
     const events = this.config.watchConnection.events({
@@ -241,26 +279,69 @@ export class Reflector<T extends KubeObject> {
         watch: 'true',
         allowWatchBookmarks: 'true',
         timeoutSeconds: String(timeoutSeconds),
-        resourceVersion: this.resourceVersion ?? '',
+        // A watch-list from an unset resourceVersion is a consistent read, as the LIST it replaces.
+        resourceVersion: initial ? '' : (this.resourceVersion ?? ''),
+        ...(initial ? { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' } : {}),
       }),
       signal,
       idleTimeoutMs,
       openTimeoutMs: this.options.watchOpenTimeoutMs ?? 30_000,
       target: { ...this.target, verb: 'watch' },
     });
+    // The initial events, by key, until the bookmark that ends them (undefined from then on).
+    let pending: Map<string, T> | undefined = initial ? new Map() : undefined;
     for await (const event of events) {
-      this.apply(event);
+      if (pending && initial) {
+        if (this.applyInitial(event, pending, initial)) pending = undefined;
+      } else {
+        this.apply(event);
+        this.relistedWithoutProgress = false;
+      }
       delivered += 1;
-      this.relistedWithoutProgress = false;
       if (delivered === 1 || Date.now() - startedAt >= HEALTHY_WATCH_MS) this.backoff.reset();
     }
     this.watchStartedAt = undefined;
     if (signal.aborted) return;
+    if (pending) {
+      throw new Error(
+        `watch-list of ${this.config.resource.plural} ended after ${pending.size} initial events, before the bookmark ` +
+          'marking their end',
+      );
+    }
     const ranMs = Date.now() - startedAt;
     if (delivered === 0 && ranMs < SHORT_WATCH_MS) {
       throw new Error(`watch of ${this.config.resource.plural} closed after ${ranMs} ms without any event`);
     }
     if (ranMs >= HEALTHY_WATCH_MS) this.backoff.reset();
+  }
+
+  /** One event of a watch-list's initial events; true when it was the bookmark ending them (the state is replaced). */
+  private applyInitial(event: WatchEvent, pending: Map<string, T>, reason: RelistReason): boolean {
+    switch (event.type) {
+      case 'ERROR':
+        this.apply(event);
+        return false;
+      case 'BOOKMARK': {
+        const bookmark = bookmarkSchema.safeParse(event.object);
+        if (!bookmark.success || bookmark.data.metadata.annotations?.[INITIAL_EVENTS_END_ANNOTATION] !== 'true') {
+          // A server without watch-list serves the request as a plain watch: its bookmarks end nothing.
+          throw new WatchListUnsupportedError(
+            `a bookmark without the ${INITIAL_EVENTS_END_ANNOTATION} annotation came before the initial events ended`,
+          );
+        }
+        this.replaceAll([...pending.values()], bookmark.data.metadata.resourceVersion, reason, 'watch-list');
+        return true;
+      }
+      case 'ADDED':
+      case 'MODIFIED':
+      case 'DELETED': {
+        const object = this.parseOrLog(event.object);
+        if (!object) return false;
+        if (event.type === 'DELETED') pending.delete(keyOf(object));
+        else pending.set(keyOf(object), object);
+        return false;
+      }
+    }
   }
 
   private apply(event: WatchEvent): void {
@@ -325,6 +406,15 @@ function isTooLargeResourceVersion(error: KubeApiError): boolean {
     (error.causes.some((cause) => cause.reason === 'ResourceVersionTooLarge') ||
       /too large resource version/i.test(error.serverMessage))
   );
+}
+
+/**
+ * Whether a failed watch-list means this server has none to offer: it refused the request's parameters (400/422, as
+ * kube-apiserver does when its `WatchList` feature gate is off), or answered it as a plain watch.
+ */
+function refusesWatchList(error: unknown): boolean {
+  if (error instanceof WatchListUnsupportedError) return true;
+  return error instanceof KubeApiError && (error.statusCode === 400 || error.statusCode === 422);
 }
 
 /** A continue token that expired during a paginated list (410): the list restarts unpaginated. */

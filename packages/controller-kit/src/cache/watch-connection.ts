@@ -4,6 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, KubeRequestError, parseRetryAfterHeader, type RequestTarget } from '../client/errors.js';
 import { requestThrottleFor } from '../client/request-rate-limit.js';
 import { credentialOptions } from '../client/transport.js';
+import { LineSplitter } from './lines.js';
 import { type WatchEvent, watchEventSchema } from './wire.js';
 
 export interface WatchRequest {
@@ -55,23 +56,19 @@ export class WatchConnection {
     const stall = new StallTimer(request.idleTimeoutMs, () =>
       response.destroy(new WatchStalledError(`no event or bookmark for ${request.idleTimeoutMs} ms`)),
     );
-    let buffered = '';
+    const lines = new LineSplitter();
     try {
       for await (const chunk of response) {
-        buffered += (chunk as Buffer).toString('utf8');
-        let newline = buffered.indexOf('\n');
-        while (newline >= 0) {
-          const line = buffered.slice(0, newline).trim();
-          buffered = buffered.slice(newline + 1);
-          if (line.length > 0) {
-            // Only a whole event proves the watch alive: bytes that never complete a line do not.
-            stall.reset();
-            yield decodeEvent(line, request.target);
-          }
-          newline = buffered.indexOf('\n');
+        for (const line of lines.push(chunk as Buffer)) {
+          const text = line.trim();
+          if (text.length === 0) continue;
+          // Only a whole event proves the watch alive: bytes that never complete a line do not.
+          stall.reset();
+          yield decodeEvent(text, request.target);
         }
       }
-      if (buffered.trim().length > 0) yield decodeEvent(buffered.trim(), request.target);
+      const last = lines.rest().trim();
+      if (last.length > 0) yield decodeEvent(last, request.target);
     } catch (error) {
       if (request.signal.aborted) return;
       if (error instanceof WatchStalledError) throw error;

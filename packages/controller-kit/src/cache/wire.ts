@@ -23,7 +23,10 @@ export const watchErrorStatusSchema = z.looseObject({
   message: z.string().optional(),
 });
 
-/** A bookmark carries only `metadata.resourceVersion`. */
+/** A bookmark carries `metadata.resourceVersion`, and the end of a watch-list's initial events an annotation. */
 export const bookmarkSchema = z.looseObject({
-  metadata: z.looseObject({ resourceVersion: z.string() }),
+  metadata: z.looseObject({
+    resourceVersion: z.string(),
+    annotations: z.record(z.string(), z.string()).optional(),
+  }),
 });

@@ -11,7 +11,7 @@ export interface CreateLoggerOptions {
 }
 
 /**
- * The process logger: JSON lines on stdout (no transport threads), `err` serialized with its stack, ISO timestamps,
+ * The process logger: JSON lines on stdout, written synchronously (no transport threads), `err` serialized with its stack, ISO timestamps,
  * the level as a label. The process name goes under `logger`, not pino's `name`, because controllers log the
  * reconciled object as `namespace`/`name` (controller-runtime's keys) and the two would collide.
  */
@@ -24,7 +24,13 @@ export function createLogger(options: CreateLoggerOptions): Logger {
   };
   const out = options.destination ?? process.stdout;
   if ((options.format ?? 'json') === 'json') {
-    return options.destination ? pino(settings, options.destination as DestinationStream) : pino(settings);
+    // Written synchronously, as Go controllers' logs are: pino's default stream holds every line logged while its
+    // previous write is pending until the event loop is free again (a second and more behind under start-up work),
+    // and loses what it holds when the process is killed.
+    return pino(
+      settings,
+      (options.destination as DestinationStream | undefined) ?? pino.destination({ dest: 1, sync: true }),
+    );
   }
   // pino itself only writes JSON; pino-pretty would be a dependency tree and a worker thread for a few lines of
   // formatting, so text is rendered here from each JSON line, synchronously.
