@@ -1,4 +1,4 @@
-import { type DestinationStream, type Logger, pino } from 'pino';
+import { type DestinationStream, destination, type Logger, pino } from 'pino';
 import type { LoggingFormat, LogLevel } from './flags.js';
 
 export interface CreateLoggerOptions {
@@ -29,7 +29,7 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     // and loses what it holds when the process is killed.
     return pino(
       settings,
-      (options.destination as DestinationStream | undefined) ?? pino.destination({ dest: 1, sync: true }),
+      (options.destination as DestinationStream | undefined) ?? destination({ dest: 1, sync: true }),
     );
   }
   // pino itself only writes JSON; pino-pretty would be a dependency tree and a worker thread for a few lines of
