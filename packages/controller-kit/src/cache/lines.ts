@@ -1,6 +1,9 @@
 const NEWLINE = 0x0a;
 
-/** A line longer than this is not a watch event: kube-apiserver's objects are at most ~1.5 MiB (etcd's request limit). */
+/**
+ * A line longer than this is not a watch event: kube-apiserver's objects are at most ~1.5 MiB (etcd's request
+ * limit).
+ */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 /** The stream sent a line longer than the splitter's bound without ending it. */

@@ -75,7 +75,7 @@ class WatchListUnsupportedError extends Error {
 }
 
 /** The annotation on the bookmark that ends a watch-list's initial events (`metav1.InitialEventsAnnotationKey`). */
-export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 
 /** Why the reflector lists again from a consistent read instead of resuming its watch. */
 type RelistReason = 'initial list' | 'resourceVersion expired (410)' | 'resourceVersion too large for the watch cache';
