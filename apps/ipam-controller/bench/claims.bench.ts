@@ -171,10 +171,12 @@ function bundleTally(): string {
   return out;
 }
 
+type Plane = Awaited<ReturnType<typeof startControlPlane>>;
+
 /** A fresh control plane with Tally's CRDs, the reference's pool CRDs and CAPI's IPAM and core CRDs. */
 async function withControlPlane<T>(
   run: Run,
-  work: (kubeconfigPath: string, client: Client, plane: Awaited<ReturnType<typeof startControlPlane>>) => Promise<T>,
+  work: (kubeconfigPath: string, client: Client, plane: Plane) => Promise<T>,
 ): Promise<T> {
   const plane = await startControlPlane({
     ignoreTestKubeconfig: true,
@@ -233,6 +235,29 @@ function cpuByProcess(processIds: Record<string, number>, provider: RunningProvi
   const own = process.cpuUsage();
   cpu.set('bench', (own.user + own.system) / 1e6);
   return cpu;
+}
+
+/**
+ * A provider started until synced, with what its start cost the machine: CPU seconds of each process (the provider's
+ * all its own) and the API server's write requests meanwhile (a start that repairs or adopts writes; one that only
+ * reads writes nothing).
+ */
+async function startMeasured(
+  contender: Contender,
+  binaries: { readonly tally: string; readonly reference: string },
+  plane: Plane,
+): Promise<{ provider: RunningProvider; cost: string }> {
+  const kubeConfig = plane.kubeConfig();
+  const before = await apiRequests(kubeConfig);
+  const cpuBefore = cpuByProcess(plane.processIds(), undefined);
+  const provider = await startProvider(contender, binaries, plane.kubeconfigPath, NAMESPACE);
+  const cpuAfter = cpuByProcess(plane.processIds(), provider);
+  const after = await apiRequests(kubeConfig);
+  const cpu = [...cpuAfter]
+    .map(([name, seconds]) => `${name} ${(seconds - (cpuBefore.get(name) ?? 0)).toFixed(1)}`)
+    .join(', ');
+  const writes = mutatingRequests(new Map(Object.entries(difference(after.byVerb, before.byVerb))));
+  return { provider, cost: `CPU s to sync: ${cpu}; ${writes} writes` };
 }
 
 /**
@@ -412,7 +437,7 @@ function printRatios(title: string, figures: readonly Figure[], unit: string, hi
  * `--restarts` more starts of a provider over the objects already in the cluster, alternating with the
  * `--tally-baseline` entry when given; prints each start and the medians (and their ratio to the baseline).
  */
-async function restartSamples(run: Run, contender: Contender, kubeconfigPath: string): Promise<number[]> {
+async function restartSamples(run: Run, contender: Contender, plane: Plane): Promise<number[]> {
   const baseline = contender === 'tally' ? run.flags['tally-baseline'] : undefined;
   const entries = [
     { label: contender, binaries: binariesOf(run) },
@@ -422,13 +447,13 @@ async function restartSamples(run: Run, contender: Contender, kubeconfigPath: st
   for (let restart = 1; restart <= run.flags.restarts; restart += 1) {
     for (const entry of restart % 2 ? entries : [...entries].reverse()) {
       const loadAtStart = load();
-      const provider = await startProvider(contender, entry.binaries, kubeconfigPath, NAMESPACE);
+      const { provider, cost } = await startMeasured(contender, entry.binaries, plane);
       try {
         const syncedS = (provider.syncedAt - provider.startedAt) / 1000;
         synced.get(entry.label)?.push(syncedS);
         console.log(
           `    restart ${restart} ${entry.label.padEnd(10)} start → synced ${syncedS.toFixed(1)} s ` +
-            `(load ${loadAtStart}), RSS at sync ${(rssMiB(provider.pid) ?? Number.NaN).toFixed(0)} MiB`,
+            `(load ${loadAtStart}), RSS at sync ${(rssMiB(provider.pid) ?? Number.NaN).toFixed(0)} MiB | ${cost}`,
         );
       } finally {
         await provider.stop();
@@ -450,13 +475,16 @@ async function memoryScenario(run: Run): Promise<void> {
   const { objects } = run.flags;
   console.log(`\n== memory: start → synced and RSS over ${objects} bound claims with their IPAddresses`);
   const providers = run.flags.contenders.filter((contender) => PROVIDERS.includes(contender));
-  // Start → synced of every start (the first and any `--restarts`); RSS at rest of the first.
-  const figures: { contender: Contender; syncedS: number[]; idleMiB: number }[] = [];
+  // Start → synced of every start (the first and any `--restarts`); RSS at rest of the first, the current bundle's
+  // only (with `--tally-baseline`, even rounds start the baseline first).
+  const figures: { contender: Contender; syncedS: number[]; idleMiB: number | undefined }[] = [];
+  const currentFirstStarts: number[] = [];
+  const baselineFirstStarts: number[] = [];
   for (let round = 1; round <= run.flags.rounds; round += 1) {
     for (const contender of round % 2 ? providers : [...providers].reverse()) {
       const loadBefore = load();
       const pool: BenchPool = { name: 'big', octet: 1 };
-      await withControlPlane(run, async (kubeconfigPath, client, plane) => {
+      await withControlPlane(run, async (_kubeconfigPath, client, plane) => {
         const created = await createPools(client, contender, [pool]);
         await prefill(
           {
@@ -472,7 +500,13 @@ async function memoryScenario(run: Run): Promise<void> {
         );
         const loadAtStart = load();
         let figure: (typeof figures)[number] | undefined;
-        const provider = await startProvider(contender, binariesOf(run), kubeconfigPath, NAMESPACE);
+        // With a baseline, the first start after the prefill (the one that meets an API server still digesting the
+        // writes) alternates between the two bundles round by round, as the restarts do.
+        const baseline = contender === 'tally' ? run.flags['tally-baseline'] : undefined;
+        const baselineFirst = baseline !== undefined && round % 2 === 0;
+        const label = baselineFirst ? 'baseline' : contender;
+        const binaries = baselineFirst ? { ...binariesOf(run), tally: baseline } : binariesOf(run);
+        const { provider, cost } = await startMeasured(contender, binaries, plane);
         try {
           const syncedS = (provider.syncedAt - provider.startedAt) / 1000;
           const readyS = provider.readyAt === undefined ? undefined : (provider.readyAt - provider.startedAt) / 1000;
@@ -492,24 +526,37 @@ async function memoryScenario(run: Run): Promise<void> {
           }
           const peak = peakRssMiB(provider.pid) ?? Number.NaN;
           console.log(
-            `  round ${round} ${contender.padEnd(10)} start → synced ${syncedS.toFixed(1)} s` +
+            `  round ${round} ${label.padEnd(10)} start → synced ${syncedS.toFixed(1)} s` +
               `${readyS === undefined ? '' : ` (/readyz 200 after ${readyS.toFixed(1)} s)`} (load ${loadAtStart}), ` +
               `RSS at sync ${syncedMiB.toFixed(0)} MiB, ${settled}, peak ${peak.toFixed(0)} MiB | ` +
-              `load ${loadBefore} → ${load()}`,
+              `load ${loadBefore} → ${load()} | ${cost}`,
           );
-          figure = { contender, syncedS: [syncedS], idleMiB };
+          figure = baselineFirst
+            ? { contender, syncedS: [], idleMiB: undefined }
+            : { contender, syncedS: [syncedS], idleMiB };
           figures.push(figure);
+          if (baselineFirst) baselineFirstStarts.push(syncedS);
+          else if (baseline !== undefined) currentFirstStarts.push(syncedS);
         } finally {
           await provider.stop();
         }
-        if (run.flags.restarts > 0) figure?.syncedS.push(...(await restartSamples(run, contender, kubeconfigPath)));
+        if (run.flags.restarts > 0) figure?.syncedS.push(...(await restartSamples(run, contender, plane)));
       });
     }
+  }
+  if (currentFirstStarts.length > 0 && baselineFirstStarts.length > 0) {
+    const ratio = median(currentFirstStarts) / median(baselineFirstStarts);
+    console.log(
+      `  first starts after the prefill: tally ${currentFirstStarts.map((s) => s.toFixed(1)).join(', ')} s, ` +
+        `baseline ${baselineFirstStarts.map((s) => s.toFixed(1)).join(', ')} s; tally / baseline ${ratio.toFixed(2)}×`,
+    );
   }
   const tally = figures.filter((figure) => figure.contender === 'tally');
   const reference = figures.filter((figure) => figure.contender === 'reference');
   if (tally.length > 0 && reference.length > 0) {
-    const memory = median(tally.map((f) => f.idleMiB)) / median(reference.map((f) => f.idleMiB));
+    const atRest = (list: typeof figures): number[] =>
+      list.flatMap((f) => (f.idleMiB === undefined ? [] : [f.idleMiB]));
+    const memory = median(atRest(tally)) / median(atRest(reference));
     const sync = median(tally.flatMap((f) => f.syncedS)) / median(reference.flatMap((f) => f.syncedS));
     console.log(
       `  tally / reference (medians): RSS at rest ${memory.toFixed(2)}× (target ≤ 0.50), ` +

@@ -86,13 +86,31 @@ describe('compactObject', () => {
     expect(compact).toStrictEqual(object);
   });
 
-  it('shares equal small parts between objects without mixing up parts that only print alike', () => {
-    const a = compactObject({ metadata: { name: 'a' }, spec: { poolRef: { name: 'p', weight: 0 } } });
-    const b = compactObject({ metadata: { name: 'b' }, spec: { poolRef: { name: 'p', weight: -0 } } });
+  it('shares equal small parts from their second sighting on, without mixing up parts that only print alike', () => {
+    const interner = new StringInterner();
+    const claim = (name: string, poolRef: { name: string; weight: number }) =>
+      compactObject({ metadata: { name }, spec: { poolRef } }, interner);
+    // 'p' is new to this interner: the part cannot have been seen, so it is not looked up.
+    const a = claim('a', { name: 'p', weight: 0 });
+    const b = claim('b', { name: 'p', weight: -0 });
     expect(Object.is(b.spec.poolRef.weight, -0)).toBe(true);
-    const c = compactObject({ metadata: { name: 'c' }, spec: { poolRef: { name: 'p', weight: 0 } } });
-    expect(c.spec.poolRef).toBe(a.spec.poolRef);
-    expect(Object.isFrozen(c.spec.poolRef)).toBe(true);
+    const c = claim('c', { name: 'p', weight: 0 });
+    const d = claim('d', { name: 'p', weight: 0 });
+    expect(d.spec.poolRef).toBe(c.spec.poolRef);
+    expect(Object.isFrozen(d.spec.poolRef)).toBe(true);
+    expect(c.spec.poolRef).not.toBe(a.spec.poolRef);
+    expect(Object.isFrozen(a.spec.poolRef)).toBe(false);
+    expect(b.spec.poolRef).not.toBe(c.spec.poolRef);
+  });
+
+  it('keeps no part that holds a string seen for the first time (an owner reference to one claim)', () => {
+    const interner = new StringInterner();
+    for (let index = 0; index < 100; index += 1) {
+      const ownerReferences = [{ apiVersion: 'v1', kind: 'Claim', name: `claim-${index}`, uid: `uid-${index}` }];
+      compactObject({ metadata: { name: `address-${index}`, ownerReferences } }, interner);
+    }
+    // 'v1', 'Claim' and each owner's name and uid; not one of the 100 unique parts.
+    expect(interner.size).toBe(202);
   });
 
   it('keeps an annotation named like a dropped one anywhere but in metadata.annotations', () => {

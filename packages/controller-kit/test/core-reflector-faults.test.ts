@@ -122,7 +122,7 @@ describe('Reflector under faults (own control plane)', () => {
     const objects = new TestObjects(kc);
     const core = kc.makeApiClient(CoreV1Api);
     const proxy = await FaultProxy.start(kc.getCurrentCluster()?.server ?? '');
-    const { logger, lines } = captureLogs('info');
+    const { logger, lines } = captureLogs('debug');
     const cache = new Cache({
       kubeConfig: proxy.kubeConfigThrough(kc),
       logger,
@@ -157,6 +157,14 @@ describe('Reflector under faults (own control plane)', () => {
     expect(sameMap(view, fresh)).toBe(true);
     expect(unknownDeletes).toEqual([`${ns.name}/doomed`]);
     expect(informer.store.get(`${ns.name}/keep`)?.spec?.payload).toBe('v2');
+    // Both the first state and the relist after the 410 are consistent reads (resourceVersion unset): a relist from
+    // the stale resourceVersion would be refused again, one from "0" could go back behind what was seen.
+    const watchLists = lines
+      .filter((line) => line.msg === 'watching parts' && line.initial !== undefined)
+      .map((line) => `${String(line.initial)} from "${String(line.resourceVersion)}"`);
+    expect(watchLists[0]).toBe('initial list from ""');
+    expect(watchLists).toContain('resourceVersion expired (410) from ""');
+    expect(watchLists.every((line) => line.endsWith('from ""'))).toBe(true);
 
     await objects.apply('parts', ns.name, 'later', { payload: 'v1' });
     await waitFor('watching again after the relist', () => informer.store.get(`${ns.name}/later`) !== undefined);

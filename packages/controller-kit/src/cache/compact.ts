@@ -32,6 +32,7 @@ const MAX_INTERNED_LENGTH = 96;
 export class StringInterner {
   private table = new Map<string, string>();
   private parts = new Map<string, object>();
+  private added = 0;
 
   constructor(private readonly maxEntries = 16_384) {}
 
@@ -40,7 +41,16 @@ export class StringInterner {
     if (shared !== undefined) return shared;
     if (this.table.size >= this.maxEntries) this.table = new Map();
     this.table.set(value, value);
+    this.added += 1;
     return value;
+  }
+
+  /**
+   * How many strings the table has taken in since it was made (resets do not lower it): a part built while this
+   * grew holds a value never seen before, so it cannot equal a part seen before.
+   */
+  get insertions(): number {
+    return this.added;
   }
 
   /** One frozen copy of each distinct part made of primitives only (same bound and reset as the strings). */
@@ -78,6 +88,7 @@ function compactValue(value: unknown, key: string, parent: string, interner: Str
     return interner.intern(value);
   }
   if (value === null || typeof value !== 'object') return value;
+  const insertionsBefore = interner.insertions;
   if (Array.isArray(value)) {
     const copy = new Array<unknown>(value.length);
     for (let index = 0; index < value.length; index += 1) {
@@ -85,7 +96,7 @@ function compactValue(value: unknown, key: string, parent: string, interner: Str
       // are objects whose fields see `ownerReferences` as their parent.
       copy[index] = compactValue(value[index], key, key, interner, false);
     }
-    return SHARED_PART_KEYS.has(key) && copy.every(isPrimitive) ? interner.share(copy) : copy;
+    return worthSharing(key, copy, interner, insertionsBefore) ? interner.share(copy) : copy;
   }
   const keys: string[] = [];
   const values: unknown[] = [];
@@ -101,7 +112,22 @@ function compactValue(value: unknown, key: string, parent: string, interner: Str
     );
   }
   const copy = shapedObject(keys, values);
-  return SHARED_PART_KEYS.has(key) && values.every(isPrimitive) ? interner.share(copy) : copy;
+  return worthSharing(key, values, interner, insertionsBefore) ? interner.share(copy) : copy;
+}
+
+/**
+ * Whether a part is looked up among the shared ones: it sits under a shared key, holds only primitives, and none of
+ * its strings was new to the interner. A part with a new string (an owner reference to one claim, by its uid) is
+ * unique, and looking it up would cost its JSON text and a table entry for nothing; a part is shared from its second
+ * sighting on.
+ */
+function worthSharing(
+  key: string,
+  values: readonly unknown[],
+  interner: StringInterner,
+  insertionsBefore: number,
+): boolean {
+  return SHARED_PART_KEYS.has(key) && interner.insertions === insertionsBefore && values.every(isPrimitive);
 }
 
 /** A value a shared part may hold: a primitive whose JSON text names it exactly (not -0, which JSON prints as 0). */

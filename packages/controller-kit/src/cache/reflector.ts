@@ -269,8 +269,10 @@ export class Reflector<T extends KubeObject> {
     const startedAt = Date.now();
     this.watchStartedAt = startedAt;
     let delivered = 0;
+    // A watch-list from an unset resourceVersion is a consistent read, as the LIST it replaces.
+    const resourceVersion = initial ? '' : (this.resourceVersion ?? '');
     this.config.logger.debug(
-      { resourceVersion: this.resourceVersion, timeoutSeconds, idleTimeoutMs, initial },
+      { resourceVersion, timeoutSeconds, idleTimeoutMs, initial },
       `watching ${this.config.resource.plural}`,
     );
     const events = this.config.watchConnection.events({
@@ -279,8 +281,7 @@ export class Reflector<T extends KubeObject> {
         watch: 'true',
         allowWatchBookmarks: 'true',
         timeoutSeconds: String(timeoutSeconds),
-        // A watch-list from an unset resourceVersion is a consistent read, as the LIST it replaces.
-        resourceVersion: initial ? '' : (this.resourceVersion ?? ''),
+        resourceVersion,
         ...(initial ? { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' } : {}),
       }),
       signal,
