@@ -120,6 +120,38 @@ describe('compactObject', () => {
 });
 
 describe('StringInterner', () => {
+  it('shares a part only with parts equal to it, value for value and type for type', () => {
+    const primitive = fc.oneof(fc.constantFrom('1', 'a', 'true', ''), fc.constantFrom(1, 0, true, false, null));
+    const part = fc.oneof(
+      fc.array(primitive, { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom('name', 'kind', '1'), primitive, { maxKeys: 3, noNullPrototype: true }),
+    );
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 30 }), fc.integer({ min: 1, max: 40 }), (parts, bound) => {
+        const interner = new StringInterner(bound);
+        const seen = new Map<object, string>();
+        for (const original of parts) {
+          const text = `${Array.isArray(original)}${JSON.stringify(original)}`;
+          const shared = interner.share(structuredClone(original));
+          expect(shared).toStrictEqual(original);
+          // The same object is only ever handed out for parts of the same kind and the same JSON text.
+          const earlier = seen.get(shared);
+          if (earlier !== undefined) expect(earlier).toBe(text);
+          seen.set(shared, text);
+        }
+      }),
+    );
+  });
+
+  it('hands out one copy of equal parts', () => {
+    const interner = new StringInterner();
+    const first = interner.share({ apiGroup: 'g', kind: 'Pool', name: 'p' });
+    expect(interner.share({ apiGroup: 'g', kind: 'Pool', name: 'p' })).toBe(first);
+    expect(interner.share({ apiGroup: 'g', kind: 'Pool', name: 'q' })).not.toBe(first);
+    expect(interner.share(['g', 'Pool', 'p'])).not.toBe(first);
+    expect(interner.share([1])).not.toBe(interner.share(['1']));
+  });
+
   it('returns equal strings and never holds more than its bound', () => {
     fc.assert(
       fc.property(
