@@ -500,8 +500,8 @@ async function memoryScenario(run: Run): Promise<void> {
         );
         const loadAtStart = load();
         let figure: (typeof figures)[number] | undefined;
-        // With a baseline, the first start after the prefill (the one that meets an API server still digesting the
-        // writes) alternates between the two bundles round by round, as the restarts do.
+        // With a baseline, the first start after the prefill (right after the API server took the prefill's writes)
+        // alternates between the two bundles round by round, as the restarts do.
         const baseline = contender === 'tally' ? run.flags['tally-baseline'] : undefined;
         const baselineFirst = baseline !== undefined && round % 2 === 0;
         const label = baselineFirst ? 'baseline' : contender;

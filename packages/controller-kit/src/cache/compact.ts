@@ -57,9 +57,10 @@ export class StringInterner {
 
   /**
    * One frozen copy of each distinct part made of primitives only (the same bound and reset as the strings, counted
-   * in tree nodes; a part longer than the bound is never shared). Parts are found by walking a tree keyed by the part's keys and values in turn: the values are
-   * interned strings and the keys JSON.parse's internalized ones, whose hashes V8 keeps, so a lookup builds no text.
-   * Map keys compare by SameValueZero, so `"1"`, `1` and `true` stay apart (callers never share a -0).
+   * in tree nodes; a part longer than the bound is never shared). Parts are found by walking a tree keyed by the
+   * part's keys and values in turn: the values are interned strings and the keys JSON.parse's internalized ones,
+   * whose hashes V8 keeps, so a lookup builds no text. Map keys compare by SameValueZero, so `"1"`, `1` and `true`
+   * stay apart (callers never share a -0).
    */
   share<P extends object>(part: P): P {
     const entries = Array.isArray(part) ? undefined : Object.entries(part);
@@ -163,7 +164,7 @@ function compactValue(value: unknown, key: string, parent: string, interner: Str
 /**
  * Whether a part is looked up among the shared ones: it sits under a shared key, holds only primitives, and none of
  * its strings was new to the interner. A part with a new string (an owner reference to one claim, by its uid) is
- * unique, and looking it up would cost its JSON text and a table entry for nothing; a part is shared from its second
+ * unique, and looking it up would cost a walk and new tree nodes for nothing; a part is shared from its second
  * sighting on.
  */
 function worthSharing(
