@@ -12,8 +12,8 @@ export interface CreateLoggerOptions {
 
 /**
  * The process logger: JSON lines on stdout, written synchronously (no transport threads), `err` serialized with its
- * stack, ISO timestamps, the level as a label. The process name goes under `logger`, not pino's `name`, because controllers log the
- * reconciled object as `namespace`/`name` (controller-runtime's keys) and the two would collide.
+ * stack, ISO timestamps, the level as a label. The process name goes under `logger`, not pino's `name`, because
+ * controllers log the reconciled object as `namespace`/`name` (controller-runtime's keys) and the two would collide.
  */
 export function createLogger(options: CreateLoggerOptions): Logger {
   const settings = {
