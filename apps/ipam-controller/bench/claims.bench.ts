@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Client, type KubeObject, type ResourceKind } from '@tally-ipam/controller-kit';
-import { startControlPlane } from '@tally-ipam/testenv';
+import { processCpuSeconds, startControlPlane } from '@tally-ipam/testenv';
 import { z } from 'zod';
 import { MAIN_JS } from '../test/controller-process.js';
 import { CLUSTERS, cluster } from '../test/support.js';
@@ -48,7 +48,6 @@ import {
   CONTENDERS,
   type Contender,
   claimObject,
-  cpuSeconds,
   PROVIDERS,
   peakRssMiB,
   poolKindOf,
@@ -230,8 +229,8 @@ interface LoadFigures {
  */
 function cpuByProcess(processIds: Record<string, number>, provider: RunningProvider | undefined): Map<string, number> {
   const cpu = new Map<string, number>();
-  for (const [name, pid] of Object.entries(processIds)) cpu.set(name, cpuSeconds(pid));
-  if (provider) cpu.set('provider', cpuSeconds(provider.pid));
+  for (const [name, pid] of Object.entries(processIds)) cpu.set(name, processCpuSeconds(pid));
+  if (provider) cpu.set('provider', processCpuSeconds(provider.pid));
   const own = process.cpuUsage();
   cpu.set('bench', (own.user + own.system) / 1e6);
   return cpu;

@@ -35,6 +35,7 @@ import {
   HOLD_AHEAD_LIMIT,
   HOLD_AHEAD_LOW_WATER,
 } from '@tally-ipam/ipam-provider';
+import { processCpuSeconds } from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import { type ControllerProcess, servingPort, startController } from '../test/controller-process.js';
 import { forEachLimited } from '../test/random.js';
@@ -479,14 +480,6 @@ export function peakRssMiB(pid: number): number | undefined {
   return procStatus(pid, 'VmHWM');
 }
 
-/** CPU seconds used so far by the process (user + system), from /proc/<pid>/stat. */
-export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name, which is in parentheses and may contain spaces.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 /**
  * Waits until the process has used under 5 % of one core for 3 s in a row: its start-up reconciles are done, so the
  * next measurement sees only its reaction to the new claims. Returns how long that took, in ms, or `undefined` if the
@@ -496,12 +489,12 @@ export function cpuSeconds(pid: number): number {
 export async function waitSettled(pid: number, limitMs: number): Promise<number | undefined> {
   const started = performance.now();
   let quietWindows = 0;
-  let last = cpuSeconds(pid);
+  let last = processCpuSeconds(pid);
   let lastProgress = started;
   while (quietWindows < 3) {
     if (performance.now() - started > limitMs) return undefined;
     await delay(1_000);
-    const now = cpuSeconds(pid);
+    const now = processCpuSeconds(pid);
     quietWindows = now - last < 0.05 ? quietWindows + 1 : 0;
     last = now;
     if (performance.now() - lastProgress >= 60_000) {

@@ -5,15 +5,15 @@
  *   BENCH_OBJECTS    objects in the memory run (default 50000)
  *   BENCH_EVENTS     updates in the latency run (default 2000), BENCH_RATE writes per second (default 100)
  */
-import { fileURLToPath } from 'node:url';
-import { type KubeConfig, PatchStrategy } from '@kubernetes/client-node';
-import { installCRDs, startControlPlane } from '@tally-ipam/testenv';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startControlPlane } from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import { Cache } from '../src/cache/cache.js';
 import { dropManagedFields, keepObject } from '../src/cache/transform.js';
 import { KubeTransport } from '../src/client/transport.js';
 import { Controller } from '../src/controller/controller.js';
 import { GADGETS, GROUP, PARTS, VERSION } from '../test/fixtures/core-resources.js';
+import { apply, applyAll, installTestCRDs } from './fill.js';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 50_000);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2_000);
@@ -35,44 +35,6 @@ function mb(bytes: number): string {
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-/** Server-side apply over one keep-alive transport (client-node 1.4.0 opens a TLS connection per request). */
-function apply(
-  transport: KubeTransport,
-  plural: 'parts' | 'gadgets',
-  body: { metadata: { name: string } },
-): Promise<unknown> {
-  return transport.request({
-    method: 'PATCH',
-    path: `/apis/${GROUP}/${VERSION}/namespaces/${NAMESPACE}/${plural}/${body.metadata.name}`,
-    query: { fieldManager: 'bench', force: true },
-    body,
-    contentType: PatchStrategy.ServerSideApply,
-  });
-}
-
-async function applyAll(
-  transport: KubeTransport,
-  plural: 'parts' | 'gadgets',
-  count: number,
-  concurrency: number,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < count) {
-      const index = next++;
-      const name = `${plural.slice(0, -1)}-${index}`;
-      const body = {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: plural === 'parts' ? 'Part' : 'Gadget',
-        metadata: { name, namespace: NAMESPACE, labels: { bench: 'true', shard: String(index % 16) } },
-        spec: plural === 'parts' ? { gadget: `gadget-${index % 100}`, payload: `p-${index}` } : { size: 0 },
-      };
-      await apply(transport, plural, body);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, () => worker()));
 }
 
 async function measureCacheMemory(kc: KubeConfig, transform: 'dropManagedFields' | 'keep'): Promise<number> {
@@ -100,7 +62,7 @@ async function measureCacheMemory(kc: KubeConfig, transform: 'dropManagedFields'
 async function measureLatency(kc: KubeConfig): Promise<void> {
   const gadgets = 20;
   const transport = new KubeTransport(kc);
-  await applyAll(transport, 'gadgets', gadgets, 4);
+  await applyAll(transport, NAMESPACE, 'gadgets', gadgets, 4);
   const cache = new Cache({ kubeConfig: kc, logger: quiet });
   const sentAt = new Map<number, number>();
   const latencies: number[] = [];
@@ -160,7 +122,7 @@ async function measureLatency(kc: KubeConfig): Promise<void> {
     // response reaches the writer, so the write round trip is reported separately.
     const sent = performance.now();
     sentAt.set(seq, sent);
-    writes.push(apply(transport, 'gadgets', body).then(() => writeTimes.push(performance.now() - sent)));
+    writes.push(apply(transport, NAMESPACE, 'gadgets', body).then(() => writeTimes.push(performance.now() - sent)));
   }
   await Promise.all(writes);
   // The last write to each object must be reconciled (earlier ones may have been coalesced into later reconciles).
@@ -187,22 +149,13 @@ async function main(): Promise<void> {
   const plane = await startControlPlane({ ignoreTestKubeconfig: true });
   try {
     const kc = plane.kubeConfig();
-    const crds = fileURLToPath(new URL('../test/fixtures/crds', import.meta.url));
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await installCRDs(kc, [crds]);
-        break;
-      } catch (error) {
-        if (attempt >= 20) throw error;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
+    await installTestCRDs(kc);
     const { CoreV1Api } = await import('@kubernetes/client-node');
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
 
     const createStart = performance.now();
     const transport = new KubeTransport(kc);
-    await applyAll(transport, 'parts', OBJECTS, 16);
+    await applyAll(transport, NAMESPACE, 'parts', OBJECTS, 16);
     transport.close();
     console.log(
       `created ${OBJECTS} Parts with server-side apply in ${((performance.now() - createStart) / 1000).toFixed(1)} s`,

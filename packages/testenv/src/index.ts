@@ -87,6 +87,7 @@ export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
 export { cacheRoot, capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
 export { freePort } from './ports.js';
+export { processCpuSeconds } from './process-cpu.js';
 export type { ProcessExit } from './processes.js';
 export { ControlPlaneStartError } from './readiness.js';
 export {
