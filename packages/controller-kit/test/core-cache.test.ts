@@ -82,13 +82,16 @@ describe('Cache against a real API server', () => {
     expect(updates[0]?.new.spec?.size).toBe(2);
   });
 
-  it('syncs from a watch-list by default, drops managedFields, and keeps them when told to', async () => {
-    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-watchlist');
+  it.each([
+    { way: 'one LIST read as a stream (the default)', watchList: undefined, via: 'list' },
+    { way: 'a watch-list when asked', watchList: true, via: 'watch-list' },
+  ])('syncs from $way, drops managedFields, and keeps them when told to', async ({ watchList, via }) => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-initial');
     const objects = new TestObjects(testEnv().kubeConfig);
     for (let i = 0; i < 23; i += 1) await objects.apply('parts', ns.name, `p${i}`, { payload: `n${i}` });
     const { logger, lines } = captureLogs('info');
     const transport = new CountingTransport(testEnv().kubeConfig);
-    const { cache } = startCache({ logger, transport });
+    const { cache } = startCache({ logger, transport, watchList });
     const stripped = cache.informerFor(PARTS, { namespace: ns.name });
     const kept = cache.informerFor(PARTS, {
       labelSelector: {},
@@ -102,20 +105,20 @@ describe('Cache against a real API server', () => {
     expect(kept.store.size).toBe(23);
     expect(stripped.store.list().every((part) => part.metadata.managedFields === undefined)).toBe(true);
     expect(kept.store.list().every((part) => (part.metadata.managedFields?.length ?? 0) > 0)).toBe(true);
-    // Both informers learnt the state from their watch: no LIST was sent.
+    // Neither went through the buffering transport: the list is read from its stream, the watch-list is a watch.
     expect(transport.lists).toEqual([]);
     const listed = lines.filter((line) => line.msg === 'listed parts (initial list)');
     expect(listed.map((line) => [line.via, line.count])).toEqual([
-      ['watch-list', 23],
-      ['watch-list', 23],
+      [via, 23],
+      [via, 23],
     ]);
-    // The same stream carries on as a watch.
+    // A watch carries on from the state.
     await objects.apply('parts', ns.name, 'p23', { payload: 'n23' });
     await waitFor('p23 in both stores', () => stripped.store.size === 24 && kept.store.size === 24);
     expect(await cache.list(PARTS, { namespace: ns.name })).toHaveLength(24);
   });
 
-  it('lists in pages when watch-list is off, and watches from the list', async () => {
+  it('lists in pages when asked, and watches from the list', async () => {
     const ns = await withTestNamespace(testEnv().kubeConfig, 'core-pages');
     const objects = new TestObjects(testEnv().kubeConfig);
     for (let i = 0; i < 23; i += 1) await objects.apply('parts', ns.name, `p${i}`, { payload: `n${i}` });

@@ -116,62 +116,75 @@ describe('Reflector under faults (own control plane)', () => {
     await done;
   });
 
-  it('relists when its resourceVersion was compacted away (410 Gone), reporting vanished objects as deleted', async () => {
-    const kc = plane.kubeConfig();
-    const ns = await createTestNamespace(kc, 'core-gone');
-    const objects = new TestObjects(kc);
-    const core = kc.makeApiClient(CoreV1Api);
-    const proxy = await FaultProxy.start(kc.getCurrentCluster()?.server ?? '');
-    const { logger, lines } = captureLogs('debug');
-    const cache = new Cache({
-      kubeConfig: proxy.kubeConfigThrough(kc),
-      logger,
-      reflector: { backoff: { initialMs: 100, maxMs: 500 } },
-    });
-    const stop = new AbortController();
-    const done = cache.start(stop.signal);
-    const informer = cache.informerFor(PARTS, { namespace: ns.name });
-    const { view, unknownDeletes } = mirrorEvents(informer);
-    await objects.apply('parts', ns.name, 'keep', { payload: 'v1' });
-    await objects.apply('parts', ns.name, 'doomed', { payload: 'v1' });
-    await waitFor('both parts cached', () => informer.store.size === 2);
+  it.each([
+    { way: 'a LIST', watchList: false },
+    { way: 'a watch-list', watchList: true },
+  ])(
+    'relists by $way when its resourceVersion was compacted away (410 Gone), reporting vanished objects as deleted',
+    async ({ watchList }) => {
+      const kc = plane.kubeConfig();
+      const ns = await createTestNamespace(kc, 'core-gone');
+      const objects = new TestObjects(kc);
+      const core = kc.makeApiClient(CoreV1Api);
+      const proxy = await FaultProxy.start(kc.getCurrentCluster()?.server ?? '');
+      const { logger, lines } = captureLogs('debug');
+      const cache = new Cache({
+        kubeConfig: proxy.kubeConfigThrough(kc),
+        logger,
+        reflector: { backoff: { initialMs: 100, maxMs: 500 }, watchList },
+      });
+      const stop = new AbortController();
+      const done = cache.start(stop.signal);
+      const informer = cache.informerFor(PARTS, { namespace: ns.name });
+      const { view, unknownDeletes } = mirrorEvents(informer);
+      await objects.apply('parts', ns.name, 'keep', { payload: 'v1' });
+      await objects.apply('parts', ns.name, 'doomed', { payload: 'v1' });
+      await waitFor('both parts cached', () => informer.store.size === 2);
 
-    // Partition the reflector, change things behind its back, and compact the history it would resume from.
-    proxy.cut();
-    await objects.delete('parts', ns.name, 'doomed');
-    await objects.apply('parts', ns.name, 'keep', { payload: 'v2' });
-    await objects.apply('parts', ns.name, 'born', { payload: 'v1' });
-    for (let i = 0; i < 5; i += 1) {
-      await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: `noise-${i}` } } });
-    }
-    await compactEtcd(plane);
-    proxy.restore();
+      // Partition the reflector, change things behind its back, and compact the history it would resume from.
+      proxy.cut();
+      await objects.delete('parts', ns.name, 'doomed');
+      await objects.apply('parts', ns.name, 'keep', { payload: 'v2' });
+      await objects.apply('parts', ns.name, 'born', { payload: 'v1' });
+      for (let i = 0; i < 5; i += 1) {
+        await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: `noise-${i}` } } });
+      }
+      await compactEtcd(plane);
+      proxy.restore();
 
-    await waitFor('the relist', () => lines.some((line) => line.reason === 'resourceVersion expired (410)'), {
-      timeoutMs: 60_000,
-    });
-    const fresh = await objects.listVersions('parts', ns.name);
-    await waitFor('store equal to a fresh LIST', () => sameMap(versionsOf(informer), fresh), {
-      describe: () => ({ store: [...versionsOf(informer)], fresh: [...fresh] }),
-    });
-    expect(sameMap(view, fresh)).toBe(true);
-    expect(unknownDeletes).toEqual([`${ns.name}/doomed`]);
-    expect(informer.store.get(`${ns.name}/keep`)?.spec?.payload).toBe('v2');
-    // Both the first state and the relist after the 410 are consistent reads (resourceVersion unset): a relist from
-    // the stale resourceVersion would be refused again, one from "0" could go back behind what was seen.
-    const watchLists = lines
-      .filter((line) => line.msg === 'watching parts' && line.initial !== undefined)
-      .map((line) => `${String(line.initial)} from "${String(line.resourceVersion)}"`);
-    expect(watchLists[0]).toBe('initial list from ""');
-    expect(watchLists).toContain('resourceVersion expired (410) from ""');
-    expect(watchLists.every((line) => line.endsWith('from ""'))).toBe(true);
+      await waitFor('the relist', () => lines.some((line) => line.reason === 'resourceVersion expired (410)'), {
+        timeoutMs: 60_000,
+      });
+      const fresh = await objects.listVersions('parts', ns.name);
+      await waitFor('store equal to a fresh LIST', () => sameMap(versionsOf(informer), fresh), {
+        describe: () => ({ store: [...versionsOf(informer)], fresh: [...fresh] }),
+      });
+      expect(sameMap(view, fresh)).toBe(true);
+      expect(unknownDeletes).toEqual([`${ns.name}/doomed`]);
+      expect(informer.store.get(`${ns.name}/keep`)?.spec?.payload).toBe('v2');
+      // Both the first state and the relist after the 410 are consistent reads (resourceVersion unset): a relist from
+      // the stale resourceVersion would be refused again, one from "0" could go back behind what was seen.
+      const reads = watchList
+        ? lines
+            .filter((line) => line.msg === 'watching parts' && line.initial !== undefined)
+            .map((line) => `${String(line.initial)} from "${String(line.resourceVersion)}"`)
+        : lines
+            .filter((line) => line.msg === 'listing parts')
+            .map((line) => `list from "${String(line.resourceVersion)}"`);
+      const listed = lines.filter((line) => String(line.msg).startsWith('listed parts')).map((line) => line.reason);
+      expect(listed[0]).toBe('initial list');
+      expect(listed).toContain('resourceVersion expired (410)');
+      // One read per state learnt (the first, and each relist), every one of them consistent.
+      expect(reads).toHaveLength(listed.length);
+      expect(reads.every((read) => read.endsWith('from ""'))).toBe(true);
 
-    await objects.apply('parts', ns.name, 'later', { payload: 'v1' });
-    await waitFor('watching again after the relist', () => informer.store.get(`${ns.name}/later`) !== undefined);
-    stop.abort();
-    await done;
-    await proxy.stop();
-  });
+      await objects.apply('parts', ns.name, 'later', { payload: 'v1' });
+      await waitFor('watching again after the relist', () => informer.store.get(`${ns.name}/later`) !== undefined);
+      stop.abort();
+      await done;
+      await proxy.stop();
+    },
+  );
 
   it('detects a half-open watch with its stall timer and reconnects', async () => {
     const kc = plane.kubeConfig();

@@ -28,7 +28,7 @@ describe('Reflector against an API server without watch-list (own control plane)
     const objects = new TestObjects(kc);
     for (let i = 0; i < 12; i += 1) await objects.apply('parts', ns.name, `p${i}`, { payload: 'v1' });
     const { logger, lines } = captureLogs('info');
-    const cache = new Cache({ kubeConfig: kc, logger, reflector: { pageSize: 5 } });
+    const cache = new Cache({ kubeConfig: kc, logger, reflector: { watchList: true, pageSize: 5 } });
     const stop = new AbortController();
     const done = cache.start(stop.signal);
     const informer = cache.informerFor(PARTS, { namespace: ns.name });

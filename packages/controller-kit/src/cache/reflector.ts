@@ -19,11 +19,17 @@ export interface ReflectorSink<T extends KubeObject> {
 export interface ReflectorOptions {
   /**
    * Learn the full state from a watch that starts with every object (`sendInitialEvents=true`, the API server's
-   * watch-list; client-go's default since 1.35) instead of a paginated LIST. Default true. A server that refuses it
-   * (before 1.32, unless its `WatchList` feature gate is on) is listed instead, from then on.
+   * watch-list; client-go's default since 1.35) instead of a LIST. Default false: over the same 20,000 objects a
+   * watch-list cost kube-apiserver 2.2× the CPU of one consistent LIST, and this process 1.4×
+   * (`bench/initial-read-cost.ts`). A server that refuses it (before 1.32, unless its `WatchList` feature gate is on)
+   * is listed instead, from then on.
    */
   readonly watchList?: boolean;
-  /** Page size of the list (client-go: 500). */
+  /**
+   * Page size of the list (client-go: 500). Default 0: one consistent LIST, read item by item as it arrives, so it
+   * never holds the whole body at once. Pages cost more: after the first, kube-apiserver may serve them from etcd
+   * rather than its watch cache (it did on a control plane whose objects had been quiet for minutes).
+   */
   readonly pageSize?: number;
   /** Range for the server-side watch timeout, in seconds, chosen at random per watch (client-go: 300–600). */
   readonly minWatchTimeoutSeconds?: number;
@@ -40,7 +46,7 @@ export interface ReflectorOptions {
   readonly watchOpenTimeoutMs?: number;
   /** Backoff between failed attempts (client-go: 800 ms doubling to 30 s). */
   readonly backoff?: BackoffOptions;
-  /** Per-request deadline of list pages. Default 60 s. */
+  /** Per-request deadline of list pages; for a list in one response, the longest silence between its bytes. Default 60 s. */
   readonly listTimeoutMs?: number;
 }
 
@@ -82,9 +88,9 @@ type RelistReason = 'initial list' | 'resourceVersion expired (410)' | 'resource
 
 /**
  * Keeps a sink in step with the API server for one resource (client-go's `Reflector`): the full state from a
- * watch-list (a WATCH whose stream starts with every object and a bookmark marking their end, then carries on as a
- * watch) or, where the server has none, a paginated LIST then a WATCH from the list's resourceVersion; bookmarks and a
- * randomized server timeout either way, resuming from the last seen resourceVersion when the stream ends. 410 Gone and
+ * consistent LIST (one response read item by item, or pages) then a WATCH from the list's resourceVersion, or, when
+ * asked, from a watch-list (a WATCH whose stream starts with every object and a bookmark marking their end, then
+ * carries on as a watch); bookmarks and a randomized server timeout either way, resuming from the last seen resourceVersion when the stream ends. 410 Gone and
  * "too large resource version" force a relist; a silent watch is reopened; any other failure is logged and retried
  * with capped exponential backoff (at least the server's Retry-After). It stops only when its signal aborts.
  */
@@ -103,7 +109,7 @@ export class Reflector<T extends KubeObject> {
 
   constructor(private readonly config: ReflectorConfig<T>) {
     this.options = config.options ?? {};
-    this.watchList = this.options.watchList ?? true;
+    this.watchList = this.options.watchList ?? false;
     this.backoff = new Backoff(this.options.backoff);
     this.target = { verb: 'list/watch', resource: config.resource.plural, namespace: config.namespace };
   }
@@ -195,7 +201,7 @@ export class Reflector<T extends KubeObject> {
    */
   private async listAndReplace(signal: AbortSignal, reason: RelistReason): Promise<void> {
     const path = collectionPath(this.config.resource, this.config.namespace);
-    const pageSize = this.options.pageSize ?? 500;
+    const pageSize = this.options.pageSize ?? 0;
     let listed: T[];
     let resourceVersion: string;
     try {
@@ -231,22 +237,28 @@ export class Reflector<T extends KubeObject> {
     do {
       const query = this.query(pageSize > 0 ? { limit: String(pageSize) } : {});
       if (continueToken) query.continue = continueToken;
-      const body = await this.config.transport.request({
-        method: 'GET',
-        path,
-        query,
-        signal,
-        timeoutMs: this.options.listTimeoutMs ?? 60_000,
-        target: this.target,
-      });
+      this.config.logger.debug(
+        { resourceVersion: query.resourceVersion ?? '', pageSize, continued: continueToken !== undefined },
+        `listing ${this.config.resource.plural}`,
+      );
+      const timeoutMs = this.options.listTimeoutMs ?? 60_000;
+      const parseInto = (raw: unknown): void => {
+        const object = this.parseOrLog(raw);
+        if (object) listed.push(object);
+      };
+      // One response is read item by item as it arrives; pages are small enough to be read whole.
+      const body =
+        pageSize > 0
+          ? await this.config.transport.request({ method: 'GET', path, query, signal, timeoutMs, target: this.target })
+          : await this.config.watchConnection.list(
+              { path, query, signal, idleTimeoutMs: timeoutMs, openTimeoutMs: timeoutMs, target: this.target },
+              parseInto,
+            );
       const page = listEnvelopeSchema.safeParse(body);
       if (!page.success) {
         throw new Error(`list of ${this.config.resource.plural} returned a malformed body: ${page.error.message}`);
       }
-      for (const raw of page.data.items ?? []) {
-        const object = this.parseOrLog(raw);
-        if (object) listed.push(object);
-      }
+      for (const raw of page.data.items ?? []) parseInto(raw);
       resourceVersion = page.data.metadata.resourceVersion ?? resourceVersion;
       continueToken = page.data.metadata.continue || undefined;
     } while (continueToken);

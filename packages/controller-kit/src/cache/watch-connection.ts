@@ -5,6 +5,7 @@ import { KubeApiError, KubeRequestError, parseRetryAfterHeader, type RequestTarg
 import { requestThrottleFor } from '../client/request-rate-limit.js';
 import { credentialOptions } from '../client/transport.js';
 import { LineSplitter } from './lines.js';
+import { ListItemSplitter } from './list-items.js';
 import { type WatchEvent, watchEventSchema } from './wire.js';
 
 export interface WatchRequest {
@@ -22,15 +23,28 @@ export interface WatchRequest {
   readonly target: RequestTarget;
 }
 
+/** A LIST read as a stream, item by item (see `WatchConnection.list`). */
+export interface StreamedListRequest {
+  /** Collection path, as for a watch. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  readonly signal: AbortSignal;
+  /** The read fails when no byte arrived for this long (a list of many objects may take long in all). */
+  readonly idleTimeoutMs: number;
+  /** Deadline for the response headers. */
+  readonly openTimeoutMs: number;
+  readonly target: RequestTarget;
+}
+
 /** The watch went silent without the server closing it: no event within the idle timeout (or no headers in time). */
 export class WatchStalledError extends Error {
   override readonly name = 'WatchStalledError';
 }
 
 /**
- * Opens streaming watch requests with the kubeconfig's credentials over one keep-alive agent (client-node 1.4.0's
- * `Watch` makes a new agent per request and loses its timeout; see ts-ecosystem.md §1.5). Authentication is applied
- * per request so rotated tokens are used.
+ * Opens streaming requests (watches, and lists read item by item) with the kubeconfig's credentials over one
+ * keep-alive agent (client-node 1.4.0's `Watch` makes a new agent per request and loses its timeout). Authentication is
+ * applied per request so rotated tokens are used.
  */
 export class WatchConnection {
   private readonly server: URL;
@@ -79,12 +93,40 @@ export class WatchConnection {
     }
   }
 
+  /**
+   * Reads a LIST response as it arrives, handing each item to `onItem` (parsed, not yet validated) before the next one
+   * is read, so the whole body and all its raw objects are never held at once; returns the list's envelope (its
+   * `kind`, `apiVersion` and `metadata`, with `items` empty). Throws as `events` does: `KubeApiError` for a non-200
+   * answer, `WatchStalledError` when no byte came for `idleTimeoutMs`, `KubeRequestError` for transport failures and
+   * bodies that are not a list.
+   */
+  async list(request: StreamedListRequest, onItem: (raw: unknown) => void): Promise<unknown> {
+    const response = await this.open(request);
+    const stall = new StallTimer(request.idleTimeoutMs, () =>
+      response.destroy(new WatchStalledError(`no byte of the list for ${request.idleTimeoutMs} ms`)),
+    );
+    const splitter = new ListItemSplitter();
+    try {
+      for await (const chunk of response) {
+        stall.reset();
+        for (const item of splitter.push(chunk as Buffer)) onItem(decodeJSON(item, 'list item', request.target));
+      }
+      return decodeJSON(splitter.end(), 'list envelope', request.target);
+    } catch (error) {
+      if (error instanceof WatchStalledError || error instanceof KubeRequestError) throw error;
+      throw new KubeRequestError(request.target, error);
+    } finally {
+      stall.stop();
+      response.destroy();
+    }
+  }
+
   /** Closes idle keep-alive sockets. */
   close(): void {
     this.agent.destroy();
   }
 
-  private async open(request: WatchRequest): Promise<http.IncomingMessage> {
+  private async open(request: WatchRequest | StreamedListRequest): Promise<http.IncomingMessage> {
     await requestThrottleFor(this.kubeConfig)?.wait(request.signal);
     const options: https.RequestOptions = {};
     try {
@@ -140,13 +182,16 @@ export class WatchConnection {
   }
 }
 
-function decodeEvent(line: string, target: RequestTarget): WatchEvent {
-  let value: unknown;
+function decodeJSON(text: string, what: string, target: RequestTarget): unknown {
   try {
-    value = JSON.parse(line);
+    return JSON.parse(text);
   } catch (error) {
-    throw new KubeRequestError(target, new Error(`undecodable watch event: ${String(error)}`));
+    throw new KubeRequestError(target, new Error(`undecodable ${what}: ${String(error)}`));
   }
+}
+
+function decodeEvent(line: string, target: RequestTarget): WatchEvent {
+  const value = decodeJSON(line, 'watch event', target);
   const parsed = watchEventSchema.safeParse(value);
   if (!parsed.success) {
     throw new KubeRequestError(target, new Error(`malformed watch event: ${parsed.error.message}`));
