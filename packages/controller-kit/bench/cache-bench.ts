@@ -13,7 +13,7 @@ import { dropManagedFields, keepObject } from '../src/cache/transform.js';
 import { KubeTransport } from '../src/client/transport.js';
 import { Controller } from '../src/controller/controller.js';
 import { GADGETS, GROUP, PARTS, VERSION } from '../test/fixtures/core-resources.js';
-import { apply, applyAll, installTestCRDs } from './fill.js';
+import { apply, applyAll, prepareBenchPlane } from './fill.js';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 50_000);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2_000);
@@ -149,9 +149,7 @@ async function main(): Promise<void> {
   const plane = await startControlPlane({ ignoreTestKubeconfig: true });
   try {
     const kc = plane.kubeConfig();
-    await installTestCRDs(kc);
-    const { CoreV1Api } = await import('@kubernetes/client-node');
-    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    await prepareBenchPlane(kc, NAMESPACE);
 
     const createStart = performance.now();
     const transport = new KubeTransport(kc);

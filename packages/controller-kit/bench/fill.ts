@@ -1,6 +1,6 @@
 /** Filling a bench's control plane with the test CRDs' objects (`test/fixtures/crds`), shared by the benches. */
 import { fileURLToPath } from 'node:url';
-import { type KubeConfig, PatchStrategy } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, PatchStrategy } from '@kubernetes/client-node';
 import { installCRDs } from '@tally-ipam/testenv';
 import type { KubeTransport } from '../src/client/transport.js';
 import { GROUP, VERSION } from '../test/fixtures/core-resources.js';
@@ -53,8 +53,14 @@ export async function applyAll(
   await Promise.all(Array.from({ length: concurrency }, () => worker()));
 }
 
+/** A fresh control plane made ready for a bench: the test CRDs installed and the bench's namespace created. */
+export async function prepareBenchPlane(kc: KubeConfig, namespace: string): Promise<void> {
+  await installTestCRDs(kc);
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+}
+
 /** Installs the test CRDs, retrying while a freshly started API server still refuses them. */
-export async function installTestCRDs(kc: KubeConfig): Promise<void> {
+async function installTestCRDs(kc: KubeConfig): Promise<void> {
   const crds = fileURLToPath(new URL('../test/fixtures/crds', import.meta.url));
   for (let attempt = 0; ; attempt += 1) {
     try {

@@ -16,7 +16,7 @@ import { Cache } from '../src/cache/cache.js';
 import type { ReflectorOptions } from '../src/cache/reflector.js';
 import { KubeTransport } from '../src/client/transport.js';
 import { PARTS } from '../test/fixtures/core-resources.js';
-import { applyAll, installTestCRDs } from './fill.js';
+import { applyAll, prepareBenchPlane } from './fill.js';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 20_000);
 const OBJECT_BYTES = Number(process.env.BENCH_OBJECT_BYTES ?? 1_300);
@@ -105,9 +105,7 @@ async function main(): Promise<void> {
   const plane = await startControlPlane({ ignoreTestKubeconfig: true });
   try {
     const kc = plane.kubeConfig();
-    await installTestCRDs(kc);
-    const { CoreV1Api } = await import('@kubernetes/client-node');
-    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    await prepareBenchPlane(kc, NAMESPACE);
     const transport = new KubeTransport(kc);
     const filling = setInterval(() => console.log('  filling…'), 15_000);
     const fillStart = performance.now();

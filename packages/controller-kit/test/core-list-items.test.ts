@@ -1,19 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ListItemSplitter, MalformedListError } from '../src/cache/list-items.js';
-
-/** The bytes of `text` cut at the given offsets (in any order, duplicates allowed), as a stream would deliver them. */
-function chunked(text: string, cuts: readonly number[]): Buffer[] {
-  const bytes = Buffer.from(text, 'utf8');
-  const offsets = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let start = 0;
-  for (const offset of [...offsets, bytes.length]) {
-    chunks.push(bytes.subarray(start, offset));
-    start = offset;
-  }
-  return chunks;
-}
+import { chunked } from './fixtures/chunks.js';
 
 function split(text: string, cuts: readonly number[] = []): { items: unknown[]; envelope: unknown } {
   const splitter = new ListItemSplitter();

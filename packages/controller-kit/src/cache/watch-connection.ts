@@ -8,30 +8,18 @@ import { LineSplitter } from './lines.js';
 import { ListItemSplitter } from './list-items.js';
 import { type WatchEvent, watchEventSchema } from './wire.js';
 
+/** A streaming request: a watch, or a LIST read as it arrives. */
 export interface WatchRequest {
   /** Collection path, e.g. `/apis/ipam.cluster.x-k8s.io/v1beta2/ipaddressclaims`. */
   readonly path: string;
   readonly query: Readonly<Record<string, string>>;
   readonly signal: AbortSignal;
   /**
-   * The stream is dropped when no event (bookmarks included) arrived for this long: a half-open connection never
-   * errors by itself, and a watch the server stopped feeding looks the same from here.
+   * The stream is dropped when nothing arrived for this long (a watch: no event, bookmarks included; a list: no
+   * byte): a half-open connection never errors by itself, and a stream the server stopped feeding looks the same.
    */
   readonly idleTimeoutMs: number;
   /** Deadline for the response headers (the API server sends them as soon as the watch is registered). */
-  readonly openTimeoutMs: number;
-  readonly target: RequestTarget;
-}
-
-/** A LIST read as a stream, item by item (see `WatchConnection.list`). */
-export interface StreamedListRequest {
-  /** Collection path, as for a watch. */
-  readonly path: string;
-  readonly query: Readonly<Record<string, string>>;
-  readonly signal: AbortSignal;
-  /** The read fails when no byte arrived for this long (a list of many objects may take long in all). */
-  readonly idleTimeoutMs: number;
-  /** Deadline for the response headers. */
   readonly openTimeoutMs: number;
   readonly target: RequestTarget;
 }
@@ -100,7 +88,7 @@ export class WatchConnection {
    * answer, `WatchStalledError` when no byte came for `idleTimeoutMs`, `KubeRequestError` for transport failures and
    * bodies that are not a list.
    */
-  async list(request: StreamedListRequest, onItem: (raw: unknown) => void): Promise<unknown> {
+  async list(request: WatchRequest, onItem: (raw: unknown) => void): Promise<unknown> {
     const response = await this.open(request);
     const stall = new StallTimer(request.idleTimeoutMs, () =>
       response.destroy(new WatchStalledError(`no byte of the list for ${request.idleTimeoutMs} ms`)),
@@ -126,7 +114,7 @@ export class WatchConnection {
     this.agent.destroy();
   }
 
-  private async open(request: WatchRequest | StreamedListRequest): Promise<http.IncomingMessage> {
+  private async open(request: WatchRequest): Promise<http.IncomingMessage> {
     await requestThrottleFor(this.kubeConfig)?.wait(request.signal);
     const options: https.RequestOptions = {};
     try {
