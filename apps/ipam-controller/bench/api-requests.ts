@@ -13,11 +13,19 @@ function add(counts: Map<string, number>, key: string, value: number): void {
   counts.set(key, (counts.get(key) ?? 0) + value);
 }
 
+/** The API server's Go garbage collector so far: cycles ended, and the runtime's estimate of the CPU they took. */
+export interface GcTotals {
+  readonly cycles: number;
+  readonly cpuSeconds: number;
+}
+
 /**
  * `apiserver_request_total` summed by verb and by verb + resource, read from the API server's /metrics with the admin
- * credentials. The API server's requests to itself are included: they are the same in every run (no other workload).
+ * credentials, and its garbage collector's totals (`go_gc_cycles_total_gc_cycles_total`,
+ * `go_cpu_classes_gc_total_cpu_seconds_total`; both move when a cycle ends). The API server's requests to itself are
+ * included: they are the same in every run (no other workload).
  */
-export async function apiRequests(kubeConfig: KubeConfig): Promise<RequestCounts> {
+export async function apiRequests(kubeConfig: KubeConfig): Promise<RequestCounts & { readonly gc: GcTotals }> {
   const server = new URL(kubeConfig.getCurrentCluster()?.server ?? '');
   const options: RequestOptions = { host: server.hostname, port: server.port, path: '/metrics' };
   await kubeConfig.applyToHTTPSOptions(options);
@@ -34,7 +42,12 @@ export async function apiRequests(kubeConfig: KubeConfig): Promise<RequestCounts
   });
   const byVerb = new Map<string, number>();
   const byTarget = new Map<string, number>();
+  const gc = { cycles: 0, cpuSeconds: 0 };
   for (const line of body.split('\n')) {
+    if (line.startsWith('go_gc_cycles_total_gc_cycles_total ')) gc.cycles = Number(line.slice(line.indexOf(' ') + 1));
+    if (line.startsWith('go_cpu_classes_gc_total_cpu_seconds_total ')) {
+      gc.cpuSeconds = Number(line.slice(line.indexOf(' ') + 1));
+    }
     if (!line.startsWith('apiserver_request_total{')) continue;
     const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? '?';
     const resource = /[{,]resource="([^"]*)"/.exec(line)?.[1] || '-';
@@ -45,7 +58,7 @@ export async function apiRequests(kubeConfig: KubeConfig): Promise<RequestCounts
     const failed = code.startsWith('2') ? '' : ` ${code}`;
     add(byTarget, `${verb} ${resource}${subresource ? `/${subresource}` : ''}${failed}`, value);
   }
-  return { byVerb, byTarget };
+  return { byVerb, byTarget, gc };
 }
 
 export function difference(after: Map<string, number>, before: Map<string, number>): Record<string, number> {
