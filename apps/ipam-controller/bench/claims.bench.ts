@@ -252,10 +252,11 @@ async function startMeasured(
   const provider = await startProvider(contender, binaries, plane.kubeconfigPath, NAMESPACE);
   const cpuAfter = cpuByProcess(plane.processIds(), provider);
   const after = await apiRequests(kubeConfig);
-  // The API server's share swings with whether one of its GC cycles (~10 CPU s each over a 50,000-claim plane) ended
-  // inside the window, so that part is printed beside it.
+  // The API server's share swings with its GC cycles (~10 CPU s each over a 50,000-claim plane), so the cycles that
+  // ended inside the window are printed beside it. Go counts a cycle's CPU when the cycle ends: one still running at
+  // synced is not in the figure.
   const gcCycles = after.gc.cycles - before.gc.cycles;
-  const gcNote = ` (GC ${(after.gc.cpuSeconds - before.gc.cpuSeconds).toFixed(1)} in ${gcCycles} cycle${gcCycles === 1 ? '' : 's'})`;
+  const gcNote = ` (GC cycles ended meanwhile: ${gcCycles}, ${(after.gc.cpuSeconds - before.gc.cpuSeconds).toFixed(1)} CPU s)`;
   const cpu = [...cpuAfter]
     .map(
       ([name, seconds]) =>
