@@ -46,7 +46,10 @@ export interface ReflectorOptions {
   readonly watchOpenTimeoutMs?: number;
   /** Backoff between failed attempts (client-go: 800 ms doubling to 30 s). */
   readonly backoff?: BackoffOptions;
-  /** Per-request deadline of list pages; for a list in one response, the longest silence between its bytes. Default 60 s. */
+  /**
+   * Per-request deadline of list pages; for a list in one response, the deadline for its headers and the longest
+   * silence between its bytes. Default 60 s.
+   */
   readonly listTimeoutMs?: number;
 }
 
@@ -87,12 +90,13 @@ const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 type RelistReason = 'initial list' | 'resourceVersion expired (410)' | 'resourceVersion too large for the watch cache';
 
 /**
- * Keeps a sink in step with the API server for one resource (client-go's `Reflector`): the full state from a
- * consistent LIST (one response read item by item, or pages) then a WATCH from the list's resourceVersion, or, when
- * asked, from a watch-list (a WATCH whose stream starts with every object and a bookmark marking their end, then
- * carries on as a watch); bookmarks and a randomized server timeout either way, resuming from the last seen resourceVersion when the stream ends. 410 Gone and
- * "too large resource version" force a relist; a silent watch is reopened; any other failure is logged and retried
- * with capped exponential backoff (at least the server's Retry-After). It stops only when its signal aborts.
+ * Keeps a sink in step with the API server for one resource (client-go's `Reflector`): the full state from a consistent
+ * LIST (one response read item by item, or pages) then a WATCH from the list's resourceVersion, or, when asked, from a
+ * watch-list (a WATCH whose stream starts with every object and a bookmark marking their end, then carries on as a
+ * watch); bookmarks and a randomized server timeout either way, resuming from the last seen resourceVersion when the
+ * stream ends. 410 Gone and "too large resource version" force a relist; a silent watch is reopened; any other failure
+ * is logged and retried with capped exponential backoff (at least the server's Retry-After). It stops only when its
+ * signal aborts.
  */
 export class Reflector<T extends KubeObject> {
   private resourceVersion: string | undefined;
