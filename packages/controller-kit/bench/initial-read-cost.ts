@@ -1,6 +1,7 @@
 /**
- * What one informer's initial read costs each process, by the way the reflector reads: a watch-list (consistent, the
- * default), one consistent LIST answered in a single response, and a LIST in pages of 500. One control plane holds
+ * What one informer's initial read costs each process, by the way the reflector reads: a watch-list, one consistent
+ * LIST answered in a single response and read item by item (the default), the same with each item's managedFields
+ * parsed and then dropped (as a cache with its own transform does), and a LIST in pages of 500. One control plane holds
  * BENCH_OBJECTS Parts written by server-side apply, padded to BENCH_OBJECT_BYTES on the wire (default ~1,300, an
  * IPAddressClaim's size with its managedFields); then a fresh cache reads them BENCH_ROUNDS times per way, the ways
  * taking turns in a rotating order so none always runs first. Prints, per read, the CPU seconds of kube-apiserver,
@@ -13,6 +14,7 @@ import { loadavg } from 'node:os';
 import { type ControlPlane, processCpuSeconds, startControlPlane } from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import { Cache } from '../src/cache/cache.js';
+import { compactObject } from '../src/cache/compact.js';
 import type { ReflectorOptions } from '../src/cache/reflector.js';
 import { KubeTransport } from '../src/client/transport.js';
 import { PARTS } from '../test/fixtures/core-resources.js';
@@ -24,10 +26,19 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const NAMESPACE = 'bench-read';
 const quiet = pino({ level: 'silent' });
 
-/** The ways an informer can learn the full state, as reflector options. */
-const WAYS: readonly { readonly name: string; readonly options: ReflectorOptions }[] = [
+/**
+ * The ways an informer can learn the full state, as reflector options. `parseManagedFields` gives the informer the
+ * default transform as its own, so the list cannot leave managedFields out before parsing.
+ */
+interface Way {
+  readonly name: string;
+  readonly options: ReflectorOptions;
+  readonly parseManagedFields?: boolean;
+}
+const WAYS: readonly Way[] = [
   { name: 'watch-list', options: { watchList: true } },
   { name: 'LIST, one response', options: { watchList: false, pageSize: 0 } },
+  { name: 'LIST, managedFields parsed', options: { watchList: false, pageSize: 0 }, parseManagedFields: true },
   { name: 'LIST, pages of 500', options: { watchList: false, pageSize: 500 } },
 ];
 
@@ -52,10 +63,13 @@ function ownCpuSeconds(): number {
 }
 
 /** One fresh cache reading every Part until it has synced, with what that cost each process. */
-async function readOnce(plane: ControlPlane, options: ReflectorOptions): Promise<ReadCost> {
+async function readOnce(plane: ControlPlane, way: Way): Promise<ReadCost> {
   const pids = plane.processIds();
-  const cache = new Cache({ kubeConfig: plane.kubeConfig(), logger: quiet, reflector: options });
-  const informer = cache.informerFor(PARTS, { namespace: NAMESPACE });
+  const cache = new Cache({ kubeConfig: plane.kubeConfig(), logger: quiet, reflector: way.options });
+  const informer = cache.informerFor(PARTS, {
+    namespace: NAMESPACE,
+    ...(way.parseManagedFields ? { transform: compactObject } : {}),
+  });
   const stop = new AbortController();
   const apiServerBefore = cpuOf(pids, 'kube-apiserver');
   const etcdBefore = cpuOf(pids, 'etcd');
@@ -119,15 +133,15 @@ async function main(): Promise<void> {
     console.log(`applied ${OBJECTS} Parts in ${((performance.now() - fillStart) / 1000).toFixed(1)} s`);
 
     // One read that is not counted: no way should pay for this process's JIT warming up.
-    await readOnce(plane, WAYS[0]?.options ?? {});
+    await readOnce(plane, WAYS[0] as Way);
     const costs = new Map<string, ReadCost[]>(WAYS.map((way) => [way.name, []]));
     for (let round = 0; round < ROUNDS; round += 1) {
       for (let turn = 0; turn < WAYS.length; turn += 1) {
-        const way = WAYS[(round + turn) % WAYS.length] as (typeof WAYS)[number];
-        const cost = await readOnce(plane, way.options);
+        const way = WAYS[(round + turn) % WAYS.length] as Way;
+        const cost = await readOnce(plane, way);
         if (cost.objects !== OBJECTS) throw new Error(`${way.name} read ${cost.objects} Parts, not ${OBJECTS}`);
         costs.get(way.name)?.push(cost);
-        console.log(`round ${round + 1}, ${way.name.padEnd(18)}: ${describe(cost)} (load ${loadAverage()})`);
+        console.log(`round ${round + 1}, ${way.name.padEnd(26)}: ${describe(cost)} (load ${loadAverage()})`);
       }
     }
 
@@ -139,7 +153,7 @@ async function main(): Promise<void> {
       const apiServer = median(list.map((cost) => cost.apiServerCpu));
       const own = median(list.map((cost) => cost.ownCpu));
       console.log(
-        `  ${name.padEnd(18)}: kube-apiserver ${apiServer.toFixed(2)} CPU s (${(apiServer / baselineApiServer).toFixed(2)}×), ` +
+        `  ${name.padEnd(26)}: kube-apiserver ${apiServer.toFixed(2)} CPU s (${(apiServer / baselineApiServer).toFixed(2)}×), ` +
           `this process ${own.toFixed(2)} (${(own / baselineOwn).toFixed(2)}×), ` +
           `etcd ${median(list.map((cost) => cost.etcdCpu)).toFixed(2)}, wall ${median(list.map((cost) => cost.wallSeconds)).toFixed(2)} s, ` +
           `heap +${median(list.map((cost) => cost.peakHeapGrowthMiB)).toFixed(0)} MiB`,

@@ -1,10 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ListItemSplitter, MalformedListError } from '../src/cache/list-items.js';
+import { ListItemSplitter, type ListItemSplitterOptions, MalformedListError } from '../src/cache/list-items.js';
 import { chunked } from './fixtures/chunks.js';
 
-function split(text: string, cuts: readonly number[] = []): { items: unknown[]; envelope: unknown } {
-  const splitter = new ListItemSplitter();
+function split(
+  text: string,
+  cuts: readonly number[] = [],
+  options: ListItemSplitterOptions = {},
+): { items: unknown[]; envelope: unknown } {
+  const splitter = new ListItemSplitter(options);
   const items = chunked(text, cuts)
     .flatMap((chunk) => splitter.push(chunk))
     .map((item) => JSON.parse(item) as unknown);
@@ -14,7 +18,7 @@ function split(text: string, cuts: readonly number[] = []): { items: unknown[]; 
 /** Strings that stress the scanner: quotes, runs of backslashes, brackets and the word `items`. */
 const trickyString = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),
-  fc.constantFrom('items', '"', '\\', '\\\\', '\\"', '{[', ']}', '"items":[', 'ü€𝄞'),
+  fc.constantFrom('items', 'metadata', 'managedFields', '"', '\\', '\\\\', '\\"', '{[', ']}', '"items":[', 'ü€𝄞'),
 );
 const jsonValue = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
@@ -53,6 +57,92 @@ describe('ListItemSplitter', () => {
         },
       ),
     );
+  });
+
+  it("leaves out each item's metadata.managedFields when asked, and nothing else, however the body is cut", () => {
+    const key = trickyString.filter((name) => name !== '__proto__');
+    /** `[key, value]` pairs with one more inserted at a random place (or none, when `extra` is undefined). */
+    const withMember = (
+      entries: fc.Arbitrary<[string, unknown][]>,
+      extra: fc.Arbitrary<[string, unknown] | undefined>,
+    ): fc.Arbitrary<[string, unknown][]> =>
+      fc.tuple(entries, extra, fc.nat()).map(([members, member, at]) => {
+        const all = [...members];
+        if (member) all.splice(at % (all.length + 1), 0, member);
+        return all;
+      });
+    const members = (exclude: string): fc.Arbitrary<[string, unknown][]> =>
+      fc.uniqueArray(
+        fc.tuple(
+          key.filter((name) => name !== exclude),
+          jsonValue,
+        ),
+        {
+          maxLength: 4,
+          selector: ([name]) => name,
+        },
+      );
+    const managedFields = fc.oneof(
+      fc.array(jsonValue, { maxLength: 3 }),
+      fc.dictionary(key, jsonValue, { maxKeys: 2 }),
+    );
+    const metadata = withMember(
+      members('managedFields'),
+      fc.option(
+        managedFields.map((value): [string, unknown] => ['managedFields', value]),
+        { nil: undefined },
+      ),
+    );
+    const listItem = withMember(
+      members('metadata'),
+      fc.option(
+        metadata.map((entries): [string, unknown] => ['metadata', Object.fromEntries(entries)]),
+        {
+          nil: undefined,
+        },
+      ),
+    ).map((entries) => Object.fromEntries(entries) as Record<string, unknown>);
+    fc.assert(
+      fc.property(
+        fc.array(listItem, { maxLength: 5 }),
+        fc.constantFrom(undefined, 1, 2),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        (items, indent, cuts) => {
+          const envelope = { kind: 'PartList', metadata: { resourceVersion: '7', managedFields: [] } };
+          const body = JSON.stringify({ ...envelope, items }, null, indent);
+          const result = split(body, cuts, { omitManagedFields: true });
+          const expected = items.map((listed) => {
+            const meta = listed.metadata;
+            if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return listed;
+            const { managedFields: _dropped, ...kept } = meta as Record<string, unknown>;
+            return { ...listed, metadata: kept };
+          });
+          expect(result.items).toEqual(expected);
+          expect(result.envelope).toEqual({ ...envelope, items: [] });
+        },
+      ),
+    );
+  });
+
+  it('keeps managedFields it cannot be sure of, and leaves broken JSON broken', () => {
+    const itemsOf = (body: string): unknown[] =>
+      new ListItemSplitter({ omitManagedFields: true })
+        .push(Buffer.from(body))
+        .map((text) => JSON.parse(text) as unknown);
+    // As a value, as an item's own key, deeper than the metadata, spelled with an escape: all kept.
+    const kept = [
+      { metadata: { name: 'managedFields', labels: { managedFields: 'x' } }, spec: { managedFields: [1] } },
+      { managedFields: [2], metadata: { name: 'b' } },
+    ];
+    expect(itemsOf(JSON.stringify({ items: kept }))).toEqual(kept);
+    expect(itemsOf('{"items":[{"metadata":{"managed\\u0046ields":[3]}}]}')).toEqual([
+      { metadata: { managedFields: [3] } },
+    ]);
+    // A missing comma after the value is not hidden by the cut.
+    const broken = new ListItemSplitter({ omitManagedFields: true }).push(
+      Buffer.from('{"items":[{"metadata":{"managedFields":[] 5,"name":"a"}}]}'),
+    );
+    expect(() => broken.map((text) => JSON.parse(text) as unknown)).toThrow(SyntaxError);
   });
 
   it('cuts a list the way kube-apiserver writes it, item by item as the bytes arrive', () => {
@@ -96,17 +186,17 @@ describe('ListItemSplitter', () => {
   });
 
   it('refuses an item or an envelope past its bound, within one chunk or across many', () => {
-    const small = new ListItemSplitter(16, 64);
+    const small = new ListItemSplitter({ maxItemBytes: 16, maxEnvelopeBytes: 64 });
     // 16 bytes exactly, then 17.
     expect(small.push(Buffer.from('{"items":[{"a":"12345678"},'))).toHaveLength(1);
     expect(() => small.push(Buffer.from('{"a":"123456789"}'))).toThrow(/more than 16 bytes/);
 
-    const across = new ListItemSplitter(16, 64);
+    const across = new ListItemSplitter({ maxItemBytes: 16, maxEnvelopeBytes: 64 });
     across.push(Buffer.from('{"items":[{"a":"123'));
     across.push(Buffer.from('4567890'));
     expect(() => across.push(Buffer.from('1234567890'))).toThrow(/more than 16 bytes/);
 
-    const envelope = new ListItemSplitter(16, 64);
+    const envelope = new ListItemSplitter({ maxItemBytes: 16, maxEnvelopeBytes: 64 });
     expect(() => envelope.push(Buffer.from(`{"kind":"${'x'.repeat(64)}","items":[]}`))).toThrow(
       /envelope of more than 64/,
     );

@@ -1,8 +1,10 @@
 /**
  * Bytes of JS heap the provider's caches hold per bound claim (its claim, its IPAddress and its ledger entry), without a
- * control plane: wire-shaped JSON (as kube-apiserver returns it, managedFields included) goes through what the cache
- * does to it — JSON.parse, the resource's schema, the informer's transform — into stores with the provider's indexes,
- * and the ledger entries through the view the reconcilers read. Also prints the decode time per object.
+ * control plane: wire-shaped lists (as kube-apiserver returns them, managedFields included, in 64 KiB chunks) go
+ * through what the cache does to them — the list cut into items, JSON.parse, the resource's schema, the informer's
+ * transform — into stores with the provider's indexes, and the ledger entries through the view the reconcilers read.
+ * Also prints the decode time per object. FOOTPRINT_TRANSFORM=drop-managed-fields measures the cache's transform before
+ * compaction; FOOTPRINT_KEEP_MANAGED_FIELDS=1 parses the managedFields the list otherwise leaves out.
  * Run: `pnpm --filter @tally-ipam/ipam-provider exec node --expose-gc --import tsx bench/cache-footprint.ts [claims]`.
  */
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE } from '@tally-ipam/api-types';
@@ -12,11 +14,14 @@ import {
   indexByNamespace,
   indexByOwnerUID,
   type KubeObject,
+  ListItemSplitter,
   NAMESPACE_INDEX,
   OWNER_UID_INDEX,
   type ResourceEventHandler,
   Store,
 } from '@tally-ipam/controller-kit/cache';
+import { compiledSchema } from '@tally-ipam/controller-kit/client';
+import type { z } from 'zod';
 import { ADDRESS_INDEXERS, CLAIM_INDEXERS, LOCK_INDEXERS } from '../src/indexes.js';
 import { LedgerEntryView } from '../src/ledger/entry-view.js';
 import { LEDGER_RESOURCE, type StoredLedger } from '../src/resources.js';
@@ -180,20 +185,47 @@ function heapUsed(): number {
   return process.memoryUsage().heapUsed;
 }
 
-/** What the reflector and informer do to one object from the wire. */
-function decoder<T extends KubeObject>(resource: { schema: { parse(raw: unknown): T } }): (json: string) => T {
-  // FOOTPRINT_TRANSFORM=drop-managed-fields: the cache's transform before compaction, for comparison.
-  const transform = process.env.FOOTPRINT_TRANSFORM === 'drop-managed-fields' ? dropManagedFields<T> : compactObject<T>;
-  return (json) => transform(resource.schema.parse(JSON.parse(json)));
+const CHUNK_BYTES = 64 * 1024;
+
+/** A list response's body as kube-apiserver writes it. */
+function listBody(kind: string, items: readonly string[]): Buffer {
+  return Buffer.from(
+    `{"kind":"${kind}List","apiVersion":"${GROUP}/v1beta2","metadata":{"resourceVersion":"1"},"items":[${items.join(',')}]}`,
+  );
 }
 
-const claimJSONs = Array.from({ length: CLAIMS }, (_, index) => claimJSON(index));
-const addressJSONs = Array.from({ length: CLAIMS }, (_, index) => addressJSON(index));
+/** What the reflector and informer do to a list from the wire, object by object, in the chunks a socket delivers. */
+function decodeList<T extends KubeObject>(
+  resource: { schema: z.ZodType<T> },
+  body: Buffer,
+  onObject: (object: T) => void,
+): void {
+  const transform = process.env.FOOTPRINT_TRANSFORM === 'drop-managed-fields' ? dropManagedFields<T> : compactObject<T>;
+  const splitter = new ListItemSplitter({ omitManagedFields: process.env.FOOTPRINT_KEEP_MANAGED_FIELDS !== '1' });
+  // FOOTPRINT_INTERPRETED_SCHEMA=1: zod's interpreter, as before the cache compiled its schemas.
+  const schema = process.env.FOOTPRINT_INTERPRETED_SCHEMA === '1' ? resource.schema : compiledSchema(resource.schema);
+  for (let at = 0; at < body.length; at += CHUNK_BYTES) {
+    for (const item of splitter.push(body.subarray(at, at + CHUNK_BYTES))) {
+      onObject(transform(schema.parse(JSON.parse(item))));
+    }
+  }
+  splitter.end();
+}
+
+const claimList = listBody(
+  'IPAddressClaim',
+  Array.from({ length: CLAIMS }, (_, index) => claimJSON(index)),
+);
+const addressList = listBody(
+  'IPAddress',
+  Array.from({ length: CLAIMS }, (_, index) => addressJSON(index)),
+);
 const ledgerJSONs: string[] = [];
 for (let first = 0; first < CLAIMS; first += 250) {
   const indexes = Array.from({ length: Math.min(250, CLAIMS - first) }, (_, offset) => first + offset);
   ledgerJSONs.push(ledgerJSON(first / 250 + 1, indexes));
 }
+const ledgerList = listBody('TallyAddressLedger', ledgerJSONs);
 
 // Every informer's store carries the namespace and owner-uid indexes; the provider adds its own (see provider.ts).
 const informerIndexers = { [NAMESPACE_INDEX]: indexByNamespace, [OWNER_UID_INDEX]: indexByOwnerUID };
@@ -213,16 +245,12 @@ const view = new LedgerEntryView(
 
 const before = heapUsed();
 const started = performance.now();
-const decodeClaim = decoder(CLAIM_RESOURCE);
-const decodeAddress = decoder(ADDRESS_RESOURCE);
-const decodeLedger = decoder(LEDGER_RESOURCE);
-for (const json of claimJSONs) claims.upsert(decodeClaim(json));
-for (const json of addressJSONs) addresses.upsert(decodeAddress(json));
-for (const json of ledgerJSONs) {
-  const ledger = decodeLedger(json);
+decodeList(CLAIM_RESOURCE, claimList, (claim) => claims.upsert(claim));
+decodeList(ADDRESS_RESOURCE, addressList, (address) => addresses.upsert(address));
+decodeList(LEDGER_RESOURCE, ledgerList, (ledger) => {
   ledgers.upsert(ledger);
   for (const handler of ledgerHandlers) handler.onAdd?.(ledger, true);
-}
+});
 const decodeMs = performance.now() - started;
 const after = heapUsed();
 const perClaim = (after - before) / CLAIMS;
@@ -234,5 +262,5 @@ console.log(
 // Keep the stores alive until after the measurement.
 // The texts too: optimized code treats a variable it no longer reads as garbage, and the baseline holds them.
 if (claims.size + addresses.size + ledgers.size + view.store.size < 0) console.log('unreachable');
-if (claimJSONs.length + addressJSONs.length + ledgerJSONs.length < 0) console.log('unreachable');
+if (claimList.length + addressList.length + ledgerList.length < 0) console.log('unreachable');
 if (process.env.FOOTPRINT_SNAPSHOT) (await import('node:v8')).writeHeapSnapshot(process.env.FOOTPRINT_SNAPSHOT);

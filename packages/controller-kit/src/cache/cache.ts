@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, pino } from 'pino';
 import { isNotFound } from '../client/errors.js';
-import { kubeObjectSchema, type ObjectOf } from '../client/object-schema.js';
+import { type ObjectOf, resourceSchema } from '../client/object-schema.js';
 import { type ObjectKey, objectKeyString, objectPath, type ResourceKind } from '../client/resource.js';
 import { KubeTransport } from '../client/transport.js';
 import { compactObject } from './compact.js';
@@ -113,10 +113,8 @@ export class Cache {
       if (options.indexers) existing.addIndexers(options.indexers);
       return existing;
     }
-    const schema = 'schema' in resource ? (resource.schema as { parse(raw: unknown): ObjectOf<R> }) : undefined;
-    const parse = schema
-      ? (raw: unknown): ObjectOf<R> => schema.parse(raw)
-      : (raw: unknown): ObjectOf<R> => kubeObjectSchema.parse(raw) as ObjectOf<R>;
+    const schema = resourceSchema(resource);
+    const parse = (raw: unknown): ObjectOf<R> => schema.parse(raw);
     const informer = new SharedInformer<ObjectOf<R>>({
       resource,
       namespace,
@@ -124,6 +122,7 @@ export class Cache {
       fieldSelector: options.fieldSelector,
       parse,
       transform: transform as unknown as Transform<ObjectOf<R>>,
+      transformDropsManagedFields: options.transform === undefined,
       indexers: options.indexers,
       transport: this.transport,
       watchConnection: this.watchConnection,
@@ -193,9 +192,8 @@ export class Cache {
       if (isNotFound(error)) return undefined;
       throw error;
     }
-    const schema = 'schema' in resource ? (resource.schema as { parse(raw: unknown): ObjectOf<R> }) : undefined;
     try {
-      return schema ? schema.parse(body) : (kubeObjectSchema.parse(body) as ObjectOf<R>);
+      return resourceSchema(resource).parse(body);
     } catch (error) {
       const name = `${key.namespace ? `${key.namespace}/` : ''}${key.name}`;
       throw new Error(`${resource.kind} ${name} read from the API server does not match its schema: ${String(error)}`, {

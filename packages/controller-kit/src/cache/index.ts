@@ -4,6 +4,7 @@ export * from './cache.js';
 export * from './compact.js';
 export * from './informer.js';
 export * from './label-selector.js';
+export * from './list-items.js';
 export * from './object.js';
 export * from './store.js';
 export * from './transform.js';

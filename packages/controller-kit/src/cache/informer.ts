@@ -27,6 +27,8 @@ export interface InformerConfig<T extends KubeObject> {
   readonly fieldSelector?: string | undefined;
   readonly parse: (raw: unknown) => T;
   readonly transform: Transform<T>;
+  /** The transform drops `metadata.managedFields`: lists may leave them out before parsing. */
+  readonly transformDropsManagedFields?: boolean | undefined;
   readonly indexers?: Indexers<T> | undefined;
   readonly transport: KubeTransport;
   readonly watchConnection: WatchConnection;
@@ -67,6 +69,7 @@ export class SharedInformer<T extends KubeObject> implements ReflectorSink<T> {
       // Each object is transformed as soon as it is parsed: a list of many pages then holds only transformed objects
       // until it is applied, never every page's full objects at once.
       parse: (raw) => config.transform(config.parse(raw)),
+      omitManagedFields: config.transformDropsManagedFields,
       transport: config.transport,
       watchConnection: config.watchConnection,
       sink: {

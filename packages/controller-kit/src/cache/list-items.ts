@@ -4,6 +4,13 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+
+/** Nesting depth inside an item (the top-level object is 1, the `items` array 2), and inside the item's metadata. */
+const ITEM_DEPTH = 3;
+const ITEM_METADATA_DEPTH = 4;
+const METADATA_KEY = Buffer.from('metadata');
+const MANAGED_FIELDS_KEY = Buffer.from('managedFields');
 
 /** An item longer than this is not a Kubernetes object: the API server stores at most ~1.5 MiB per object. */
 export const MAX_LIST_ITEM_BYTES = 16 * 1024 * 1024;
@@ -13,6 +20,26 @@ export const MAX_LIST_ENVELOPE_BYTES = 1024 * 1024;
 /** The list body is not a JSON object with an `items` array of objects, or breaks a bound. */
 export class MalformedListError extends Error {
   override readonly name = 'MalformedListError';
+}
+
+export interface ListItemSplitterOptions {
+  /** Default `MAX_LIST_ITEM_BYTES`. */
+  readonly maxItemBytes?: number;
+  /** Default `MAX_LIST_ENVELOPE_BYTES`. */
+  readonly maxEnvelopeBytes?: number;
+  /**
+   * Leave each item's `metadata.managedFields` out of its text, for a reader that would drop them after parsing
+   * anyway: they are often half an object's bytes and most of its small objects, all of them garbage once parsed. Only
+   * the key as the API server writes it is recognized (a `managedFields` key spelled with escapes stays in), so the
+   * reader must still drop them itself; this only spares it the work.
+   */
+  readonly omitManagedFields?: boolean;
+}
+
+/** A byte range of the current item, left out of its text. */
+interface Cut {
+  readonly from: number;
+  readonly to: number;
 }
 
 /**
@@ -41,10 +68,28 @@ export class ListItemSplitter {
   private envelopeBytes = 0;
   private done = false;
 
-  constructor(
-    private readonly maxItemBytes = MAX_LIST_ITEM_BYTES,
-    private readonly maxEnvelopeBytes = MAX_LIST_ENVELOPE_BYTES,
-  ) {}
+  private readonly maxItemBytes: number;
+  private readonly maxEnvelopeBytes: number;
+  private readonly omitManagedFields: boolean;
+  // What leaving out `metadata.managedFields` needs; offsets count bytes from the current item's `{`.
+  /** Where the string being read began (its opening quote), when it may be a key that matters. */
+  private keyStart = -1;
+  /** The last string closed directly inside the item was `"metadata"`: an object opened now is the item's metadata. */
+  private metadataKey = false;
+  private inMetadata = false;
+  /** Where the last key closed directly inside the metadata began, if it was `"managedFields"`; else -1. */
+  private managedFieldsKeyStart = -1;
+  /** The last comma directly inside the metadata (-1: none since it opened). */
+  private metadataComma = -1;
+  /** The managedFields member being read: from its key; `to` is set once its value closed. */
+  private omitted: { from: number; commaBefore: number; to: number } | undefined;
+  private cuts: Cut[] = [];
+
+  constructor(options: ListItemSplitterOptions = {}) {
+    this.maxItemBytes = options.maxItemBytes ?? MAX_LIST_ITEM_BYTES;
+    this.maxEnvelopeBytes = options.maxEnvelopeBytes ?? MAX_LIST_ENVELOPE_BYTES;
+    this.omitManagedFields = options.omitManagedFields ?? false;
+  }
 
   /** The items this chunk completes, as JSON texts in order; the unfinished rest is kept. */
   push(chunk: Buffer): string[] {
@@ -53,67 +98,152 @@ export class ListItemSplitter {
     let itemStart = this.itemBytes > 0 ? 0 : -1;
     let envelopeStart = this.inItems ? -1 : 0;
     let stringStart = this.topLevelStringStart !== undefined ? 0 : -1;
+    // The hottest state lives in locals for the loop (every byte reads it) and is written back at the end.
+    let depth = this.depth;
+    let inString = this.inString;
+    const omit = this.omitManagedFields;
     for (let index = 0; index < chunk.length; index += 1) {
-      if (this.inString) {
+      if (inString) {
         index = this.stringEnd(chunk, index);
         if (index < 0) break;
-        this.inString = false;
-        if (this.depth === 1 && stringStart >= 0) {
+        inString = false;
+        if (depth === 1 && stringStart >= 0) {
           this.lastTopLevelString = this.closeTopLevelString(chunk.subarray(stringStart, index));
           stringStart = -1;
-        }
+        } else if (this.keyStart >= 0) this.closeKey(chunk, itemStart, index, depth);
         continue;
       }
       const byte = chunk[index] as number;
       if (byte === QUOTE) {
-        if (this.depth === 0)
+        if (depth === 0)
           this.malformed(this.done ? 'content after the end of the list' : 'the body is not a JSON object');
-        if (this.inItems && this.depth === 2) this.malformed('an item of "items" is not an object');
-        this.inString = true;
-        if (this.depth === 1) {
+        if (this.inItems && depth === 2) this.malformed('an item of "items" is not an object');
+        inString = true;
+        if (depth === 1) {
           stringStart = index + 1;
           this.topLevelStringStart = [];
+        } else if (omit && this.inItems) {
+          this.abandonClosedOmission();
+          if (depth === ITEM_DEPTH || (this.inMetadata && depth === ITEM_METADATA_DEPTH)) {
+            this.keyStart = this.itemBytes + index - itemStart;
+          }
         }
       } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-        if (this.depth === 0) {
+        if (depth === 0) {
           if (this.done) this.malformed('content after the end of the list');
           if (byte !== OPEN_OBJECT) this.malformed('the body is not a JSON object');
         }
-        if (this.inItems && this.depth === 2) {
+        if (this.inItems && depth === 2) {
           if (byte !== OPEN_OBJECT) this.malformed('an item of "items" is not an object');
           itemStart = index;
         }
-        this.depth += 1;
-        if (this.depth === 2 && byte === OPEN_ARRAY && this.lastTopLevelString === 'items' && !this.itemsSeen) {
+        depth += 1;
+        if (depth === 2 && byte === OPEN_ARRAY && this.lastTopLevelString === 'items' && !this.itemsSeen) {
           // Everything up to and including the `[` belongs to the envelope; the items go their own way.
           this.appendEnvelope(chunk.subarray(envelopeStart, index + 1));
           envelopeStart = -1;
           this.inItems = true;
           this.itemsSeen = true;
-        }
+        } else if (omit && this.inItems) this.openedInItem(byte, depth);
       } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
-        this.depth -= 1;
-        if (this.depth < 0) this.malformed('unbalanced brackets');
-        if (this.inItems && this.depth === 2 && itemStart >= 0) {
+        depth -= 1;
+        if (depth < 0) this.malformed('unbalanced brackets');
+        if (this.inMetadata) this.closedInMetadata(this.itemBytes + index - itemStart, depth);
+        if (depth === 2 && this.inItems && itemStart >= 0) {
           items.push(this.takeItem(chunk.subarray(itemStart, index + 1)));
           itemStart = -1;
-        } else if (this.inItems && this.depth === 1) {
+        } else if (depth === 1 && this.inItems) {
           // The `]` closing the items starts the envelope again.
           this.inItems = false;
           envelopeStart = index;
         }
-        if (this.depth === 0) this.done = true;
-      } else if (byte > 0x20 && byte !== 0x2c) {
-        // Anything else but whitespace and commas: part of a number, `true`, `false` or `null`.
-        if (this.depth === 0)
+        if (depth === 0) this.done = true;
+      } else if (byte === COMMA) {
+        if (this.inMetadata && depth === ITEM_METADATA_DEPTH) this.commaInMetadata(this.itemBytes + index - itemStart);
+      } else if (byte > 0x20) {
+        // Anything else but whitespace: part of a number, `true`, `false` or `null`.
+        if (depth === 0)
           this.malformed(this.done ? 'content after the end of the list' : 'the body is not a JSON object');
-        if (this.inItems && this.depth === 2) this.malformed('an item of "items" is not an object');
+        if (this.inItems && depth === 2) this.malformed('an item of "items" is not an object');
+        this.abandonClosedOmission();
       }
     }
+    this.depth = depth;
+    this.inString = inString;
     if (itemStart >= 0) this.keepItemPart(chunk.subarray(itemStart));
     if (envelopeStart >= 0) this.appendEnvelope(chunk.subarray(envelopeStart));
     if (stringStart >= 0) this.topLevelStringStart?.push(chunk.subarray(stringStart));
     return items;
+  }
+
+  /** A string that may be a key that matters closed at `index` (its closing quote): is it `metadata`/`managedFields`? */
+  private closeKey(chunk: Buffer, itemStart: number, index: number, depth: number): void {
+    const from = this.keyStart;
+    this.keyStart = -1;
+    const to = this.itemBytes + index - itemStart;
+    if (depth === ITEM_DEPTH) this.metadataKey = this.itemTextIs(chunk, itemStart, from + 1, to, METADATA_KEY);
+    else {
+      this.managedFieldsKeyStart = this.itemTextIs(chunk, itemStart, from + 1, to, MANAGED_FIELDS_KEY) ? from : -1;
+    }
+  }
+
+  /** Whether the current item's bytes `from`..`to` are `expected`. */
+  private itemTextIs(chunk: Buffer, itemStart: number, from: number, to: number, expected: Buffer): boolean {
+    if (to - from !== expected.length) return false;
+    const inChunk = from - this.itemBytes + itemStart;
+    // A key that began in an earlier chunk (rare) is compared from the kept parts.
+    const bytes = inChunk >= 0 ? chunk : Buffer.concat([...this.item, chunk.subarray(itemStart)]);
+    const at = inChunk >= 0 ? inChunk : from;
+    for (let offset = 0; offset < expected.length; offset += 1) {
+      if (bytes[at + offset] !== expected[offset]) return false;
+    }
+    return true;
+  }
+
+  /** An object or array opened inside an item; `depth` counts it already. */
+  private openedInItem(byte: number, depth: number): void {
+    this.abandonClosedOmission();
+    if (depth === ITEM_METADATA_DEPTH && byte === OPEN_OBJECT && this.metadataKey) {
+      this.inMetadata = true;
+      this.metadataComma = -1;
+      this.managedFieldsKeyStart = -1;
+    } else if (this.inMetadata && depth === ITEM_METADATA_DEPTH + 1 && this.managedFieldsKeyStart >= 0) {
+      this.omitted ??= { from: this.managedFieldsKeyStart, commaBefore: this.metadataComma, to: -1 };
+    }
+  }
+
+  /** A bracket closed inside the metadata, at item offset `at`; `depth` is the one after it. */
+  private closedInMetadata(at: number, depth: number): void {
+    if (depth === ITEM_METADATA_DEPTH && this.omitted?.to === -1) {
+      this.omitted.to = at + 1;
+    } else if (depth === ITEM_DEPTH) {
+      // The metadata closed: managedFields was its last member, so the comma before it goes with it.
+      const omitted = this.omitted;
+      if (omitted !== undefined && omitted.to >= 0) {
+        this.cuts.push({ from: omitted.commaBefore >= 0 ? omitted.commaBefore : omitted.from, to: omitted.to });
+      }
+      this.omitted = undefined;
+      this.inMetadata = false;
+      this.metadataKey = false;
+    }
+  }
+
+  private commaInMetadata(at: number): void {
+    const omitted = this.omitted;
+    if (omitted !== undefined && omitted.to >= 0) {
+      // The member and the comma after it go.
+      this.cuts.push({ from: omitted.from, to: at + 1 });
+      this.omitted = undefined;
+    }
+    this.metadataComma = at;
+  }
+
+  /**
+   * Something other than a comma or the metadata's end followed the managedFields value: the JSON is broken there, so
+   * nothing is cut and JSON.parse reports it.
+   */
+  private abandonClosedOmission(): void {
+    if (this.omitted !== undefined && this.omitted.to >= 0) this.omitted = undefined;
   }
 
   /** The envelope's JSON text with `"items":[]`, once the whole body has been pushed. */
@@ -163,9 +293,15 @@ export class ListItemSplitter {
     if (this.itemBytes + last.length > this.maxItemBytes) {
       this.malformed(`an item of more than ${this.maxItemBytes} bytes`);
     }
-    const text = this.item.length === 0 ? last.toString('utf8') : Buffer.concat([...this.item, last]).toString('utf8');
+    const bytes = this.item.length === 0 ? last : Buffer.concat([...this.item, last]);
+    const text = this.cuts.length === 0 ? bytes.toString('utf8') : textWithout(bytes, this.cuts);
     this.item = [];
     this.itemBytes = 0;
+    this.cuts = [];
+    this.keyStart = -1;
+    this.metadataKey = false;
+    this.inMetadata = false;
+    this.omitted = undefined;
     return text;
   }
 
@@ -180,4 +316,15 @@ export class ListItemSplitter {
   private malformed(reason: string): never {
     throw new MalformedListError(`malformed list response: ${reason}`);
   }
+}
+
+/** The text of `bytes` without the cut ranges (in order, apart; they end and start at ASCII bytes). */
+function textWithout(bytes: Buffer, cuts: readonly Cut[]): string {
+  let text = '';
+  let at = 0;
+  for (const cut of cuts) {
+    text += bytes.toString('utf8', at, cut.from);
+    at = cut.to;
+  }
+  return text + bytes.toString('utf8', at);
 }

@@ -5,7 +5,7 @@ import { KubeApiError, KubeRequestError, parseRetryAfterHeader, type RequestTarg
 import { requestThrottleFor } from '../client/request-rate-limit.js';
 import { credentialOptions } from '../client/transport.js';
 import { LineSplitter } from './lines.js';
-import { ListItemSplitter } from './list-items.js';
+import { ListItemSplitter, type ListItemSplitterOptions } from './list-items.js';
 import { type WatchEvent, watchEventSchema } from './wire.js';
 
 /** A streaming request: a watch, or a LIST read as it arrives. */
@@ -86,14 +86,18 @@ export class WatchConnection {
    * is read, so the whole body and all its raw objects are never held at once; returns the list's envelope (its
    * `kind`, `apiVersion` and `metadata`, with `items` empty). Throws as `events` does: `KubeApiError` for a non-200
    * answer, `WatchStalledError` when no byte came for `idleTimeoutMs`, `KubeRequestError` for transport failures and
-   * bodies that are not a list.
+   * bodies that are not a list. `items` tunes how the items are cut (bounds; leaving out managedFields).
    */
-  async list(request: WatchRequest, onItem: (raw: unknown) => void): Promise<unknown> {
+  async list(
+    request: WatchRequest,
+    onItem: (raw: unknown) => void,
+    items: ListItemSplitterOptions = {},
+  ): Promise<unknown> {
     const response = await this.open(request);
     const stall = new StallTimer(request.idleTimeoutMs, () =>
       response.destroy(new WatchStalledError(`no byte of the list for ${request.idleTimeoutMs} ms`)),
     );
-    const splitter = new ListItemSplitter();
+    const splitter = new ListItemSplitter(items);
     try {
       for await (const chunk of response) {
         stall.reset();

@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { KubeObject } from '../cache/object.js';
 import { KubeApiError, type RequestTarget } from './errors.js';
-import { kubeObjectSchema, type ObjectInput, type ObjectOf } from './object-schema.js';
+import { type ObjectInput, type ObjectOf, resourceSchema } from './object-schema.js';
 import { collectionPath, type ObjectKey, objectPath, type ResourceKind } from './resource.js';
 import { type HttpMethod, type KubeRequest, KubeTransport, type QueryValue } from './transport.js';
 
@@ -366,11 +366,9 @@ function withTypeMeta(resource: ResourceKind, object: unknown): unknown {
 }
 
 function parseObject<R extends ResourceKind>(resource: R, body: unknown, requestTarget: RequestTarget): ObjectOf<R> {
-  const schema: z.ZodType<unknown> = 'schema' in resource ? (resource.schema as z.ZodType<unknown>) : kubeObjectSchema;
-  const parsed = schema.safeParse(body);
+  const parsed = resourceSchema(resource).safeParse(body);
   if (!parsed.success) throw invalidResponse(requestTarget, parsed.error);
-  // The schema was chosen from the resource exactly as ObjectOf<R> chooses the type.
-  return parsed.data as ObjectOf<R>;
+  return parsed.data;
 }
 
 function invalidResponse(requestTarget: RequestTarget, error: z.ZodError): Error {
