@@ -56,8 +56,9 @@ export interface InformerOptions<T extends KubeObject> extends InformerScope {
   readonly indexers?: Indexers<T> | undefined;
   /**
    * Applied to every object before it is stored; the default (`compactObject`) drops `metadata.managedFields` and
-   * kubectl's last-applied annotation and shares repeated strings. The transform is fixed by
-   * whoever creates the informer first; later callers asking for a different one get an error.
+   * kubectl's last-applied annotation and shares repeated strings; with it, a list leaves managedFields out of each
+   * item before parsing. A transform of one's own sees every object whole. The transform is fixed by whoever creates
+   * the informer first; later callers asking for a different one get an error.
    */
   readonly transform?: Transform<T> | undefined;
 }
