@@ -102,7 +102,10 @@ export class ListItemSplitter {
     let depth = this.depth;
     let inString = this.inString;
     const omit = this.omitManagedFields;
-    for (let index = 0; index < chunk.length; index += 1) {
+    const length = chunk.length;
+    let inItems = this.inItems;
+    let skipAbove = this.skipAbove();
+    for (let index = 0; index < length; index += 1) {
       if (inString) {
         index = this.stringEnd(chunk, index);
         if (index < 0) break;
@@ -113,16 +116,40 @@ export class ListItemSplitter {
         } else if (this.keyStart >= 0) this.closeKey(chunk, itemStart, index, depth);
         continue;
       }
+      if (inItems && depth > skipAbove) {
+        // Deep inside an item nothing but nesting and strings matters: a tight loop runs to the bracket that closes
+        // back to `skipAbove` (handled below as any byte) or to the chunk's end. Most of a list's bytes pass here.
+        for (; index < length; index += 1) {
+          const byte = chunk[index];
+          if (byte === QUOTE) {
+            for (index += 1; index < length; index += 1) {
+              const inside = chunk[index];
+              if (inside === QUOTE) break;
+              if (inside === BACKSLASH) index += 1;
+            }
+            if (index >= length) {
+              inString = true;
+              // A backslash as the chunk's last byte stepped past it: the next chunk's first byte is escaped.
+              this.escapePending = index > length;
+            }
+          } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) depth += 1;
+          else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+            if (depth === skipAbove + 1) break;
+            depth -= 1;
+          }
+        }
+        if (index >= length) break;
+      }
       const byte = chunk[index] as number;
       if (byte === QUOTE) {
         if (depth === 0)
           this.malformed(this.done ? 'content after the end of the list' : 'the body is not a JSON object');
-        if (this.inItems && depth === 2) this.malformed('an item of "items" is not an object');
+        if (inItems && depth === 2) this.malformed('an item of "items" is not an object');
         inString = true;
         if (depth === 1) {
           stringStart = index + 1;
           this.topLevelStringStart = [];
-        } else if (omit && this.inItems) {
+        } else if (omit && inItems) {
           this.abandonClosedOmission();
           if (depth === ITEM_DEPTH || (this.inMetadata && depth === ITEM_METADATA_DEPTH)) {
             this.keyStart = this.itemBytes + index - itemStart;
@@ -133,7 +160,7 @@ export class ListItemSplitter {
           if (this.done) this.malformed('content after the end of the list');
           if (byte !== OPEN_OBJECT) this.malformed('the body is not a JSON object');
         }
-        if (this.inItems && depth === 2) {
+        if (inItems && depth === 2) {
           if (byte !== OPEN_OBJECT) this.malformed('an item of "items" is not an object');
           itemStart = index;
         }
@@ -143,18 +170,26 @@ export class ListItemSplitter {
           this.appendEnvelope(chunk.subarray(envelopeStart, index + 1));
           envelopeStart = -1;
           this.inItems = true;
+          inItems = true;
           this.itemsSeen = true;
-        } else if (omit && this.inItems) this.openedInItem(byte, depth);
+        } else if (omit && inItems) {
+          this.openedInItem(byte, depth);
+          skipAbove = this.skipAbove();
+        }
       } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
         depth -= 1;
         if (depth < 0) this.malformed('unbalanced brackets');
-        if (this.inMetadata) this.closedInMetadata(this.itemBytes + index - itemStart, depth);
-        if (depth === 2 && this.inItems && itemStart >= 0) {
+        if (this.inMetadata) {
+          this.closedInMetadata(this.itemBytes + index - itemStart, depth);
+          skipAbove = this.skipAbove();
+        }
+        if (depth === 2 && inItems && itemStart >= 0) {
           items.push(this.takeItem(chunk.subarray(itemStart, index + 1)));
           itemStart = -1;
-        } else if (depth === 1 && this.inItems) {
+        } else if (depth === 1 && inItems) {
           // The `]` closing the items starts the envelope again.
           this.inItems = false;
+          inItems = false;
           envelopeStart = index;
         }
         if (depth === 0) this.done = true;
@@ -164,7 +199,7 @@ export class ListItemSplitter {
         // Anything else but whitespace: part of a number, `true`, `false` or `null`.
         if (depth === 0)
           this.malformed(this.done ? 'content after the end of the list' : 'the body is not a JSON object');
-        if (this.inItems && depth === 2) this.malformed('an item of "items" is not an object');
+        if (inItems && depth === 2) this.malformed('an item of "items" is not an object');
         this.abandonClosedOmission();
       }
     }
@@ -174,6 +209,15 @@ export class ListItemSplitter {
     if (envelopeStart >= 0) this.appendEnvelope(chunk.subarray(envelopeStart));
     if (stringStart >= 0) this.topLevelStringStart?.push(chunk.subarray(stringStart));
     return items;
+  }
+
+  /**
+   * The depth above which an item's bytes only need their nesting and strings followed: everything inside the item when
+   * nothing is left out; with managedFields left out, the values of the item's members and of its metadata's members.
+   */
+  private skipAbove(): number {
+    if (!this.omitManagedFields) return 2;
+    return this.inMetadata ? ITEM_METADATA_DEPTH : ITEM_DEPTH;
   }
 
   /** A string that may be a key that matters closed at `index` (its closing quote): is it `metadata`/`managedFields`? */
