@@ -125,7 +125,9 @@ class AddressPoolAllocation implements PoolAllocation {
   }
 
   markAllocated(unit: AllocationUnit): void {
-    if (!this.allocator.isAllocated(unit.address)) this.allocator.markAllocated(unit.address);
+    // Parsed once for both calls: a start marks every bound address of every pool.
+    const ip = parseIP(unit.address);
+    if (!this.allocator.isAllocated(ip)) this.allocator.markAllocated(ip);
   }
 
   release(unit: AllocationUnit, releasedAtMs: number): boolean {
