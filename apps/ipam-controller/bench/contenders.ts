@@ -488,6 +488,8 @@ export function peakRssMiB(pid: number): number | undefined {
  */
 export async function waitSettled(pid: number, limitMs: number): Promise<number | undefined> {
   const started = performance.now();
+  // V8's sampling profiler (TALLY_CONTROLLER_CPU_PROF_DIR) alone keeps an idle Node process at ~7 % of a core.
+  const quietCpuPerSecond = process.env.TALLY_CONTROLLER_CPU_PROF_DIR ? 0.1 : 0.05;
   let quietWindows = 0;
   let last = processCpuSeconds(pid);
   let lastProgress = started;
@@ -495,7 +497,7 @@ export async function waitSettled(pid: number, limitMs: number): Promise<number 
     if (performance.now() - started > limitMs) return undefined;
     await delay(1_000);
     const now = processCpuSeconds(pid);
-    quietWindows = now - last < 0.05 ? quietWindows + 1 : 0;
+    quietWindows = now - last < quietCpuPerSecond ? quietWindows + 1 : 0;
     last = now;
     if (performance.now() - lastProgress >= 60_000) {
       lastProgress = performance.now();
