@@ -1,4 +1,5 @@
 import type https from 'node:https';
+import tls from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
@@ -33,6 +34,30 @@ describe('KubeTransport credentials', () => {
       await Promise.all(Array.from({ length: 20 }, () => transport.request({ method: 'GET', path: NAMESPACE_PATH })));
       expect(counted.calls()).toBe(1);
     } finally {
+      transport.close();
+    }
+  });
+
+  it('keeps connections open for requests with the same credentials, under a short pool name', async () => {
+    const counted = countingKubeConfig();
+    const transport = new KubeTransport(counted.kubeConfig);
+    const connect = tls.connect;
+    const connections: { hasPEM: boolean; hasContext: boolean }[] = [];
+    tls.connect = ((...args: Parameters<typeof tls.connect>) => {
+      const options = (args.find((arg) => typeof arg === 'object') ?? {}) as tls.ConnectionOptions;
+      connections.push({
+        hasPEM: options.cert !== undefined || options.key !== undefined || options.ca !== undefined,
+        hasContext: options.secureContext !== undefined,
+      });
+      return connect.apply(tls, args);
+    }) as typeof tls.connect;
+    try {
+      for (let index = 0; index < 20; index += 1) await transport.request({ method: 'GET', path: NAMESPACE_PATH });
+      // One connection served every request; it took its credentials from the one TLS context, not the PEM texts.
+      expect(connections).toHaveLength(1);
+      expect(connections[0]).toMatchObject({ hasPEM: false, hasContext: true });
+    } finally {
+      tls.connect = connect;
       transport.close();
     }
   });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
@@ -40,11 +41,20 @@ export interface TransportOptions {
  */
 export const CREDENTIAL_REUSE_MS = 10_000;
 
+/** Request options that name the TLS credentials by a digest (see `CredentialKeyedAgent`). */
+type KeyedTLSOptions = https.RequestOptions & {
+  readonly secureContext?: SecureContext;
+  readonly credentialsKey?: string;
+};
+
 /** What `applyToHTTPSOptions` put on the options, kept for the requests of the next `CREDENTIAL_REUSE_MS`. */
 interface AppliedCredentials {
   readonly headers: http.OutgoingHttpHeaders;
-  /** The TLS options of every request, with one `secureContext` built from them (https only). */
-  readonly tls: https.RequestOptions & { readonly secureContext?: SecureContext };
+  /**
+   * The TLS options of every request, with one `secureContext` built from them (https only). On the transport's own
+   * agent the PEM texts are left out and `credentialsKey` names them instead.
+   */
+  readonly tls: KeyedTLSOptions;
   /** client-node's agent (a proxy's); undefined when the transport's own keep-alive agent is used. */
   readonly agent: http.Agent | undefined;
 }
@@ -85,7 +95,7 @@ export class KubeTransport {
     this.#agent =
       this.#server.protocol === 'http:'
         ? new http.Agent({ keepAlive: true, maxSockets: 64 })
-        : new https.Agent({ keepAlive: true, maxSockets: 64 });
+        : new CredentialKeyedAgent({ keepAlive: true, maxSockets: 64 });
   }
 
   /** The API server URL of the current context. */
@@ -209,15 +219,57 @@ export class KubeTransport {
     };
     return {
       headers,
-      // One TLS context for every connection opened with these credentials: built per connection from the PEM
-      // options, it parsed the CA, certificate and key again for each new keep-alive socket.
-      tls:
-        this.#server.protocol === 'https:'
-          ? { ...tlsOptions, secureContext: createSecureContext(contextOptions(tlsOptions)) }
-          : tlsOptions,
+      tls: this.#tlsOptions(tlsOptions),
       agent: options.agent instanceof http.Agent ? options.agent : undefined,
     };
   }
+
+  #tlsOptions(tlsOptions: https.RequestOptions): KeyedTLSOptions {
+    if (this.#server.protocol !== 'https:') return tlsOptions;
+    // One TLS context for every connection opened with these credentials: built per connection from the PEM
+    // options, it parsed the CA, certificate and key again for each new keep-alive socket.
+    const context = contextOptions(tlsOptions);
+    const secureContext = createSecureContext(context);
+    // client-node's agent (a proxy's) gets the options as client-node made them.
+    if (this.#useClientNodeAgent) return { ...tlsOptions, secureContext };
+    // The transport's agent pools sockets by a name it builds from the request options on every request and every
+    // socket handed back; with the PEM texts in them that name is ~4 KB, built and hashed several times per request.
+    // The connection takes its credentials from `secureContext` alone, so the texts stay out and a digest of them
+    // keeps connections made with other credentials apart.
+    const { ca: _ca, cert: _cert, key: _key, pfx: _pfx, passphrase: _passphrase, ...connection } = tlsOptions;
+    return { ...connection, secureContext, credentialsKey: credentialsDigest(context) };
+  }
+}
+
+/**
+ * The transport's keep-alive agent: connections are pooled under Node's name for the request options plus the
+ * `credentialsKey` they carry, so a socket made with one client certificate is never reused for another.
+ */
+class CredentialKeyedAgent extends https.Agent {
+  override getName(options?: KeyedTLSOptions): string {
+    const name = super.getName(options);
+    return options?.credentialsKey === undefined ? name : `${name}:${options.credentialsKey}`;
+  }
+}
+
+/**
+ * A digest of the TLS material a context is built from: equal material, equal digest, so credentials applied again
+ * unchanged keep their pooled connections.
+ */
+function credentialsDigest(context: SecureContextOptions): string {
+  const hash = createHash('sha256');
+  for (const field of ['ca', 'cert', 'key', 'pfx', 'passphrase'] as const) {
+    hash.update(`${field}:`);
+    const values: unknown[] = Array.isArray(context[field]) ? (context[field] as unknown[]) : [context[field]];
+    for (const value of values) {
+      if (value === undefined) hash.update('-');
+      else if (typeof value === 'string' || Buffer.isBuffer(value)) hash.update(`${value.length}:`).update(value);
+      // A key given as `{pem, passphrase}` (client-node never does this; kept distinct all the same).
+      else hash.update(JSON.stringify(value));
+      hash.update(';');
+    }
+  }
+  return hash.digest('base64url');
 }
 
 /** PEM material as a string (client-node hands it over as Buffers); anything else as it is. */
