@@ -209,8 +209,8 @@ export class KubeTransport {
     await this.#kubeConfig.applyToHTTPSOptions(options);
     // client-node writes the Authorization header into `options.headers` as a plain record.
     const headers = Array.isArray(options.headers) ? {} : { ...(options.headers as http.OutgoingHttpHeaders) };
-    // PEM as text: the agent keys its connection pool by a name concatenated from ca, cert and key, and a Buffer is
-    // decoded into a new string for that on every request; a string is not.
+    // PEM as text: a proxy's agent keys its connection pool by a name concatenated from ca, cert and key, and a Buffer
+    // is decoded into a new string for that on every request; a string is not.
     const tlsOptions = {
       ...credentialOptions(options),
       ca: pemText(options.ca),
