@@ -192,7 +192,9 @@ class PrefixPoolAllocation implements PoolAllocation {
   }
 
   markAllocated(unit: AllocationUnit): void {
-    if (!this.allocator.isAllocated(this.toInput(unit))) this.allocator.markAllocated(this.toInput(unit));
+    // Parsed once for both calls, as for address pools.
+    const input = { address: parseIP(unit.address), prefixLength: unit.prefix };
+    if (!this.allocator.isAllocated(input)) this.allocator.markAllocated(input);
   }
 
   release(unit: AllocationUnit, releasedAtMs: number): boolean {
