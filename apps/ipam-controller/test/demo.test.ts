@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { asKubeApiError } from '@tally-ipam/controller-kit';
@@ -25,6 +25,9 @@ describe('tally-ipam-controller with no kubeconfig (the demo)', () => {
 
   afterAll(async () => {
     if (demo && demo.child.exitCode === null) await demo.stop('SIGKILL');
+    // The demo keeps its controller log for the user to read after it stops; a test run leaves nothing behind.
+    const logPath = demo?.lines.map((line) => /^Controller log: (\S+)$/.exec(line)?.[1]).find(Boolean);
+    if (logPath) rmSync(dirname(logPath), { recursive: true, force: true });
   });
 
   it('starts a local control plane, prints the claims table, refuses deleting a used pool, and cleans up on SIGINT', async () => {
@@ -88,6 +91,9 @@ describe('tally-ipam-controller with no kubeconfig (the demo)', () => {
 
     expect(await demo.stop('SIGINT')).toBe(0);
     expect(demo.lines).toContain('Stopped the local control plane.');
+    const logPath = /^Controller log: (\S+)$/m.exec(output)?.[1] ?? '';
+    expect(demo.lines).toContain(`Controller log kept at ${logPath}`);
+    expect(readFileSync(logPath, 'utf8')).toContain('starting workers');
     expect(processesUsing(stateDir)).toEqual([]);
     expect(existsSync(stateDir)).toBe(false);
   });

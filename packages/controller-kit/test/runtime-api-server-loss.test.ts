@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,8 @@ const CHILD_GUARD_MS = 240_000;
 let plane: ControlPlane;
 let namespace: TestNamespace;
 const children: ChildProcess[] = [];
+/** Directories this file wrote (a kubeconfig holding a ServiceAccount token): removed when it ends. */
+const tempDirs: string[] = [];
 
 beforeAll(async () => {
   plane = await startControlPlane({ ignoreTestKubeconfig: true });
@@ -33,6 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await plane?.stop();
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 interface Child {
@@ -88,7 +91,9 @@ function tokenKubeconfig(server: string, caPem: string, token: string): string {
     contexts: [{ name: 'test', cluster: 'test', user: 'sa' }],
     currentContext: 'test',
   });
-  const path = join(mkdtempSync(join(tmpdir(), 'tally-kit-sa-')), 'kubeconfig');
+  const dir = mkdtempSync(join(tmpdir(), 'tally-kit-sa-'));
+  tempDirs.push(dir);
+  const path = join(dir, 'kubeconfig');
   writeFileSync(path, kubeConfig.exportConfig(), { mode: 0o600 });
   return path;
 }

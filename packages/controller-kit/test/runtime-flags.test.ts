@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testEnv } from '@tally-ipam/testenv/vitest';
@@ -364,8 +364,12 @@ describe('loadKubeConfig', () => {
 describe('readInClusterNamespace', () => {
   it('reads the namespace file of a service account directory, trimmed', () => {
     const dir = mkdtempSync(join(tmpdir(), 'runtime-sa-'));
-    expect(readInClusterNamespace(dir)).toBeUndefined();
-    writeFileSync(join(dir, 'namespace'), 'tally-system\n');
-    expect(readInClusterNamespace(dir)).toBe('tally-system');
+    try {
+      expect(readInClusterNamespace(dir)).toBeUndefined();
+      writeFileSync(join(dir, 'namespace'), 'tally-system\n');
+      expect(readInClusterNamespace(dir)).toBe('tally-system');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -182,5 +182,7 @@ export async function runDemo(flags: AppFlags, signal: AbortSignal, print: Print
     await certs?.remove();
     log?.flush();
     print('Stopped the local control plane.');
+    // Kept on purpose: the log is what explains a demo that went wrong, after it has gone.
+    if (log) print(`Controller log kept at ${log.path}`);
   }
 }
