@@ -10,7 +10,8 @@
  *   many-pools  `--pools` pools (default 20) × `--claims-per-pool` claims (default 200) created at once;
  *   steady      `--steady-claims` claims (default 1 000) at a steady `--rates` claims/s (default 50,100): p50/p99;
  *   memory      start-to-synced time and RSS of the providers over `--objects` allocations (default 50 000).
- * `--rounds` (default 2) interleaves the contenders round by round; `--contenders` picks them.
+ * `--rounds` (default 2) interleaves the contenders round by round; `--contenders` picks them. `--split-cores=on` puts
+ * the control plane on cores of its own and every contender on the last core.
  * Claim → bound is measured the same way for all (create sent → watch event showing `status.addressRef`); API requests
  * come from the API server's own `apiserver_request_total`.
  *
@@ -20,7 +21,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -109,6 +110,12 @@ const flagsSchema = z.object({
    * `memory` with `--restarts`: a second Tally entry (e.g. the bundle of an earlier commit) started in turn with the
    * current one on the same control plane, so a change to start-up is measured against its baseline in one run.
    */
+  /**
+   * `on`: the control plane's processes run on every core but the last, this process and every provider it starts on
+   * the last one, as in a management cluster where the API server runs on control-plane nodes and the controller on a
+   * worker. Every contender is measured the same way: the raw writers run in this process, on the controller's core.
+   */
+  'split-cores': z.enum(['on', 'off']).default('off'),
   'tally-baseline': z
     .string()
     .min(1)
@@ -182,14 +189,33 @@ async function withControlPlane<T>(
     crds: [tallyCRDDirectory(), ...(run.reference ? [run.reference.crdDir] : [])],
     capiCRDs: ['ipam.cluster.x-k8s.io', 'cluster.x-k8s.io'],
   });
+  // Pinned once the plane runs (it starts with every core, as the Go runtime sizes itself then); the providers this
+  // process starts inside `work` inherit its core.
+  if (run.flags['split-cores'] === 'on') {
+    for (const pid of Object.values(plane.processIds())) pinToCores(pid, CORES.controlPlane);
+    pinToCores(process.pid, CORES.controller);
+  }
   try {
     const client = new Client(plane.kubeConfig(), { fieldManager: 'bench' });
     await client.create(NAMESPACES, { metadata: { name: NAMESPACE } });
     await client.create(CLUSTERS, cluster(NAMESPACE, 'bench'));
     return await work(plane.kubeconfigPath, client, plane);
   } finally {
+    if (run.flags['split-cores'] === 'on') pinToCores(process.pid, CORES.all);
     await plane.stop();
   }
+}
+
+/** Core lists for `--split-cores` (taskset's syntax): the control plane's, the controller's, and all of them. */
+const CORES = {
+  controlPlane: availableParallelism() > 1 ? `0-${availableParallelism() - 2}` : '0',
+  controller: String(availableParallelism() - 1),
+  all: `0-${availableParallelism() - 1}`,
+} as const;
+
+/** Every thread of a process onto these cores; threads it starts later inherit them. */
+function pinToCores(pid: number, cores: string): void {
+  execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', cores, String(pid)], { stdio: 'ignore' });
 }
 
 async function createPools(
@@ -578,6 +604,13 @@ async function main(): Promise<void> {
     `bench: scenarios ${flags.scenario.join(', ')}; contenders ${flags.contenders.join(', ')}; rounds ${flags.rounds}; ` +
       `workers ${WORKERS}; node ${process.version}; load ${load()}`,
   );
+  if (flags['split-cores'] === 'on') {
+    if (availableParallelism() < 2) throw new Error('--split-cores=on: needs at least 2 cores');
+    console.log(
+      `  split cores: control plane on cores ${CORES.controlPlane}; this process, its raw writers and the providers ` +
+        `on core ${CORES.controller}`,
+    );
+  }
   const reference = flags.contenders.includes('reference')
     ? await ensureReferenceProvider({ onProgress: (line) => console.log(`  ${line}`) })
     : undefined;
