@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compactObject, DROPPED_ANNOTATIONS, StringInterner } from '../src/cache/compact.js';
+import { compactDecoded, compactObject, DROPPED_ANNOTATIONS, StringInterner } from '../src/cache/compact.js';
 import type { KubeObject } from '../src/cache/object.js';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -166,5 +166,66 @@ describe('StringInterner', () => {
         },
       ),
     );
+  });
+});
+
+describe('compactDecoded (compaction in place of an object fresh from JSON.parse)', () => {
+  /** A wire object, sometimes with what compaction drops: managedFields (watch events carry them) and last-applied. */
+  const decodedObject = fc
+    .tuple(wireObject, fc.boolean(), fc.option(fc.string(), { nil: undefined }))
+    .map(([object, withManagedFields, lastApplied]) => {
+      const metadata: Record<string, unknown> = { ...object.metadata };
+      if (withManagedFields) metadata.managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsV1: {} }];
+      if (lastApplied !== undefined)
+        metadata.annotations = { ...object.metadata.annotations, [LAST_APPLIED]: lastApplied };
+      return JSON.stringify({ ...object, metadata });
+    });
+
+  it('gives what compactObject gives, sharing the same parts', () => {
+    fc.assert(
+      fc.property(decodedObject, (text) => {
+        const copyInterner = new StringInterner();
+        const inPlaceInterner = new StringInterner();
+        // Twice each, so that the second objects are made of parts seen before and shared.
+        const copies = [0, 1].map(() => compactObject(JSON.parse(text) as KubeObject, copyInterner));
+        const inPlace = [0, 1].map(() => compactDecoded(JSON.parse(text) as KubeObject, inPlaceInterner));
+        expect(inPlace).toStrictEqual(copies);
+        expect(inPlaceInterner.size).toBe(copyInterner.size);
+        const [first, second] = inPlace as [KubeObject, KubeObject];
+        const [firstCopy, secondCopy] = copies as [KubeObject, KubeObject];
+        // Shared parts are the same object in the second decode exactly where the copy shares them.
+        expect(second.metadata.finalizers === first.metadata.finalizers).toBe(
+          secondCopy.metadata.finalizers === firstCopy.metadata.finalizers,
+        );
+        expect(second.metadata.ownerReferences === first.metadata.ownerReferences).toBe(
+          secondCopy.metadata.ownerReferences === firstCopy.metadata.ownerReferences,
+        );
+      }),
+    );
+  });
+
+  it('returns the object it was given, with the same metadata unless that carried something dropped', () => {
+    const plain = JSON.parse('{"metadata":{"name":"a","finalizers":["f"]},"spec":{"poolRef":{"name":"p"}}}');
+    const metadata = plain.metadata;
+    expect(compactDecoded(plain)).toBe(plain);
+    expect(plain.metadata).toBe(metadata);
+    const watched = JSON.parse('{"metadata":{"name":"a","managedFields":[{"manager":"m"}]}}');
+    const watchedMetadata = watched.metadata;
+    expect(compactDecoded(watched)).toStrictEqual({ metadata: { name: 'a' } });
+    // A new metadata: the one from JSON.parse is not stripped in place.
+    expect(watchedMetadata.managedFields).toEqual([{ manager: 'm' }]);
+  });
+
+  it('keeps a `__proto__` key as a property, and -0 out of shared parts', () => {
+    const interner = new StringInterner();
+    const text =
+      '{"metadata":{"name":"a","finalizers":["f"]},"data":{"__proto__":"kept","b":2},"spec":{"poolRef":{"w":-0}}}';
+    const objects = [0, 1, 2].map(() => compactDecoded(JSON.parse(text) as KubeObject, interner));
+    const first = objects[0] as unknown as { data: object; spec: { poolRef: { w: number } } };
+    expect(Object.getPrototypeOf(first.data)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(first.data, '__proto__')?.value).toBe('kept');
+    const last = objects[2] as unknown as { spec: { poolRef: { w: number } } };
+    expect(Object.is(last.spec.poolRef.w, -0)).toBe(true);
+    expect(last.spec.poolRef).not.toBe(first.spec.poolRef);
   });
 });

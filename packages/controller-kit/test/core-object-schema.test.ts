@@ -1,7 +1,14 @@
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, TallyIPPool } from '@tally-ipam/api-types';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compiledSchema, kubeObjectSchema, objectMetaSchema } from '../src/client/object-schema.js';
+import {
+  compiledSchema,
+  decodeObject,
+  kubeObjectSchema,
+  objectMetaSchema,
+  parsesToItsInput,
+} from '../src/client/object-schema.js';
 
 /** A schema with what the project's API types use: loose and stripping objects, patterns, bounds, enums, records. */
 const conditionSchema = z.object({
@@ -133,5 +140,80 @@ describe('compiledSchema', () => {
     expect(parsed.spec).toHaveProperty('unknownField', [1, { deep: true }]);
     expect(parsed.status?.conditions?.[0]).not.toHaveProperty('notInTheSchema');
     expect(parsed.metadata.ownerReferences?.[0]).toHaveProperty('extra', 1);
+  });
+});
+
+describe('parsesToItsInput', () => {
+  it('holds for schemas of checks only: loose, strict and stripping objects, arrays, records, unions, bounds, formats', () => {
+    for (const schema of [
+      kubeObjectSchema,
+      claimLikeSchema,
+      compiledSchema(claimLikeSchema),
+      CLAIM_RESOURCE.schema,
+      ADDRESS_RESOURCE.schema,
+      z.strictObject({ a: z.string().regex(/^a/) }),
+      z.union([z.literal('a'), z.int().min(0), z.null()]),
+      z.record(z.string(), z.array(z.iso.datetime()).nullable()),
+    ]) {
+      expect(parsesToItsInput(schema)).toBe(true);
+    }
+  });
+
+  it('fails for anything that may give back another value than it was given', () => {
+    for (const schema of [
+      TallyIPPool, // its spec has defaults
+      z.looseObject({ a: z.string().default('x') }),
+      z.looseObject({ a: z.string().trim() }),
+      z.array(z.string().toLowerCase()),
+      z.looseObject({ n: z.coerce.number() }),
+      z.string().transform((text) => text.length),
+      z.string().pipe(z.string()),
+      z.looseObject({ a: z.string().catch('x') }),
+      z.looseObject({ a: z.string() }).readonly(),
+      z.intersection(z.looseObject({ a: z.string() }), z.looseObject({ b: z.string() })),
+      z.lazy(() => z.string()),
+      z.looseObject({ deep: z.union([z.string(), z.string().prefault('x')]) }),
+    ]) {
+      expect(parsesToItsInput(schema)).toBe(false);
+    }
+  });
+});
+
+describe('decodeObject', () => {
+  /** zod's output for `valid`-like input: the input without the condition field the stripping object leaves out. */
+  function withoutUndeclared(input: unknown): unknown {
+    const copy = structuredClone(input) as { status?: { conditions?: unknown[] } };
+    const condition = copy?.status?.conditions?.[0];
+    if (condition !== null && typeof condition === 'object')
+      delete (condition as Record<string, unknown>).notInTheSchema;
+    return copy;
+  }
+
+  it('hands back the value itself where zod accepts it, and the errors of zod where it does not', () => {
+    const schema = compiledSchema(claimLikeSchema);
+    fc.assert(
+      fc.property(fc.constantFrom(...paths), replacement, (path, value) => {
+        const input = withValueAt(valid, path, value);
+        const parsed = schema.safeParse(input);
+        const decoded = decodeObject(schema, input);
+        expect(decoded.success).toBe(parsed.success);
+        if (decoded.success && parsed.success) {
+          expect(decoded.data).toBe(input);
+          expect(parsed.data).toStrictEqual(withoutUndeclared(input));
+        } else {
+          expect(decoded.error?.issues).toEqual(parsed.error?.issues);
+        }
+      }),
+    );
+  });
+
+  it('gives the output of zod for a schema with defaults', () => {
+    const schema = compiledSchema(
+      z.looseObject({ metadata: objectMetaSchema, spec: z.looseObject({ a: z.string().default('x') }) }),
+    );
+    const input = { metadata: { name: 'n' }, spec: {} };
+    const decoded = decodeObject(schema, input);
+    expect(decoded.success && decoded.data).toStrictEqual({ metadata: { name: 'n' }, spec: { a: 'x' } });
+    expect(input.spec).toStrictEqual({});
   });
 });

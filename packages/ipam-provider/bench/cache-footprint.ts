@@ -3,13 +3,15 @@
  * control plane: wire-shaped lists (as kube-apiserver returns them, managedFields included, in 64 KiB chunks) go
  * through what the cache does to them — the list cut into items, JSON.parse, the resource's schema, the informer's
  * transform — into stores with the provider's indexes, and the ledger entries through the view the reconcilers read.
- * Also prints the decode time per object. FOOTPRINT_TRANSFORM=drop-managed-fields measures the cache's transform before
- * compaction; FOOTPRINT_KEEP_MANAGED_FIELDS=1 parses the managedFields the list otherwise leaves out.
+ * Also prints the decode time per object. FOOTPRINT_TRANSFORM=compact measures the copy the cache made before it
+ * compacted in place, FOOTPRINT_TRANSFORM=drop-managed-fields the cache's transform before compaction;
+ * FOOTPRINT_KEEP_MANAGED_FIELDS=1 parses the managedFields the list otherwise leaves out.
  * Run: `pnpm --filter @tally-ipam/ipam-provider exec node --expose-gc --import tsx bench/cache-footprint.ts [claims]`.
  */
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE } from '@tally-ipam/api-types';
 import {
   compactObject,
+  decodeCompacted,
   dropManagedFields,
   indexByNamespace,
   indexByOwnerUID,
@@ -200,14 +202,20 @@ function decodeList<T extends KubeObject>(
   body: Buffer,
   onObject: (object: T) => void,
 ): void {
-  const transform = process.env.FOOTPRINT_TRANSFORM === 'drop-managed-fields' ? dropManagedFields<T> : compactObject<T>;
   const splitter = new ListItemSplitter({ omitManagedFields: process.env.FOOTPRINT_KEEP_MANAGED_FIELDS !== '1' });
   // FOOTPRINT_INTERPRETED_SCHEMA=1: zod's interpreter, as before the cache compiled its schemas.
   const schema = process.env.FOOTPRINT_INTERPRETED_SCHEMA === '1' ? resource.schema : compiledSchema(resource.schema);
+  // The cache's own decode, unless a transform is named: FOOTPRINT_TRANSFORM=compact parses, then compacts a copy (the
+  // cache before it compacted in place); =drop-managed-fields parses, then only drops managedFields.
+  const transform = {
+    compact: compactObject<T>,
+    'drop-managed-fields': dropManagedFields<T>,
+  }[process.env.FOOTPRINT_TRANSFORM ?? ''];
+  const decode = transform
+    ? (raw: unknown) => transform(schema.parse(raw))
+    : (raw: unknown) => decodeCompacted(schema, raw);
   for (let at = 0; at < body.length; at += CHUNK_BYTES) {
-    for (const item of splitter.push(body.subarray(at, at + CHUNK_BYTES))) {
-      onObject(transform(schema.parse(JSON.parse(item))));
-    }
+    for (const item of splitter.push(body.subarray(at, at + CHUNK_BYTES))) onObject(decode(JSON.parse(item)));
   }
   splitter.end();
 }

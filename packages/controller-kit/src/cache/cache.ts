@@ -1,10 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, pino } from 'pino';
+import type { z } from 'zod';
 import { isNotFound } from '../client/errors.js';
-import { type ObjectOf, resourceSchema } from '../client/object-schema.js';
+import { decodeObject, type ObjectOf, resourceSchema } from '../client/object-schema.js';
 import { type ObjectKey, objectKeyString, objectPath, type ResourceKind } from '../client/resource.js';
 import { KubeTransport } from '../client/transport.js';
-import { compactObject } from './compact.js';
+import { compactDecoded, compactObject } from './compact.js';
 import { type HandlerRegistration, type ResourceEventHandler, SharedInformer } from './informer.js';
 import { formatLabelSelector, type LabelSelector } from './label-selector.js';
 import type { KubeObject } from './object.js';
@@ -30,6 +31,16 @@ export interface CacheOptions {
    * default 2 min); controllers built on this cache use it unless they set their own.
    */
   readonly syncTimeoutMs?: number | undefined;
+}
+
+/**
+ * The default transform applied as an object is decoded: a value the schema keeps as it is (validated, not rebuilt)
+ * is compacted in place, being fresh from JSON.parse and the reflector's alone; what zod had to rebuild is copied.
+ */
+export function decodeCompacted<T extends KubeObject>(schema: z.ZodType<T>, raw: unknown): T {
+  const decoded = decodeObject(schema, raw);
+  if (!decoded.success) throw decoded.error;
+  return decoded.data === raw ? compactDecoded(decoded.data) : compactObject(decoded.data);
 }
 
 /** Cached objects without managedFields and kubectl's last-applied annotation, their repeated strings shared. */
@@ -117,6 +128,7 @@ export class Cache {
     const schema = resourceSchema(resource);
     const parse = (raw: unknown): ObjectOf<R> => schema.parse(raw);
     const informer = new SharedInformer<ObjectOf<R>>({
+      decode: options.transform === undefined ? (raw) => decodeCompacted(schema, raw) : undefined,
       resource,
       namespace,
       labelSelector,
@@ -194,7 +206,9 @@ export class Cache {
       throw error;
     }
     try {
-      return resourceSchema(resource).parse(body);
+      const decoded = decodeObject(resourceSchema(resource), body);
+      if (!decoded.success) throw decoded.error;
+      return decoded.data;
     } catch (error) {
       const name = `${key.namespace ? `${key.namespace}/` : ''}${key.name}`;
       throw new Error(`${resource.kind} ${name} read from the API server does not match its schema: ${String(error)}`, {

@@ -127,12 +127,75 @@ export function compactObject<T extends KubeObject>(object: T, interner: StringI
   return compactValue(object, '', '', interner, true) as T;
 }
 
-function compactValue(value: unknown, key: string, parent: string, interner: StringInterner, top: boolean): unknown {
-  if (typeof value === 'string') {
-    if (value.length > MAX_INTERNED_LENGTH) return value;
-    if (UNIQUE_VALUE_KEYS.has(key) && !SHARED_VALUE_PARENTS.has(parent)) return value;
-    return interner.intern(value);
+/**
+ * `compactObject` without the copy, for an object just decoded from JSON that nobody else holds (the reflector's
+ * items and watch events, validated where they entered): the same result, made by writing shared strings and parts
+ * over the object's own values. JSON.parse already built each part with exactly its properties inside, which is what
+ * the copy exists to give objects built one property at a time (zod's output); a metadata that carries something
+ * compaction drops is still built anew. Only for plain JSON values: no `undefined`, no prototypes but Object's.
+ */
+export function compactDecoded<T extends KubeObject>(object: T, interner: StringInterner = sharedInterner): T {
+  return compactInPlace(object, '', '', interner, true) as T;
+}
+
+function compactInPlace(value: unknown, key: string, parent: string, interner: StringInterner, top: boolean): unknown {
+  if (typeof value === 'string') return internedValue(value, key, parent, interner);
+  if (value === null || typeof value !== 'object') return value;
+  const insertionsBefore = interner.insertions;
+  let primitives = true;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) {
+      const child: unknown = value[index];
+      if (!isPrimitive(child)) primitives = false;
+      value[index] = compactInPlace(child, key, key, interner, false);
+    }
+  } else {
+    const object = value as Record<string, unknown>;
+    for (const childKey in object) {
+      const child = object[childKey];
+      if (!isPrimitive(child)) primitives = false;
+      const compacted =
+        top && childKey === 'metadata' && carriesDropped(child)
+          ? compactMetadata(child as Record<string, unknown>, interner)
+          : compactInPlace(child, childKey, key, interner, false);
+      // Written back even when equal: an interned string is `===` to the copy it replaces, yet another string.
+      // An own `__proto__` key (JSON may carry one) is a property: assigning it would set the prototype instead.
+      if (childKey === '__proto__') {
+        Object.defineProperty(object, childKey, {
+          value: compacted,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else object[childKey] = compacted;
+    }
   }
+  return SHARED_PART_KEYS.has(key) && primitives && interner.insertions === insertionsBefore
+    ? interner.share(value)
+    : value;
+}
+
+/** Whether a metadata holds what compaction leaves out (managedFields, a dropped annotation). */
+function carriesDropped(metadata: unknown): boolean {
+  if (metadata === null || typeof metadata !== 'object') return false;
+  if (Object.hasOwn(metadata, 'managedFields')) return true;
+  const annotations = (metadata as Record<string, unknown>).annotations;
+  return (
+    annotations !== null &&
+    typeof annotations === 'object' &&
+    DROPPED_ANNOTATIONS.some((name) => Object.hasOwn(annotations, name))
+  );
+}
+
+/** A string value as the cache keeps it: vocabulary shared, values unique to one object as they are. */
+function internedValue(value: string, key: string, parent: string, interner: StringInterner): string {
+  if (value.length > MAX_INTERNED_LENGTH) return value;
+  if (UNIQUE_VALUE_KEYS.has(key) && !SHARED_VALUE_PARENTS.has(parent)) return value;
+  return interner.intern(value);
+}
+
+function compactValue(value: unknown, key: string, parent: string, interner: StringInterner, top: boolean): unknown {
+  if (typeof value === 'string') return internedValue(value, key, parent, interner);
   if (value === null || typeof value !== 'object') return value;
   const insertionsBefore = interner.insertions;
   if (Array.isArray(value)) {

@@ -27,6 +27,11 @@ export interface InformerConfig<T extends KubeObject> {
   readonly fieldSelector?: string | undefined;
   readonly parse: (raw: unknown) => T;
   readonly transform: Transform<T>;
+  /**
+   * From a JSON value off the wire, owned by the callee, to the object stored: `transform(parse(raw))` when absent.
+   * The cache's default decodes and compacts in one pass.
+   */
+  readonly decode?: ((raw: unknown) => T) | undefined;
   /** The transform drops `metadata.managedFields`: lists may leave them out before parsing. */
   readonly transformDropsManagedFields?: boolean | undefined;
   readonly indexers?: Indexers<T> | undefined;
@@ -68,7 +73,7 @@ export class SharedInformer<T extends KubeObject> implements ReflectorSink<T> {
       fieldSelector: config.fieldSelector,
       // Each object is transformed as soon as it is parsed: a list of many pages then holds only transformed objects
       // until it is applied, never every page's full objects at once.
-      parse: (raw) => config.transform(config.parse(raw)),
+      parse: config.decode ?? ((raw) => config.transform(config.parse(raw))),
       omitManagedFields: config.transformDropsManagedFields,
       transport: config.transport,
       watchConnection: config.watchConnection,

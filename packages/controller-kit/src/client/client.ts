@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { KubeObject } from '../cache/object.js';
 import { KubeApiError, type RequestTarget } from './errors.js';
-import { type ObjectInput, type ObjectOf, resourceSchema } from './object-schema.js';
+import { decodeObject, type ObjectInput, type ObjectOf, resourceSchema } from './object-schema.js';
 import { collectionPath, type ObjectKey, objectPath, type ResourceKind } from './resource.js';
 import { type HttpMethod, type KubeRequest, KubeTransport, type QueryValue } from './transport.js';
 
@@ -366,7 +366,7 @@ function withTypeMeta(resource: ResourceKind, object: unknown): unknown {
 }
 
 function parseObject<R extends ResourceKind>(resource: R, body: unknown, requestTarget: RequestTarget): ObjectOf<R> {
-  const parsed = resourceSchema(resource).safeParse(body);
+  const parsed = decodeObject(resourceSchema(resource), body);
   if (!parsed.success) throw invalidResponse(requestTarget, parsed.error);
   return parsed.data;
 }

@@ -68,6 +68,82 @@ export function resourceSchema<R extends ResourceKind>(resource: R): z.ZodType<O
   return compiledSchema(schema) as z.ZodType<ObjectOf<R>>;
 }
 
+/** Scalar types whose parse hands back the very value it was given (unless a check rewrites it, or it coerces). */
+const SCALAR_TYPES = new Set([
+  'string',
+  'number',
+  'boolean',
+  'null',
+  'literal',
+  'enum',
+  'template_literal',
+  'unknown',
+  'any',
+]);
+const returnsInputBySchema = new WeakMap<z.ZodType, boolean>();
+
+/**
+ * Whether a valid value parses to itself (deep-equal, up to the keys a non-loose object leaves out): no defaults,
+ * transforms, pipes, coercion or rewriting checks (`trim`) anywhere in the schema. Anything not known to keep its input
+ * counts as changing it. Decided once per schema.
+ */
+export function parsesToItsInput(schema: z.ZodType): boolean {
+  let known = returnsInputBySchema.get(schema);
+  if (known === undefined) {
+    known = keepsInput(schema, 0);
+    returnsInputBySchema.set(schema, known);
+  }
+  return known;
+}
+
+/** The walk behind `parsesToItsInput`; schemas nested deeper than any Kubernetes object are taken as changing. */
+function keepsInput(schema: z.ZodType, depth: number): boolean {
+  if (depth > 64) return false;
+  const def = schema._zod.def as {
+    readonly type: string;
+    readonly coerce?: boolean;
+    readonly checks?: readonly { readonly _zod: { readonly def: { readonly check: string } } }[];
+    readonly innerType?: z.ZodType;
+    readonly element?: z.ZodType;
+    readonly keyType?: z.ZodType;
+    readonly valueType?: z.ZodType;
+    readonly shape?: Readonly<Record<string, z.ZodType>>;
+    readonly catchall?: z.ZodType;
+    readonly options?: readonly z.ZodType[];
+  };
+  if (def.coerce === true || def.checks?.some((check) => check._zod.def.check === 'overwrite')) return false;
+  const inner = (child: z.ZodType | undefined): boolean => child !== undefined && keepsInput(child, depth + 1);
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+      return inner(def.innerType);
+    case 'array':
+      return inner(def.element);
+    case 'record':
+      return inner(def.keyType) && inner(def.valueType);
+    case 'object':
+      // A strict object's catchall is `never`: nothing to keep or change.
+      return (
+        Object.values(def.shape ?? {}).every(inner) &&
+        (def.catchall === undefined || def.catchall._zod.def.type === 'never' || inner(def.catchall))
+      );
+    case 'union':
+      return (def.options ?? []).every(inner);
+    default:
+      return SCALAR_TYPES.has(def.type);
+  }
+}
+
+/**
+ * A JSON value checked against a resource's schema, without building a copy when the schema keeps its input (the
+ * value itself comes back, typed): zod's `validate` runs the same compiled checks as its parse but builds nothing.
+ * Otherwise, or for an invalid value, zod's parse, with its errors.
+ */
+export function decodeObject<T>(schema: z.ZodType<T>, raw: unknown): z.ZodSafeParseResult<T> {
+  if (parsesToItsInput(schema) && z.validate(schema, raw)) return { success: true, data: raw as T };
+  return schema.safeParse(raw);
+}
+
 /** Attaches a schema to a resource descriptor. */
 export function typedResource<T extends KubeObject>(
   resource: ResourceKind,
