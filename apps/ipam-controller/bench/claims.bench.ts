@@ -375,7 +375,7 @@ async function loadRun(
   });
 }
 
-/** TallyAddressLedger writes per claim, with their count by verb: the budget is 0.1 beyond the contract's. */
+/** TallyAddressLedger writes per claim, with their count by verb: the budget is 0.1 beyond the contract's. */
 function ledgerSummary(byTarget: ReadonlyMap<string, number>, claims: number): string {
   const writes = writesTo(byTarget, 'tallyaddressledgers');
   const total = [...writes.values()].reduce((sum, value) => sum + value, 0);

@@ -1,4 +1,3 @@
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, TallyIPPool } from '@tally-ipam/api-types';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -149,8 +148,6 @@ describe('parsesToItsInput', () => {
       kubeObjectSchema,
       claimLikeSchema,
       compiledSchema(claimLikeSchema),
-      CLAIM_RESOURCE.schema,
-      ADDRESS_RESOURCE.schema,
       z.strictObject({ a: z.string().regex(/^a/) }),
       z.union([z.literal('a'), z.int().min(0), z.null()]),
       z.record(z.string(), z.array(z.iso.datetime()).nullable()),
@@ -161,7 +158,6 @@ describe('parsesToItsInput', () => {
 
   it('fails for anything that may give back another value than it was given', () => {
     for (const schema of [
-      TallyIPPool, // its spec has defaults
       z.looseObject({ a: z.string().default('x') }),
       z.looseObject({ a: z.string().trim() }),
       z.array(z.string().toLowerCase()),

@@ -1,4 +1,6 @@
-import { compactObject } from '@tally-ipam/controller-kit/cache';
+import { TallyIPPool } from '@tally-ipam/api-types';
+import { decodeCompacted } from '@tally-ipam/controller-kit/cache';
+import { compiledSchema, parsesToItsInput } from '@tally-ipam/controller-kit/client';
 import { describe, expect, it } from 'vitest';
 import { REQUESTED_ADDRESS_ANNOTATION } from '../src/constants.js';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, LEDGER_RESOURCE, POOL_RESOURCES } from '../src/resources.js';
@@ -151,12 +153,22 @@ describe('cached objects keep every field the reconcilers read', () => {
     ['TallyIPPool', POOL_RESOURCES.TallyIPPool.schema, pool],
   ] as const;
   for (const [kind, schema, raw] of cases) {
-    it(`${kind}: parsed and compacted equals the API server's object less managedFields and last-applied`, () => {
+    it(`${kind}: decoded as the cache does equals the API server's object less managedFields and last-applied`, () => {
       const wire = JSON.parse(JSON.stringify(raw));
-      const cached = compactObject(schema.parse(wire));
+      const cached = decodeCompacted(compiledSchema(schema), wire);
       expect(cached).toStrictEqual(schema.parse(withoutDropped(JSON.parse(JSON.stringify(raw)))));
       expect(cached.metadata).not.toHaveProperty('managedFields');
       expect(cached.metadata.annotations ?? {}).not.toHaveProperty([LAST_APPLIED]);
     });
   }
+
+  it('every kind the provider caches is validated and kept as decoded, not rebuilt; a schema with defaults is parsed', () => {
+    for (const resource of [CLAIM_RESOURCE, ADDRESS_RESOURCE, LEDGER_RESOURCE, ...Object.values(POOL_RESOURCES)]) {
+      expect(parsesToItsInput(resource.schema), resource.kind).toBe(true);
+    }
+    // The full pool schema (admission reads it) fills in defaults: parsed, never kept as sent.
+    expect(parsesToItsInput(TallyIPPool)).toBe(false);
+    const wire = JSON.parse(JSON.stringify(claim));
+    expect(decodeCompacted(compiledSchema(CLAIM_RESOURCE.schema), wire)).toBe(wire);
+  });
 });
