@@ -33,6 +33,7 @@ export {
   type ResourceEventHandler,
   SharedInformer,
   Store,
+  sameJSON,
   WatchConnection,
 } from './cache/index.js';
 export {

@@ -25,6 +25,7 @@ import {
   type Result,
   removeFinalizer,
   type SharedInformer,
+  sameJSON,
   setCondition,
 } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
@@ -269,20 +270,25 @@ export class PoolReconciler implements Reconciler {
       previous.message === (condition.message ?? '') &&
       previous.observedGeneration === condition.observedGeneration;
     const generation = pool.metadata.generation ?? 0;
-    const sameCounts =
-      counts === undefined || JSON.stringify(currentStatus?.[this.countsField]) === JSON.stringify(counts);
+    const sameCounts = counts === undefined || sameJSON(currentStatus?.[this.countsField], counts);
     const sameGeneration = currentStatus?.observedGeneration === generation;
-    if (sameCondition && sameCounts && sameGeneration) return undefined;
     const key = poolKey(ref);
+    const writtenAt = this.statusWrittenAt.get(key);
+    // A scheduling interval, measured on the monotonic clock (`deps.now` is the clock of conditions and may be fixed).
+    const now = performance.now();
+    if (sameCondition && sameCounts && sameGeneration) {
+      // Current. Right after a write, the events of the allocations it counted are still coming: stay deferred until
+      // the interval ends (one reconcile then) instead of being queued once per event.
+      if (writtenAt === undefined || now - writtenAt >= POOL_STATUS_COALESCE_MS) return undefined;
+      this.deferredWrites.add(key);
+      return writtenAt + POOL_STATUS_COALESCE_MS - now;
+    }
     const countsOnly =
       sameGeneration &&
       previous !== undefined &&
       previous.status === condition.status &&
       previous.reason === condition.reason &&
       previous.observedGeneration === condition.observedGeneration;
-    const writtenAt = this.statusWrittenAt.get(key);
-    // A scheduling interval, measured on the monotonic clock (`deps.now` is the clock of conditions and may be fixed).
-    const now = performance.now();
     if (countsOnly && writtenAt !== undefined && now - writtenAt < POOL_STATUS_COALESCE_MS) {
       // Every caller returns this as the reconcile's requeueAfter.
       this.deferredWrites.add(key);

@@ -28,6 +28,7 @@ import {
   readRequestCounters,
   requestsBetween,
   requestsByTarget,
+  requestTarget,
   sumRequests,
 } from './api-server-requests.js';
 import {
@@ -62,6 +63,7 @@ const LEDGER_WRITES_PER_CLAIM = 0.1;
 const MARGIN_PER_CLAIM = 0.05;
 
 /** Every resource the provider reads or writes; anything else on the API server is its own housekeeping. */
+const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION']);
 const PROVIDER_RESOURCES = new Set([
   CLAIM_RESOURCE.plural,
   ADDRESS_RESOURCE.plural,
@@ -123,6 +125,11 @@ interface BurstFigures {
   readonly boundClaims: number;
   /** Reconciles per controller between the two readings. */
   readonly reconciles: ReadonlyMap<string, number>;
+  /**
+   * Writes on the provider's resources while a second provider, started after the first stopped, reconciled every
+   * bound claim again (its caches filled from the API server, which orders every object's keys its own way).
+   */
+  readonly restartWrites: RequestSeries[];
 }
 
 let plane: ControlPlane | undefined;
@@ -198,6 +205,28 @@ beforeAll(async () => {
           controller,
           total - (reconcilesBefore.get(controller) ?? 0),
         ]),
+      ),
+      restartWrites: [],
+    };
+    await running.stop();
+    // Started again over what it bound: every claim is reconciled once more and each must be found complete.
+    const restartBefore = await readRequestCounters(kubeConfig);
+    const restarted = await startProvider({ namespace: ns }, 'tally-ipam-burst-budget', kubeConfig);
+    try {
+      await waitFor(
+        'the restarted provider reconciled every claim',
+        async () =>
+          ((await reconcilesByController(restarted.registry)).get('tally-ipaddressclaim') ?? 0) >= CLAIM_COUNT,
+        { timeoutMs: 300_000 },
+      );
+    } finally {
+      await restarted.stop();
+    }
+    const restartAfter = await readRequestCounters(kubeConfig);
+    figures = {
+      ...figures,
+      restartWrites: requestsBetween(restartBefore, restartAfter).filter(
+        (series) => PROVIDER_RESOURCES.has(series.resource) && WRITE_VERBS.has(series.verb),
       ),
     };
     const byTarget = [...requestsByTarget(figures.requests)]
@@ -302,6 +331,10 @@ describe(`a burst of ${CLAIM_COUNT} claims into one pool, on an API server of it
     expect(poolReconciles).toBeLessThanOrEqual(4 * intervals + 2);
     // Every ledger entry of the burst is held for a live claim: nothing the garbage collector needs to look at.
     expect(reconciles.get('tally-addresslock')).toBe(0);
+  });
+
+  it('writes nothing when started again over the claims it bound: every claim, IPAddress and ledger is found complete', () => {
+    expect(figures.restartWrites.map((series) => `${requestTarget(series)} ×${series.count}`)).toEqual([]);
   });
 
   it('reconciles each claim once: the create event of the IPAddress it wrote does not queue it again', () => {

@@ -1,7 +1,8 @@
 import { TallyIPPool } from '@tally-ipam/api-types';
-import { decodeCompacted } from '@tally-ipam/controller-kit/cache';
+import { decodeCompacted, type KubeObject } from '@tally-ipam/controller-kit/cache';
 import { compiledSchema, parsesToItsInput } from '@tally-ipam/controller-kit/client';
 import { describe, expect, it } from 'vitest';
+import type { ZodType } from 'zod';
 import { REQUESTED_ADDRESS_ANNOTATION } from '../src/constants.js';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, LEDGER_RESOURCE, POOL_RESOURCES } from '../src/resources.js';
 
@@ -155,7 +156,7 @@ describe('cached objects keep every field the reconcilers read', () => {
   for (const [kind, schema, raw] of cases) {
     it(`${kind}: decoded as the cache does equals the API server's object less managedFields and last-applied`, () => {
       const wire = JSON.parse(JSON.stringify(raw));
-      const cached = decodeCompacted(compiledSchema(schema), wire);
+      const cached = decodeCompacted(compiledSchema<KubeObject>(schema), wire);
       expect(cached).toStrictEqual(schema.parse(withoutDropped(JSON.parse(JSON.stringify(raw)))));
       expect(cached.metadata).not.toHaveProperty('managedFields');
       expect(cached.metadata.annotations ?? {}).not.toHaveProperty([LAST_APPLIED]);
@@ -163,9 +164,13 @@ describe('cached objects keep every field the reconcilers read', () => {
   }
 
   it('every kind the provider caches is validated and kept as decoded, not rebuilt; a schema with defaults is parsed', () => {
-    for (const resource of [CLAIM_RESOURCE, ADDRESS_RESOURCE, LEDGER_RESOURCE, ...Object.values(POOL_RESOURCES)]) {
-      expect(parsesToItsInput(resource.schema), resource.kind).toBe(true);
-    }
+    const cachedKinds: readonly (readonly [string, ZodType])[] = [
+      [CLAIM_RESOURCE.kind, CLAIM_RESOURCE.schema],
+      [ADDRESS_RESOURCE.kind, ADDRESS_RESOURCE.schema],
+      [LEDGER_RESOURCE.kind, LEDGER_RESOURCE.schema],
+      ...Object.values(POOL_RESOURCES).map((resource) => [resource.kind, resource.schema] as const),
+    ];
+    for (const [kind, schema] of cachedKinds) expect(parsesToItsInput(schema), kind).toBe(true);
     // The full pool schema (admission reads it) fills in defaults: parsed, never kept as sent.
     expect(parsesToItsInput(TallyIPPool)).toBe(false);
     const wire = JSON.parse(JSON.stringify(claim));

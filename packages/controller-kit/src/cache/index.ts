@@ -6,6 +6,7 @@ export * from './informer.js';
 export * from './label-selector.js';
 export * from './list-items.js';
 export * from './object.js';
+export * from './same-json.js';
 export * from './store.js';
 export * from './transform.js';
 export { WatchConnection, type WatchRequest, WatchStalledError } from './watch-connection.js';

@@ -15,6 +15,7 @@ import {
   ownerReferenceTo,
   type ReconcileContext,
   type Result,
+  sameJSON,
   setControllerReference,
   setOwnerReference,
 } from '@tally-ipam/controller-kit';
@@ -80,7 +81,7 @@ export async function completeAddress(
   const finalizers = existing.metadata.finalizers ?? [];
   const complete =
     finalizers.includes(ADDRESS_FINALIZER) &&
-    JSON.stringify(wanted.metadata.ownerReferences) === JSON.stringify(existing.metadata.ownerReferences);
+    sameJSON(wanted.metadata.ownerReferences, existing.metadata.ownerReferences);
   if (complete) return existing;
   const patched = await deps.client.mergePatch(
     ADDRESS_RESOURCE,

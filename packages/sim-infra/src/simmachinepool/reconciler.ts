@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CLUSTER_GROUP, MACHINEPOOL_KIND } from '@tally-ipam/api-types';
-import type { SharedInformer } from '@tally-ipam/controller-kit/cache';
+import { type SharedInformer, sameJSON } from '@tally-ipam/controller-kit/cache';
 import { type ConditionInput, getCondition, isPaused, setCondition } from '@tally-ipam/controller-kit/capi';
 import {
   type Client,
@@ -267,9 +267,7 @@ export class SimMachinePoolReconciler implements Reconciler {
     context: ReconcileContext,
   ): Promise<void> {
     const current: Record<string, unknown> = pool.status ?? {};
-    const changed = Object.entries(status).some(
-      ([key, value]) => JSON.stringify(current[key]) !== JSON.stringify(value),
-    );
+    const changed = Object.entries(status).some(([key, value]) => !sameJSON(current[key], value));
     if (!changed) return;
     try {
       await this.deps.client.patchStatus(SIM_MACHINE_POOL_RESOURCE, pool, status, { signal: context.signal });
