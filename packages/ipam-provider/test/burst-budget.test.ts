@@ -214,9 +214,12 @@ beforeAll(async () => {
     const restarted = await startProvider({ namespace: ns }, 'tally-ipam-burst-budget', kubeConfig);
     try {
       await waitFor(
-        'the restarted provider reconciled every claim',
-        async () =>
-          ((await reconcilesByController(restarted.registry)).get('tally-ipaddressclaim') ?? 0) >= CLAIM_COUNT,
+        'the restarted provider reconciled every claim and the pool',
+        async () => {
+          const reconciles = await reconcilesByController(restarted.registry);
+          const claims = reconciles.get('tally-ipaddressclaim') ?? 0;
+          return claims >= CLAIM_COUNT && (reconciles.get('tally-tallyippool') ?? 0) >= 1;
+        },
         { timeoutMs: 300_000 },
       );
     } finally {
