@@ -228,6 +228,44 @@ describe('Controller against a real API server', () => {
     expect(text).toContain('controller_runtime_reconcile_total{controller="after",result="requeue_after"} 1');
   });
 
+  it('gives each reconcile its own ID, the same on every read and in its log lines', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'core-ids');
+    const objects = new TestObjects(testEnv().kubeConfig);
+    const { logger, lines } = captureLogs('info');
+    const seen: Array<{ first: string; second: string; name: string }> = [];
+    const reconciler: Reconciler = {
+      async reconcile(request, context) {
+        const first = context.reconcileID;
+        context.logger.info('reconciling');
+        seen.push({ first, second: context.reconcileID, name: request.name });
+        return seen.length < 2 ? { requeue: true } : {};
+      },
+    };
+    run(
+      (cache) =>
+        new Controller({
+          name: 'ids',
+          for: GADGETS,
+          forOptions: { namespace: ns.name },
+          reconciler,
+          cache,
+          logger,
+          registry: new Registry(),
+        }),
+    );
+    await objects.apply('gadgets', ns.name, 'one', {});
+    await waitFor('two reconciles', () => seen.length >= 2);
+    const [first, second] = seen;
+    expect(first?.first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(first?.second).toBe(first?.first);
+    expect(second?.first).not.toBe(first?.first);
+    const logged = lines.filter((line) => line.msg === 'reconciling').slice(0, 2);
+    expect(logged).toEqual([
+      expect.objectContaining({ namespace: ns.name, name: 'one', reconcileID: first?.first, controller: 'ids' }),
+      expect.objectContaining({ namespace: ns.name, name: 'one', reconcileID: second?.first, controller: 'ids' }),
+    ]);
+  });
+
   it('maps owned objects to their controller owner and related objects through watches()', async () => {
     const ns = await withTestNamespace(testEnv().kubeConfig, 'core-map');
     const objects = new TestObjects(testEnv().kubeConfig);
