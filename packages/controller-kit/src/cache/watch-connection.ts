@@ -99,6 +99,9 @@ export class WatchConnection {
     );
     const splitter = new ListItemSplitter(items);
     try {
+      // `for await`, not a `data` listener: the API server writes ~4 KB chunks, and each `read()` of the iterator hands
+      // over every chunk buffered since the last turn in one piece; a listener called per chunk cost the reader more
+      // (docs/design/controller-kit.md).
       for await (const chunk of response) {
         stall.reset();
         for (const item of splitter.push(chunk as Buffer)) onItem(decodeJSON(item, 'list item', request.target));

@@ -1,0 +1,120 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
+import { describe, expect, it } from 'vitest';
+import { WatchConnection, WatchStalledError } from '../src/cache/watch-connection.js';
+import { KubeRequestError } from '../src/client/errors.js';
+import { FaultProxy } from './fixtures/core-fault-proxy.js';
+
+/**
+ * A LIST read as it arrives, broken in each way a stream can break: the connection cut, the stream frozen, the reader
+ * failing on an item. Each must end the read with an error; none may end it as a list that seems whole. The list is
+ * ~1 MB of ConfigMaps, so it arrives in some hundreds of chunks and every fault lands in the middle of it.
+ */
+const CONFIGMAPS = 60;
+const DATA_BYTES = 16_000;
+
+async function fillNamespace(namespace: string): Promise<void> {
+  const core = testEnv().kubeConfig.makeApiClient(CoreV1Api);
+  for (let index = 0; index < CONFIGMAPS; index++) {
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: `list-${String(index).padStart(3, '0')}` }, data: { blob: 'x'.repeat(DATA_BYTES) } },
+    });
+  }
+}
+
+function listRequest(namespace: string, signal: AbortSignal, idleTimeoutMs = 10_000) {
+  return {
+    path: `/api/v1/namespaces/${namespace}/configmaps`,
+    query: {},
+    signal,
+    idleTimeoutMs,
+    openTimeoutMs: 10_000,
+    target: { verb: 'list', resource: 'configmaps', namespace },
+  };
+}
+
+function nameOf(item: unknown): string {
+  return (item as { metadata: { name: string } }).metadata.name;
+}
+
+describe('WatchConnection.list', () => {
+  it('hands over every item in order and returns the envelope without them', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-read');
+    await fillNamespace(ns.name);
+    const connection = new WatchConnection(testEnv().kubeConfig);
+    const names: string[] = [];
+    const envelope = await connection.list(listRequest(ns.name, new AbortController().signal), (item) =>
+      names.push(nameOf(item)),
+    );
+    connection.close();
+    expect(names).toEqual(Array.from({ length: CONFIGMAPS }, (_, index) => `list-${String(index).padStart(3, '0')}`));
+    expect(envelope).toMatchObject({
+      kind: 'ConfigMapList',
+      items: [],
+      metadata: { resourceVersion: expect.any(String) },
+    });
+  });
+
+  it('fails, never returns, when the connection is cut in the middle of the list', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-cut');
+    await fillNamespace(ns.name);
+    const proxy = await FaultProxy.start(testEnv().kubeConfig.getCurrentCluster()?.server ?? '');
+    const connection = new WatchConnection(proxy.kubeConfigThrough(testEnv().kubeConfig));
+    let seen = 0;
+    const read = connection.list(listRequest(ns.name, new AbortController().signal), () => {
+      seen += 1;
+      if (seen === 5) proxy.cut();
+    });
+    await expect(read).rejects.toBeInstanceOf(KubeRequestError);
+    expect(seen).toBeGreaterThanOrEqual(5);
+    expect(seen).toBeLessThan(CONFIGMAPS);
+    connection.close();
+    await proxy.stop();
+  });
+
+  it('fails with a stall when no byte comes for the idle timeout in the middle of the list', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-stall');
+    await fillNamespace(ns.name);
+    const proxy = await FaultProxy.start(testEnv().kubeConfig.getCurrentCluster()?.server ?? '');
+    const connection = new WatchConnection(proxy.kubeConfigThrough(testEnv().kubeConfig));
+    let seen = 0;
+    const read = connection.list(listRequest(ns.name, new AbortController().signal, 1_000), () => {
+      seen += 1;
+      if (seen === 5) proxy.freeze();
+    });
+    await expect(read).rejects.toBeInstanceOf(WatchStalledError);
+    expect(seen).toBeLessThan(CONFIGMAPS);
+    connection.close();
+    await proxy.stop();
+  });
+
+  it('stops reading at the item its reader fails on, and says why', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-reader');
+    await fillNamespace(ns.name);
+    const connection = new WatchConnection(testEnv().kubeConfig);
+    const names: string[] = [];
+    const read = connection.list(listRequest(ns.name, new AbortController().signal), (item) => {
+      names.push(nameOf(item));
+      if (names.length === 3) throw new Error(`cannot store ${nameOf(item)}`);
+    });
+    await expect(read).rejects.toThrow(/cannot store list-002/);
+    expect(names).toEqual(['list-000', 'list-001', 'list-002']);
+    connection.close();
+  });
+
+  it('fails when its signal is aborted in the middle of the list', async () => {
+    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-abort');
+    await fillNamespace(ns.name);
+    const connection = new WatchConnection(testEnv().kubeConfig);
+    const abort = new AbortController();
+    let seen = 0;
+    const read = connection.list(listRequest(ns.name, abort.signal), () => {
+      seen += 1;
+      if (seen === 5) abort.abort();
+    });
+    await expect(read).rejects.toBeInstanceOf(KubeRequestError);
+    expect(seen).toBeLessThan(CONFIGMAPS);
+    connection.close();
+  });
+});
