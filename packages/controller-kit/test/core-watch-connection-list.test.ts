@@ -38,6 +38,31 @@ function nameOf(item: unknown): string {
   return (item as { metadata: { name: string } }).metadata.name;
 }
 
+/** Reads a full namespace's list through the fault proxy and breaks it with `fault` once five items have arrived. */
+async function readBrokenByProxy(
+  prefix: string,
+  fault: (proxy: FaultProxy) => void,
+  idleTimeoutMs?: number,
+): Promise<{ error: unknown; seen: number }> {
+  const ns = await withTestNamespace(testEnv().kubeConfig, prefix);
+  await fillNamespace(ns.name);
+  const proxy = await FaultProxy.start(testEnv().kubeConfig.getCurrentCluster()?.server ?? '');
+  const connection = new WatchConnection(proxy.kubeConfigThrough(testEnv().kubeConfig));
+  let seen = 0;
+  try {
+    await connection.list(listRequest(ns.name, new AbortController().signal, idleTimeoutMs), () => {
+      seen += 1;
+      if (seen === 5) fault(proxy);
+    });
+    return { error: undefined, seen };
+  } catch (error) {
+    return { error, seen };
+  } finally {
+    connection.close();
+    await proxy.stop();
+  }
+}
+
 describe('WatchConnection.list', () => {
   it('hands over every item in order and returns the envelope without them', async () => {
     const ns = await withTestNamespace(testEnv().kubeConfig, 'list-read');
@@ -57,36 +82,17 @@ describe('WatchConnection.list', () => {
   });
 
   it('fails, never returns, when the connection is cut in the middle of the list', async () => {
-    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-cut');
-    await fillNamespace(ns.name);
-    const proxy = await FaultProxy.start(testEnv().kubeConfig.getCurrentCluster()?.server ?? '');
-    const connection = new WatchConnection(proxy.kubeConfigThrough(testEnv().kubeConfig));
-    let seen = 0;
-    const read = connection.list(listRequest(ns.name, new AbortController().signal), () => {
-      seen += 1;
-      if (seen === 5) proxy.cut();
-    });
-    await expect(read).rejects.toBeInstanceOf(KubeRequestError);
+    const { error, seen } = await readBrokenByProxy('list-cut', (proxy) => proxy.cut());
+    expect(error).toBeInstanceOf(KubeRequestError);
     expect(seen).toBeGreaterThanOrEqual(5);
     expect(seen).toBeLessThan(CONFIGMAPS);
-    connection.close();
-    await proxy.stop();
   });
 
   it('fails with a stall when no byte comes for the idle timeout in the middle of the list', async () => {
-    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-stall');
-    await fillNamespace(ns.name);
-    const proxy = await FaultProxy.start(testEnv().kubeConfig.getCurrentCluster()?.server ?? '');
-    const connection = new WatchConnection(proxy.kubeConfigThrough(testEnv().kubeConfig));
-    let seen = 0;
-    const read = connection.list(listRequest(ns.name, new AbortController().signal, 1_000), () => {
-      seen += 1;
-      if (seen === 5) proxy.freeze();
-    });
-    await expect(read).rejects.toBeInstanceOf(WatchStalledError);
+    const { error, seen } = await readBrokenByProxy('list-stall', (proxy) => proxy.freeze(), 1_000);
+    expect(error).toBeInstanceOf(WatchStalledError);
+    expect(seen).toBeGreaterThanOrEqual(5);
     expect(seen).toBeLessThan(CONFIGMAPS);
-    connection.close();
-    await proxy.stop();
   });
 
   it('stops reading at the item its reader fails on, and says why', async () => {
