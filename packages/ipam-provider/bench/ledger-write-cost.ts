@@ -1,18 +1,19 @@
 /**
- * What one ledger write costs the API server, by CRD schema: the same full 256-entry TallyAddressLedger replaced
- * again and again (one entry's `heldSince` changes each time, as a real write changes something) on a private
- * control plane, under two CRDs served side by side: the shipped one, whose entries the API server does not check
- * field by field (`UNCHECKED_BY_API_SERVER`), and the same with every field of every entry checked (the schema of
- * `AddressLedgerEntry` as the CRD had it before). kube-apiserver's CPU time (from /proc) and the round trip per PUT,
- * in interleaved rounds; prints the ratio.
+ * What one ledger write costs the API server, by CRD schema: the same full TallyAddressLedger (256 entries, or
+ * BENCH_ENTRIES) replaced again and again (one entry's `heldSince` changes each time, as a real write changes
+ * something) on a private control plane, under two CRDs served side by side: the shipped one, whose entries the API
+ * server does not check field by field (`UNCHECKED_BY_API_SERVER`), and the same with every field of every entry
+ * checked (the schema of `AddressLedgerEntry` as the CRD had it before). kube-apiserver's CPU time (from /proc) and
+ * the round trip per PUT, in interleaved rounds; prints the ratio.
  * Run: `pnpm --filter @tally-ipam/ipam-provider exec tsx bench/ledger-write-cost.ts` (BENCH_PUTS per round, default
- * 100; BENCH_ROUNDS, default 4).
+ * 100; BENCH_ROUNDS, default 4; BENCH_ENTRIES, default 256: what a write of a smaller block's ledger would cost).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   AddressLedgerEntry,
+  MAX_LEDGER_ENTRIES,
   TALLY_GROUP,
   tallyAddressLedgerCustomResourceDefinition,
   toStructuralSchema,
@@ -22,7 +23,13 @@ import { startControlPlane } from '@tally-ipam/testenv';
 
 const PUTS = Number(process.env.BENCH_PUTS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
-const ENTRIES = 256;
+/** Entries in the ledger written: the full 256 of today's blocks, or what a block of fewer addresses would hold. */
+const ENTRIES = Number(process.env.BENCH_ENTRIES ?? MAX_LEDGER_ENTRIES);
+if (!Number.isInteger(ENTRIES) || ENTRIES < 1 || ENTRIES > MAX_LEDGER_ENTRIES) {
+  throw new Error(
+    `BENCH_ENTRIES: "${String(process.env.BENCH_ENTRIES).slice(0, 20)}" is not an integer from 1 to ${MAX_LEDGER_ENTRIES}`,
+  );
+}
 /** The checked copy is served under a group of its own, beside the shipped CRD. */
 const CHECKED_GROUP = 'checked.tally.test';
 
@@ -63,7 +70,7 @@ function apiServerCpuMs(): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** A full ledger of one block; `stamp` moves the first entry's `heldSince`, so every write changes the object. */
+/** A ledger of ENTRIES entries; `stamp` moves the first entry's `heldSince`, so every write changes the object. */
 function fullLedgerEntries(stamp: number): Json[] {
   return Array.from({ length: ENTRIES }, (_, index) => ({
     key: `ip4-10.20.30.${index}`,
