@@ -1,6 +1,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
-import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
-import { describe, expect, it } from 'vitest';
+import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
+import { testEnv } from '@tally-ipam/testenv/vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WatchConnection, WatchStalledError } from '../src/cache/watch-connection.js';
 import { KubeRequestError } from '../src/client/errors.js';
 import { FaultProxy } from './fixtures/core-fault-proxy.js';
@@ -8,20 +9,28 @@ import { FaultProxy } from './fixtures/core-fault-proxy.js';
 /**
  * A LIST read as it arrives, broken in each way a stream can break: the connection cut, the stream frozen, the reader
  * failing on an item. Each must end the read with an error; none may end it as a list that seems whole. The list is
- * ~1 MB of ConfigMaps, so it arrives in some hundreds of chunks and every fault lands in the middle of it.
+ * ~1 MB of ConfigMaps in one namespace, written once and only read by every test, so it arrives in some hundreds of
+ * chunks and every fault lands in the middle of it.
  */
 const CONFIGMAPS = 60;
 const DATA_BYTES = 16_000;
+const NAMES = Array.from({ length: CONFIGMAPS }, (_, index) => `list-${String(index).padStart(3, '0')}`);
+let ns: TestNamespace;
 
-async function fillNamespace(namespace: string): Promise<void> {
+beforeAll(async () => {
+  ns = await createTestNamespace(testEnv().kubeConfig, 'list-read');
   const core = testEnv().kubeConfig.makeApiClient(CoreV1Api);
-  for (let index = 0; index < CONFIGMAPS; index++) {
+  for (const name of NAMES) {
     await core.createNamespacedConfigMap({
-      namespace,
-      body: { metadata: { name: `list-${String(index).padStart(3, '0')}` }, data: { blob: 'x'.repeat(DATA_BYTES) } },
+      namespace: ns.name,
+      body: { metadata: { name }, data: { blob: 'x'.repeat(DATA_BYTES) } },
     });
   }
-}
+});
+
+afterAll(async () => {
+  await ns?.delete();
+});
 
 function listRequest(namespace: string, signal: AbortSignal, idleTimeoutMs = 10_000) {
   return {
@@ -38,14 +47,11 @@ function nameOf(item: unknown): string {
   return (item as { metadata: { name: string } }).metadata.name;
 }
 
-/** Reads a full namespace's list through the fault proxy and breaks it with `fault` once five items have arrived. */
+/** Reads the list through the fault proxy and breaks it with `fault` once five items have arrived. */
 async function readBrokenByProxy(
-  prefix: string,
   fault: (proxy: FaultProxy) => void,
   idleTimeoutMs?: number,
 ): Promise<{ error: unknown; seen: number }> {
-  const ns = await withTestNamespace(testEnv().kubeConfig, prefix);
-  await fillNamespace(ns.name);
   const proxy = await FaultProxy.start(testEnv().kubeConfig.getCurrentCluster()?.server ?? '');
   const connection = new WatchConnection(proxy.kubeConfigThrough(testEnv().kubeConfig));
   let seen = 0;
@@ -65,15 +71,13 @@ async function readBrokenByProxy(
 
 describe('WatchConnection.list', () => {
   it('hands over every item in order and returns the envelope without them', async () => {
-    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-read');
-    await fillNamespace(ns.name);
     const connection = new WatchConnection(testEnv().kubeConfig);
     const names: string[] = [];
     const envelope = await connection.list(listRequest(ns.name, new AbortController().signal), (item) =>
       names.push(nameOf(item)),
     );
     connection.close();
-    expect(names).toEqual(Array.from({ length: CONFIGMAPS }, (_, index) => `list-${String(index).padStart(3, '0')}`));
+    expect(names).toEqual(NAMES);
     expect(envelope).toMatchObject({
       kind: 'ConfigMapList',
       items: [],
@@ -82,22 +86,20 @@ describe('WatchConnection.list', () => {
   });
 
   it('fails, never returns, when the connection is cut in the middle of the list', async () => {
-    const { error, seen } = await readBrokenByProxy('list-cut', (proxy) => proxy.cut());
+    const { error, seen } = await readBrokenByProxy((proxy) => proxy.cut());
     expect(error).toBeInstanceOf(KubeRequestError);
     expect(seen).toBeGreaterThanOrEqual(5);
     expect(seen).toBeLessThan(CONFIGMAPS);
   });
 
   it('fails with a stall when no byte comes for the idle timeout in the middle of the list', async () => {
-    const { error, seen } = await readBrokenByProxy('list-stall', (proxy) => proxy.freeze(), 1_000);
+    const { error, seen } = await readBrokenByProxy((proxy) => proxy.freeze(), 1_000);
     expect(error).toBeInstanceOf(WatchStalledError);
     expect(seen).toBeGreaterThanOrEqual(5);
     expect(seen).toBeLessThan(CONFIGMAPS);
   });
 
   it('stops reading at the item its reader fails on, and says why', async () => {
-    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-reader');
-    await fillNamespace(ns.name);
     const connection = new WatchConnection(testEnv().kubeConfig);
     const names: string[] = [];
     const read = connection.list(listRequest(ns.name, new AbortController().signal), (item) => {
@@ -110,8 +112,6 @@ describe('WatchConnection.list', () => {
   });
 
   it('fails when its signal is aborted in the middle of the list', async () => {
-    const ns = await withTestNamespace(testEnv().kubeConfig, 'list-abort');
-    await fillNamespace(ns.name);
     const connection = new WatchConnection(testEnv().kubeConfig);
     const abort = new AbortController();
     let seen = 0;
