@@ -3,12 +3,18 @@ import { describe, expect, it } from 'vitest';
 import {
   clipText,
   clipUtf8,
+  codePointLength,
   describeJSON,
   ELLIPSIS,
+  MAX_ENTRY_LENGTH,
+  MAX_IP_LENGTH,
   MAX_OBJECT_VALUES,
+  METAL3_MAX_CLAIM_NAME_LENGTH,
+  parseMetal3IPPool,
   parseTallyIPPool,
   parseTallyPrefixPool,
 } from '../src/index.js';
+import { metal3Pool } from './fixtures/metal3.js';
 
 const ipPool = (spec: Record<string, unknown>) => ({
   apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
@@ -129,5 +135,87 @@ describe('objects with more values than any real one holds', () => {
     for (let level = 0; level < 100_000; level += 1) deep = { a: deep };
     const result = parseTallyIPPool(ipPool({ gateway: deep }));
     expect(result.success).toBe(false);
+  });
+});
+
+/**
+ * The API server counts a string's `maxLength` and CEL's `size()` in code points; JavaScript's `length` counts UTF-16
+ * code units, two for an astral character such as an emoji. Text near each limit with astral characters in it must
+ * be judged by zod as by the API server: refused at its field, never accepted unchecked.
+ */
+describe('lengths are counted in code points, as the API server counts them', () => {
+  const astral = fc.integer({ min: 0x1_0000, max: 0x10_ffff }).map((point) => String.fromCodePoint(point));
+  const ipCharacter = fc.constantFrom(...'0123456789abcdef.:-/'.split(''));
+  const character = fc.oneof({ weight: 3, arbitrary: ipCharacter }, { weight: 1, arbitrary: astral });
+  const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit));
+
+  /** `min` to `max` characters (code points), at least one of them astral. */
+  const astralText = (min: number, max: number): fc.Arbitrary<string> =>
+    fc
+      .tuple(fc.array(character, { minLength: min - 1, maxLength: max - 1 }), astral, fc.nat())
+      .map(([characters, one, at]) => {
+        const all = [...characters];
+        all.splice(at % (all.length + 1), 0, one);
+        return all.join('');
+      });
+
+  it('codePointLength counts what the string iterator yields, a lone surrogate as one', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.oneof(character, loneSurrogate), maxLength: 120 }), (text) => {
+        expect(codePointLength(text)).toBe(Array.from(text).length);
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it('a reservation address near the limit with astral characters is refused at its field, by the right check', () => {
+    fc.assert(
+      fc.property(astralText(MAX_IP_LENGTH - 5, MAX_IP_LENGTH + 5), (address) => {
+        const result = parseTallyIPPool(ipPool({ reservations: [{ claimName: 'cp-0', address }] }));
+        expect(result.success).toBe(false);
+        if (result.success) return;
+        const issue = result.error.issues.find((candidate) => candidate.path === 'spec.reservations[0].address');
+        expect(issue, result.error.message).toBeDefined();
+        // Over the limit the API server answers "Too long"; within it, its CEL isIP rule refuses the value.
+        if (codePointLength(address) > MAX_IP_LENGTH) expect(issue?.message).toMatch(/^Too big/);
+        else expect(issue?.message.startsWith(`"${address}" is not an IP address: `)).toBe(true);
+        expect(issue?.value).toBe(address);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('an address entry near the limit with astral characters is refused at its field', () => {
+    fc.assert(
+      fc.property(astralText(MAX_ENTRY_LENGTH - 5, MAX_ENTRY_LENGTH + 5), (entry) => {
+        const result = parseTallyIPPool(ipPool({ addresses: [entry] }));
+        expect(result.success).toBe(false);
+        if (result.success) return;
+        expect(result.error.issues.map((issue) => issue.path)).toContain('spec.addresses[0]');
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a Metal3 pre-allocation claim name is accepted up to the limit in characters, whatever their UTF-16 length', () => {
+    const metal3 = (claim: string) =>
+      metal3Pool('p', {
+        namePrefix: 'p',
+        pools: [{ start: '10.0.0.10', end: '10.0.0.50', subnet: '10.0.0.0/24' }],
+        preAllocations: { [claim]: '10.0.0.11' },
+      });
+    fc.assert(
+      fc.property(astralText(METAL3_MAX_CLAIM_NAME_LENGTH - 5, METAL3_MAX_CLAIM_NAME_LENGTH + 5), (claim) => {
+        const result = parseMetal3IPPool(metal3(claim));
+        if (codePointLength(claim) <= METAL3_MAX_CLAIM_NAME_LENGTH) {
+          expect(result.success ? undefined : result.error.message).toBeUndefined();
+          return;
+        }
+        expect(result.success).toBe(false);
+        if (result.success) return;
+        expect(result.error.issues.every((issue) => issue.path.startsWith('spec.preAllocations'))).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,5 +1,5 @@
-import { type AddressPool, checkAllocatable, type PoolSpecIssue, parseIP } from '@tally-ipam/allocator';
-import { echo } from '@tally-ipam/api-types';
+import { type AddressPool, checkAllocatable, type PoolSpecIssue } from '@tally-ipam/allocator';
+import { echo, inspectIP } from '@tally-ipam/api-types';
 
 /**
  * The static reservations a pool can never honour: an address outside the pool's addresses, excluded, the gateway,
@@ -12,7 +12,19 @@ export function reservationIssues(
 ): PoolSpecIssue[] {
   const issues: PoolSpecIssue[] = [];
   reservations.forEach((reservation, index) => {
-    const verdict = checkAllocatable(pool, parseIP(reservation.address));
+    // The schema refuses an address that is not one, but this is called on every spec that parsed: should a schema
+    // ever let one through again (as it did an address with an emoji in it), the pool is refused naming the field
+    // rather than the parser's exception failing the whole review with HTTP 500 or the reconcile with an error.
+    const ip = inspectIP(reservation.address);
+    if (!ip.ok) {
+      issues.push({
+        field: `spec.reservations[${index}].address`,
+        value: reservation.address,
+        message: `address ${echo(reservation.address)} for claim ${echo(reservation.claimName)} is not an IP address: ${echo(ip.reason)}`,
+      });
+      return;
+    }
+    const verdict = checkAllocatable(pool, ip.value);
     if (verdict.allocatable) return;
     issues.push({
       field: `spec.reservations[${index}]`,

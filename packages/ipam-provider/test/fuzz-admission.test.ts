@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { tryBuildAddressPool } from '@tally-ipam/allocator';
 import * as apiTypes from '@tally-ipam/api-types';
 import {
   describeJSON,
@@ -31,6 +32,7 @@ import {
   poolAdmissionHandler,
   type TallyPool,
 } from '../src/index.js';
+import { reservationIssues } from '../src/reservations.js';
 
 /**
  * Hostile input for the pool admission handlers (the function the webhook server calls for each AdmissionReview) and
@@ -101,11 +103,16 @@ const numericEdge = fc.constantFrom(
   33,
   32,
 );
+/** Astral characters are one character for the API server's length limits and two UTF-16 units for JavaScript. */
+const astralCharacter = fc.integer({ min: 0x1_0000, max: 0x10_ffff }).map((point) => String.fromCodePoint(point));
+const EMOJI = '\u{1F600}';
 const nanLike = fc.constantFrom('NaN', 'Infinity', '-Infinity', '-0', '1e309', '0x10', ' 24', '24 ', '');
 const shortHostileString = fc.oneof(
   fc.constantFrom('10.0.0.1\n', '10.0.0.1-', '-', '/', '::ffff:10.0.0.1', 'fd00::/0', '0.0.0.0/0', '10.0.0.0/-1'),
   fc.string({ maxLength: 60 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
+  // Around the limits of an address (45 characters) and an entry (91), counted in characters, not UTF-16 units.
+  fc.string({ unit: fc.oneof(fc.constantFrom('1', '.', ':', 'f'), astralCharacter), minLength: 40, maxLength: 96 }),
 );
 // The webhook server caps a review at 7 MiB, so one input holds at most one of the huge strings.
 const hostileString = fc.oneof(
@@ -570,5 +577,54 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
     );
     expect(timings.count).toBe(PARSER_RUNS);
     expect(timings.overBudget).toBe(0);
+  });
+});
+
+describe('a reservation address with emoji in it, sent straight to the pool handler', () => {
+  const ipPoolKind = POOL_KINDS.find((kind) => kind.kind === 'TallyIPPool') as PoolKindInfo;
+  const reserving = (address: string): Record<string, unknown> =>
+    poolObject(ipPoolKind, [{ where: 'reservation', field: 'address', value: address }]);
+
+  // The base pool already holds one reservation: the generated one is spec.reservations[1].
+  it.each([
+    ['23 emoji: 23 characters, 46 UTF-16 units', EMOJI.repeat(23)],
+    ['an address and 36 emoji: 45 characters (the limit), 81 units', `10.0.0.11${EMOJI.repeat(36)}`],
+    ['44 digits and an emoji: 45 characters, 46 units', `${'1'.repeat(44)}${EMOJI}`],
+    ['46 characters, over the limit', `10.0.0.11${EMOJI.repeat(37)}`],
+  ])('%s: a 422 naming spec.reservations[1].address and the value', async (_, address) => {
+    const handler = poolAdmissionHandler(ipPoolKind, fixedView());
+    for (const operation of ['CREATE', 'UPDATE'] as const) {
+      const decision = await handler(request(ipPoolKind, operation, reserving(address), poolObject(ipPoolKind, [])));
+      expect(decision).toMatchObject({ allowed: false, status: { code: 422, reason: 'Invalid' } });
+      expect(decision.status?.message).toContain(`spec.reservations[1].address: `);
+      expect(decision.status?.message).toContain(address);
+    }
+  });
+
+  it('an address of ten thousand emoji is refused naming the field, its value echoed cut', async () => {
+    const address = EMOJI.repeat(10_000);
+    const decision = await poolAdmissionHandler(
+      ipPoolKind,
+      fixedView(),
+    )(request(ipPoolKind, 'CREATE', reserving(address), undefined));
+    expect(decision).toMatchObject({ allowed: false, status: { code: 422 } });
+    const message = decision.status?.message ?? '';
+    expect(message).toContain('spec.reservations[1].address: ');
+    expect(message).toContain(`${EMOJI.repeat(10)}`);
+    expect(message).toContain(apiTypes.ELLIPSIS);
+    expect(message.length).toBeLessThan(1_000);
+  });
+
+  it('reservationIssues names the field of an address that is not one, instead of throwing', () => {
+    const built = tryBuildAddressPool({ addresses: ['10.0.0.0/24'], prefix: 24 });
+    if (!built.ok) throw new Error(`the pool must build: ${JSON.stringify(built.issues)}`);
+    const issues = reservationIssues(built.pool, [
+      { claimName: 'inside', address: '10.0.0.5' },
+      { claimName: 'emoji', address: `10.0.0.${EMOJI}` },
+      { claimName: 'outside', address: '10.0.1.5' },
+    ]);
+    expect(issues.map((issue) => issue.field)).toEqual(['spec.reservations[1].address', 'spec.reservations[2]']);
+    expect(issues[0]).toMatchObject({ value: `10.0.0.${EMOJI}` });
+    expect(issues[0]?.message).toContain(`address 10.0.0.${EMOJI} for claim emoji is not an IP address: `);
   });
 });

@@ -566,6 +566,41 @@ describe('pool admission webhooks called by the real API server', () => {
     expect((response.status as { message: string }).message).toMatch(/spec\.prefix.*-1073741824/);
   });
 
+  it('refuses a reservation address of 45 characters with emoji (81 UTF-16 units) naming the field, there and when sent straight to it', async () => {
+    const address = `10.7.0.11${'\u{1F600}'.repeat(36)}`;
+    const spec = { addresses: ['10.7.0.0/24'], prefix: 24, reservations: [{ claimName: 'cp-0', address }] };
+    // Through the API server its own schema refuses first; the webhook only sees what passed it.
+    const error = await refusal(createPool('TallyIPPool', 'emoji', spec, { dryRun: true }));
+    expect(error.statusCode).toBe(422);
+    expect(error.serverMessage).toContain(`spec.reservations[0].address: Invalid value: `);
+    expect(error.serverMessage).toContain(address);
+
+    const pool = poolBody('TallyIPPool', 'emoji', spec);
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'direct-emoji',
+        kind: { group: TALLY_GROUP, version: VERSION, kind: 'TallyIPPool' },
+        resource: { group: TALLY_GROUP, version: VERSION, resource: PLURALS.TallyIPPool },
+        name: pool.metadata.name,
+        namespace: namespace.name,
+        operation: 'CREATE',
+        userInfo: { username: 'direct' },
+        object: { ...pool, metadata: { ...pool.metadata, namespace: namespace.name } },
+        dryRun: false,
+      },
+    };
+    const answer = await postToWebhook(webhookPort, certs.caPem, poolWebhookPath('TallyIPPool'), {
+      json: JSON.stringify(review),
+    });
+    expect(answer.status, answer.body).toBe(200);
+    const response = (JSON.parse(answer.body) as { response: Record<string, unknown> }).response;
+    expect(response).toMatchObject({ uid: 'direct-emoji', allowed: false, status: { code: 422 } });
+    const message = (response.status as { message: string }).message;
+    expect(message).toContain(`spec.reservations[0].address: "${address}" is not an IP address`);
+  });
+
   it('answers 413 to a review declared larger than the size cap, before reading it', async () => {
     const answer = await postToWebhook(webhookPort, certs.caPem, poolWebhookPath('TallyIPPool'), {
       declaredBytes: MAX_REVIEW_BYTES + 3 * 1024 * 1024,

@@ -23,6 +23,26 @@ export function clipText(text: string, max: number): string {
   return `${text.slice(0, end)}${ELLIPSIS}`;
 }
 
+/**
+ * The length of `text` as the API server counts it for an OpenAPI `maxLength` and CEL's `size()`: in Unicode code
+ * points, so an astral character (an emoji) counts one where `text.length` counts its two UTF-16 code units. An
+ * unpaired surrogate counts one, like the U+FFFD the API server decodes it to. zod 4's string `.max()` counts the same
+ * way, so a guard written with this agrees with both.
+ */
+export function codePointLength(text: string): number {
+  let count = text.length;
+  for (let index = 0; index < text.length - 1; index += 1) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0xd800 || unit > 0xdbff) continue;
+    const next = text.charCodeAt(index + 1);
+    if (next >= 0xdc00 && next <= 0xdfff) {
+      count -= 1;
+      index += 1;
+    }
+  }
+  return count;
+}
+
 /** A value from an object as a message shows it: in full when short, else cut (`MAX_ECHOED_VALUE_LENGTH`). */
 export function echo(value: string): string {
   return clipText(value, MAX_ECHOED_VALUE_LENGTH);

@@ -1,6 +1,7 @@
 export {
   clipText,
   clipUtf8,
+  codePointLength,
   describeJSON,
   ELLIPSIS,
   echo,

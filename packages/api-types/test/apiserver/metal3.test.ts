@@ -258,6 +258,35 @@ describe('objects at the schema limits stay inside the runtime CEL cost budget',
     expect(parseMetal3IPPool(manifest).success).toBe(true);
   });
 
+  it('a pre-allocation claim name is at most 253 characters, emoji counted as one, by the API server and by zod', async () => {
+    const pool = (claim: string) => ({
+      apiVersion: 'ipam.metal3.io/v1alpha1',
+      kind: 'IPPool',
+      metadata: { name: 'astral-claim' },
+      spec: {
+        namePrefix: 'p',
+        pools: [{ start: '10.0.0.10', end: '10.0.0.50', subnet: '10.0.0.0/24' }],
+        preAllocations: { [claim]: '10.0.0.11' },
+      },
+    });
+    // 253 characters, 303 UTF-16 units.
+    const fits = `${'x'.repeat(203)}${'\u{1F600}'.repeat(50)}`;
+    const admitted = await createObject(testEnv().kubeConfig, pool(fits), NAMESPACE);
+    expect(admitted.accepted ? 'accepted' : admitted.message).toBe('accepted');
+    const parsed = parseMetal3IPPool(pool(fits));
+    expect(parsed.success ? 'parsed' : parsed.error.message).toBe('parsed');
+
+    const tooLong = `${fits}\u{1F600}`;
+    const refused = await createObject(testEnv().kubeConfig, pool(tooLong), NAMESPACE);
+    expect(!refused.accepted && refused.message).toContain('spec.preAllocations: ');
+    const zod = parseMetal3IPPool(pool(tooLong));
+    expect(zod.success).toBe(false);
+    if (zod.success) return;
+    expect(zod.error.issues.map((issue) => issue.path.slice(0, 'spec.preAllocations'.length))).toContain(
+      'spec.preAllocations',
+    );
+  });
+
   it('one pre-allocation more is refused by the schema, naming the field', async () => {
     const preAllocations = Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`c-${i}`, `10.0.${i}.1`]));
     const answer = await createObject(

@@ -2,7 +2,7 @@ import type * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
 import { inspectCIDR, inspectIP } from '../../tally/v1alpha1/addresses.js';
 import { ipLessOrEqual } from '../../tally/v1alpha1/cel.js';
-import { echo, isIntegerInRange } from '../../text/clip.js';
+import { codePointLength, echo, isIntegerInRange } from '../../text/clip.js';
 import { METAL3_MAX_CLAIM_NAME_LENGTH } from './constants.js';
 
 /**
@@ -183,7 +183,9 @@ export function refineMetal3IPPoolSpec(spec: IPPoolSpecView, ctx: z.RefinementCt
   const owners = new Map<string, string>();
   let duplicateReported = false;
   for (const [claim, text] of Object.entries(spec.preAllocations ?? {})) {
-    if (claim.length < 1 || claim.length > METAL3_MAX_CLAIM_NAME_LENGTH) {
+    // In code points, as CEL's size(k) counts: a name with an emoji is not longer for zod than for the API server.
+    const length = codePointLength(claim);
+    if (length < 1 || length > METAL3_MAX_CLAIM_NAME_LENGTH) {
       ctx.addIssue({
         code: 'custom',
         path: ['preAllocations'],

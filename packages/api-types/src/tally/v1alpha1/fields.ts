@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { ValidationRule } from '../../crd/structural-schema.js';
+import { codePointLength } from '../../text/clip.js';
 import { type Inspection, inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
 import { isNetworkAlignedCIDR, isValidEntry } from './cel.js';
 import { MAX_ENTRY_LENGTH, MAX_IP_LENGTH } from './constants.js';
@@ -35,8 +36,10 @@ export function checkedText(options: {
     .min(1)
     .max(maxLength)
     .superRefine((value, ctx) => {
-      // zod runs refinements after a failed length check too: an over-long value is reported by .max() only.
-      if (value.length > maxLength) return;
+      // zod runs refinements after a failed length check too: an over-long value is reported by .max() only. Counted
+      // in code points, as .max() and the API server count them: counted in UTF-16 units, a value of at most maxLength
+      // characters holding an emoji passed .max() yet skipped this check, and was accepted without being parsed.
+      if (codePointLength(value) > maxLength) return;
       const reason = options.check(value);
       if (reason !== undefined) ctx.addIssue({ code: 'custom', message: `"${value}" is not ${forms}: ${reason}` });
     })
