@@ -4,7 +4,7 @@
 //   node scripts/tally.mjs test   — lint, typecheck, prepare (control plane, Cluster API manager, images), every test
 //                                   project, the kind lane when a Docker engine answers; ends with "N passed, N failed"
 //   node scripts/tally.mjs start  — the IPAM controller (with no KUBECONFIG: an embedded control plane and a demo)
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -73,6 +73,39 @@ function printStages() {
   console.log(`\nstages (${elapsed(started)}s in all):`);
   for (const stage of stages)
     console.log(`  ${stage.ok ? 'ok    ' : 'FAILED'} ${stage.name.padEnd(34)} ${stage.seconds}s`);
+}
+
+/** The stop request apps/ipam-controller/src/parent-stop.ts takes (it cannot be imported from there: TypeScript). */
+const STOP_MESSAGE_TYPE = 'tally-ipam/stop';
+
+/**
+ * Runs the controller in this process group with the terminal's stdio and resolves with its exit status (1 when a
+ * signal killed it or it could not start). A SIGINT or SIGTERM sent to this process alone, or to npm (which passes it
+ * on), is passed on to the controller as a stop request over IPC, not as a signal: the controller counts signals, and
+ * a Ctrl-C reaches it directly too (the terminal signals the whole group), so a signal passed on as well would be the
+ * second one, which exits at once without a clean stop. A request is never counted: Ctrl-C stops as it always did,
+ * and a second Ctrl-C still exits at once.
+ */
+function runController(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+      env: process.env,
+    });
+    const passOn = (signal) => {
+      if (!child.connected) return;
+      // The callback takes the error of a controller that is already exiting: its exit is handled below.
+      child.send({ type: STOP_MESSAGE_TYPE, signal }, () => {});
+    };
+    process.on('SIGINT', passOn);
+    process.on('SIGTERM', passOn);
+    child.on('error', (error) => {
+      console.error(`could not run node ${args.join(' ')}: ${error.message}`);
+      resolve(1);
+    });
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
 }
 
 function pnpmCommand() {
@@ -176,15 +209,12 @@ switch (job) {
     required('install (frozen lockfile)', ...pnpm('install', '--frozen-lockfile'));
     required('build', ...turbo('build'));
     // The controller is run directly, not through `pnpm run`: Ctrl-C reaches the whole foreground process group, and
-    // the shell pnpm puts in between dies of the signal, so pnpm reported a failure after a clean stop. Here the
-    // controller alone handles SIGINT/SIGTERM, and this process waits for it and exits with its status.
+    // the shell pnpm puts in between dies of the signal, so pnpm reported a failure after a clean stop. This process
+    // waits for the controller and exits with its status.
     const main = join(root, 'apps', 'ipam-controller', 'dist', 'main.js');
     const args = [main, ...process.argv.slice(3)];
     console.error(`\n▶ node ${args.join(' ')}`);
-    process.on('SIGINT', () => {});
-    process.on('SIGTERM', () => {});
-    const res = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: process.env });
-    process.exit(res.status ?? 1);
+    process.exit(await runController(args));
     break;
   }
   default:

@@ -2,6 +2,7 @@
 import { controllerFlagsUsage, EXIT_BAD_FLAGS, FlagError, runControllerApp } from '@tally-ipam/controller-kit';
 import { IPAM_CONTROLLER_APP, takeMetal3Flag } from './app-flags.js';
 import { loadDemo } from './demo-loader.js';
+import { parentStopRequest } from './parent-stop.js';
 import { ipamControllerSetup } from './run-controller.js';
 
 /** `--enable-metal3-ipam` is the app's own flag: taken off before the kit parses the rest. */
@@ -23,6 +24,8 @@ process.exit(
     app: IPAM_CONTROLLER_APP,
     argv: metal3.rest,
     setup: ipamControllerSetup({ enableMetal3: metal3.enableMetal3 }),
+    // npm start's script passes on a SIGTERM/SIGINT sent to npm (or to itself) as a request over IPC.
+    stopRequest: parentStopRequest(),
     // `npm start` on a workstation runs the demo on an embedded control plane rather than act on kubectl's cluster.
     withoutExplicitCluster: async (flags, signal) =>
       (await loadDemo()).runDemo(flags, signal, (line) => process.stdout.write(`${line}\n`)),

@@ -127,6 +127,37 @@ describe('runControllerApp', () => {
     expect(await exit).toBe(EXIT_OK);
     expect(lines().map((line) => line.msg)).toContain('stopped');
   });
+
+  it('stops on a stop request as on the first signal, and logs why it stopped without one', async () => {
+    const env = testEnv();
+    const { logger, lines } = capturingLogger('info');
+    const setup = recordingSetup();
+    const request = new AbortController();
+    const exit = runControllerApp({
+      app: APP,
+      setup: setup.setup,
+      argv: [
+        '--kubeconfig',
+        env.kubeconfigPath,
+        '--namespace=app-test',
+        '--webhook-port=0',
+        '--metrics-bind-address=0',
+        '--health-probe-bind-address=0',
+      ],
+      logger: () => logger,
+      // Never aborted, so no process signal handler is installed in the test worker.
+      signal: new AbortController().signal,
+      stopRequest: request.signal,
+    });
+    await waitFor('the manager to start the app runnable', () => (setup.started() ? true : undefined));
+    request.abort(new Error('the parent process received SIGTERM'));
+    expect(await exit).toBe(EXIT_OK);
+    const logged = lines();
+    expect(logged.find((line) => line.msg === 'stop requested, shutting down gracefully')).toMatchObject({
+      reason: 'the parent process received SIGTERM',
+    });
+    expect(logged.map((line) => line.msg)).toContain('stopped');
+  });
 });
 
 describe('buildControllerManager', () => {

@@ -132,12 +132,23 @@ export interface ControllerAppOptions {
   readonly argv?: readonly string[];
   /** Stops the manager; defaults to `setupSignalHandler` (SIGTERM/SIGINT, a second one exits 1 at once). */
   readonly signal?: AbortSignal;
+  /**
+   * A stop asked for other than by a signal, e.g. by the parent process that runs the app (`npm start`'s script,
+   * which is sent SIGTERM itself): stops as the first SIGTERM/SIGINT does, but is never counted as a signal. The
+   * parent may pass on the very Ctrl-C the app receives too (the terminal signals the whole process group): counted
+   * as two signals, that stop would become the second signal's immediate exit 1.
+   */
+  readonly stopRequest?: AbortSignal;
   /** Where usage and flag errors go; default process stdout and stderr. */
   readonly stdout?: (text: string) => void;
   readonly stderr?: (text: string) => void;
   /** The process logger; defaults to `createLogger` (JSON lines on stdout) at `--log-level`. */
   readonly logger?: (flags: ControllerFlags) => Logger;
   readonly gracefulShutdownTimeoutMs?: number;
+}
+
+function orStopRequest(signal: AbortSignal, stopRequest: AbortSignal | undefined): AbortSignal {
+  return stopRequest === undefined ? signal : AbortSignal.any([signal, stopRequest]);
 }
 
 /**
@@ -167,7 +178,7 @@ export async function runControllerApp(options: ControllerAppOptions): Promise<n
     return EXIT_OK;
   }
   if (options.withoutExplicitCluster && !kubeConfigNamedExplicitly(flags.manager.kubeconfig)) {
-    const signal = options.signal ?? setupSignalHandler();
+    const signal = orStopRequest(options.signal ?? setupSignalHandler(), options.stopRequest);
     try {
       return await options.withoutExplicitCluster(flags, signal);
     } catch (error) {
@@ -181,7 +192,17 @@ export async function runControllerApp(options: ControllerAppOptions): Promise<n
     options.logger?.(flags) ??
     createLogger({ name: options.app.name, level: flags.manager.logLevel, format: flags.manager.loggingFormat });
   for (const deprecation of flags.manager.deprecations) logger.warn(deprecation);
-  const signal = options.signal ?? setupSignalHandler(logger);
+  const signal = orStopRequest(options.signal ?? setupSignalHandler(logger), options.stopRequest);
+  // The signal handler logs the signals; this says why a stop came without one.
+  const { stopRequest } = options;
+  stopRequest?.addEventListener(
+    'abort',
+    () => {
+      const reason = stopRequest.reason instanceof Error ? stopRequest.reason.message : String(stopRequest.reason);
+      logger.info({ reason }, 'stop requested, shutting down gracefully');
+    },
+    { once: true },
+  );
   // Each informer and controller listens on this signal; the default limit of 10 listeners would warn.
   setMaxListeners(100, signal);
   try {
