@@ -1,0 +1,25 @@
+export { type Capv, type CapvTarget, type StartCapvOptions, startCapv } from './capv.js';
+export { CAPV_BINARY, type CapvBinary, capvBuild, type EnsureCapvOptions, ensureCapv } from './capv-binary.js';
+export { type CapvManifests, installCapvCRDs, readCapvManifests } from './capv-manifests.js';
+export {
+  ensureReferenceIpam,
+  REFERENCE_BINARY,
+  REFERENCE_MODULE,
+  REFERENCE_POOL_API_VERSION,
+  REFERENCE_VERSION,
+  type ReferenceIpam,
+  type ReferenceIpamBinary,
+  referenceIpamBuild,
+  startReferenceIpam,
+} from './reference-ipam.js';
+export { type StartVcsimOptions, startVcsim, type Vcsim, VcsimVm } from './vcsim.js';
+export { type EnsureVcsimOptions, ensureVcsim, VCSIM_BINARY, type VcsimBinary, vcsimBuild } from './vcsim-binary.js';
+export {
+  CAPV_MODULE,
+  CAPV_RELEASES,
+  type CapvRelease,
+  type CapvVersion,
+  capvRelease,
+  DEFAULT_CAPV_VERSION,
+  GOVMOMI_MODULE,
+} from './versions.js';
