@@ -1,79 +1,17 @@
 import { connect as tcpConnect } from 'node:net';
-import { connect, type TLSSocket } from 'node:tls';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowed, WebhookServer } from '../src/webhook/index.js';
 import { waitFor } from './fixtures/core-wait.js';
 import { type CertDir, createCertDir, createTestCA, issueServingPair, type TestCA } from './fixtures/webhook-certs.js';
 import { admissionReview, listeningPort, sendToWebhook } from './fixtures/webhook-client.js';
+import { rawRequest, statusOf } from './fixtures/webhook-raw.js';
 
 const silent = pino({ level: 'silent' });
 /** Hang guard for tests that wait for the server to cut a connection: far above the bounds set below, far below
  * what the server did before it had them (30 s request/header deadline checked every 30 s, 120 s TLS handshake). */
 const CUT_GUARD_MS = 20_000;
 const MAX_BYTES = 64 * 1024;
-
-interface RawAnswer {
-  /** Everything the server sent before it closed the connection. */
-  readonly text: string;
-  /** Body bytes the client managed to hand to the socket before the server closed it. */
-  readonly sentBodyBytes: number;
-}
-
-/** Opens a TLS connection trusting the test CA. */
-function tlsSocket(port: number, caPem: string): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, ca: caPem, servername: 'localhost' }, () => resolve(socket));
-    socket.once('error', reject);
-  });
-}
-
-/** Collects what the server sends until it closes the connection. */
-function untilClosed(socket: TLSSocket): Promise<string> {
-  const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-  return new Promise((resolve) => {
-    socket.once('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    socket.on('error', () => undefined);
-  });
-}
-
-/**
- * Sends request headers, then `bodyBytes` of body in 64 KiB writes honouring backpressure, stopping when the server
- * closes the connection; `stallAfter` stops writing (without closing) after that many body bytes.
- */
-async function rawRequest(
-  port: number,
-  caPem: string,
-  headers: string,
-  options: { bodyBytes: number; stallAfter?: number },
-): Promise<RawAnswer> {
-  const socket = await tlsSocket(port, caPem);
-  const closed = untilClosed(socket);
-  let open = true;
-  void closed.then(() => {
-    open = false;
-  });
-  socket.write(headers);
-  const chunk = Buffer.alloc(64 * 1024, 0x20);
-  let sent = 0;
-  while (open && sent < options.bodyBytes && (options.stallAfter === undefined || sent < options.stallAfter)) {
-    const size = Math.min(
-      chunk.length,
-      options.bodyBytes - sent,
-      (options.stallAfter ?? Number.POSITIVE_INFINITY) - sent,
-    );
-    const flushed = socket.write(chunk.subarray(0, size));
-    sent += size;
-    if (!flushed) {
-      await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
-    }
-  }
-  const text = await closed;
-  return { text, sentBodyBytes: sent };
-}
-
-const statusOf = (text: string): number => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
 
 describe('WebhookServer against hostile requests', () => {
   let ca: TestCA;

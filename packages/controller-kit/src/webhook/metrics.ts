@@ -1,7 +1,11 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { registerOnce } from '../queue/register-once.js';
 
-/** The series controller-runtime's webhook server exports, under the same names so existing dashboards work. */
+/**
+ * The series controller-runtime's webhook server exports, under the same names so existing dashboards work, and the
+ * kit's own `controller_kit_webhook_*` series for what controller-runtime has none for (bodies still arriving,
+ * evictions).
+ */
 export interface WebhookMetrics {
   /** `controller_runtime_webhook_requests_total{webhook,code}`: requests by path and HTTP status code. */
   readonly requests: Counter<'webhook' | 'code'>;
@@ -9,6 +13,18 @@ export interface WebhookMetrics {
   readonly latency: Histogram<'webhook'>;
   /** `controller_runtime_webhook_requests_in_flight{webhook}`: requests being served right now. */
   readonly inFlight: Gauge<'webhook'>;
+  /**
+   * `controller_kit_webhook_receiving_requests`: requests whose body is still arriving. They hold no concurrency
+   * slot; a high value with few reviews answered points at slow or stalled clients.
+   */
+  readonly receiving: Gauge;
+  /** `controller_kit_webhook_receiving_bytes`: body bytes held for those requests (bounded by the server's budget). */
+  readonly receivingBytes: Gauge;
+  /**
+   * `controller_kit_webhook_evictions_total{reason}`: connections the server closed to make room — `connections` when
+   * a new connection found `maxConnections` open, `body_bytes` when a body would have passed the byte budget.
+   */
+  readonly evictions: Counter<'reason'>;
 }
 
 /**
@@ -49,6 +65,37 @@ export function webhookMetrics(registry: Registry): WebhookMetrics {
           name: 'controller_runtime_webhook_requests_in_flight',
           help: 'Current number of admission requests being served.',
           labelNames: ['webhook'],
+          registers: [],
+        }),
+    ),
+    receiving: registerOnce(
+      registry,
+      'controller_kit_webhook_receiving_requests',
+      () =>
+        new Gauge({
+          name: 'controller_kit_webhook_receiving_requests',
+          help: 'Admission requests whose body is still being received (they hold no concurrency slot yet).',
+          registers: [],
+        }),
+    ),
+    receivingBytes: registerOnce(
+      registry,
+      'controller_kit_webhook_receiving_bytes',
+      () =>
+        new Gauge({
+          name: 'controller_kit_webhook_receiving_bytes',
+          help: 'Body bytes held for admission requests still being received.',
+          registers: [],
+        }),
+    ),
+    evictions: registerOnce(
+      registry,
+      'controller_kit_webhook_evictions_total',
+      () =>
+        new Counter({
+          name: 'controller_kit_webhook_evictions_total',
+          help: 'Connections the webhook server closed to make room, by what was full (connections, body_bytes).',
+          labelNames: ['reason'],
           registers: [],
         }),
     ),

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import {
@@ -10,6 +9,7 @@ import {
 } from './admission-review.js';
 import { describeIssues } from './field-errors.js';
 import type { WebhookMetrics } from './metrics.js';
+import { lingerAndClose, RejectedRequest, tooLarge } from './read-body.js';
 import type { AdmissionHandler } from './validating-handler.js';
 
 /**
@@ -40,81 +40,41 @@ export function describeThrown(error: unknown): string {
   }
 }
 
-/** A request the server refuses before any handler runs: answered with this HTTP status and a Status body. */
-class RejectedRequest extends Error {
-  override readonly name = 'RejectedRequest';
-  constructor(
-    readonly httpStatus: number,
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
+/** Longest piece of a request (a path, a header) a refusal repeats: enough to recognise it, never a flood. */
+const MAX_ECHOED_CHARS = 128;
+
+/** `value` as a refusal may quote it: at most `MAX_ECHOED_CHARS`, cut with an ellipsis. */
+export function echoed(value: string): string {
+  return value.length <= MAX_ECHOED_CHARS ? value : `${value.slice(0, MAX_ECHOED_CHARS - 1)}…`;
 }
 
-function tooLarge(maxBytes: number): RejectedRequest {
-  return new RejectedRequest(413, 'RequestEntityTooLarge', `request body exceeds ${maxBytes} bytes`);
-}
-
-/**
- * Reads the body, refusing it as soon as it passes `maxBytes`, so at most that much is ever held. On refusal the
- * request is paused, not destroyed: the 413 still has to go out on its socket.
- */
-function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = (): void => {
-      request.off('data', onData);
-      request.off('end', onEnd);
-      request.off('error', onError);
-      request.off('aborted', onAborted);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        cleanup();
-        request.pause();
-        reject(tooLarge(maxBytes));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      cleanup();
-      resolve(Buffer.concat(chunks));
-    };
-    const onError = (error: Error): void => {
-      cleanup();
-      reject(error);
-    };
-    const onAborted = (): void => onError(new Error('the client closed the connection before the body was complete'));
-    request.on('data', onData);
-    request.once('end', onEnd);
-    request.once('error', onError);
-    request.once('aborted', onAborted);
-  });
-}
-
-async function parseReview(request: IncomingMessage, maxBytes: number): Promise<AdmissionRequest> {
+/** The method, content type and declared length, checked before a byte of the body is read. */
+function checkHeaders(request: IncomingMessage, maxBytes: number): void {
   if (request.method !== 'POST') {
     throw new RejectedRequest(
       405,
       'MethodNotAllowed',
-      `method ${request.method} is not allowed; POST an AdmissionReview`,
+      `method ${echoed(request.method ?? '')} is not allowed; POST an AdmissionReview`,
     );
   }
   const contentType = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
   if (contentType !== 'application/json') {
-    throw new RejectedRequest(400, 'BadRequest', `contentType=${contentType ?? '<none>'}, expected application/json`);
+    throw new RejectedRequest(
+      400,
+      'BadRequest',
+      `contentType=${contentType === undefined ? '<none>' : echoed(contentType)}, expected application/json`,
+    );
   }
   // A declared length over the limit is refused before a byte of the body is read.
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  const text = (await readBody(request, maxBytes)).toString('utf8');
+}
+
+/** Parses a complete body: JSON, then the `admission.k8s.io/v1` AdmissionReview schema. */
+function parseReview(bytes: Buffer): AdmissionRequest {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(bytes.toString('utf8'));
   } catch (error) {
     throw new RejectedRequest(400, 'BadRequest', `request body is not valid JSON: ${describeThrown(error)}`);
   }
@@ -134,30 +94,19 @@ async function parseReview(request: IncomingMessage, maxBytes: number): Promise<
   );
 }
 
-/** Go's net/http figures for closing after an unread body: discard at most 256 KiB during at most 500 ms. */
-const LINGER_BYTES = 256 * 1024;
-const LINGER_MS = 500;
-
 /**
- * Ends a connection whose request body was refused. Destroying it outright while body bytes sit unread makes the
- * kernel answer with a reset, and the client may lose the 413 it has not read yet; so the write side is closed first
- * and a bounded amount of the rest is read and dropped, as Go's server does, then the socket is destroyed.
+ * Answers a request refused before its body was read to the end and closes the connection once the answer is out:
+ * whatever of the body is still coming is not read (at most a bounded linger's worth).
  */
-function lingerAndClose(request: IncomingMessage, socket: Socket | null): void {
-  if (!socket || socket.destroyed) return;
-  let discarded = 0;
-  const close = (): void => {
-    clearTimeout(timer);
-    socket.destroy();
-  };
-  const timer = setTimeout(close, LINGER_MS);
-  socket.end();
-  request.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > LINGER_BYTES) close();
-  });
-  request.resume();
-  socket.once('close', () => clearTimeout(timer));
+export function refuseUnread(
+  request: IncomingMessage,
+  response: ServerResponse,
+  refusal: { readonly httpStatus: number; readonly reason: string; readonly message: string },
+  socket = request.socket,
+): void {
+  response.setHeader('connection', 'close');
+  writeStatus(response, refusal.httpStatus, refusal.reason, refusal.message);
+  response.once('finish', () => lingerAndClose(request, socket));
 }
 
 function writeJson(response: ServerResponse, httpStatus: number, body: unknown): void {
@@ -171,7 +120,7 @@ function writeJson(response: ServerResponse, httpStatus: number, body: unknown):
 
 /** Writes a `metav1.Status` failure, the body shape Kubernetes clients know how to print. */
 export function writeStatus(response: ServerResponse, httpStatus: number, reason: string, message: string): void {
-  if (httpStatus === 413 || httpStatus === 429) response.setHeader('connection', 'close');
+  if (httpStatus === 429) response.setHeader('connection', 'close');
   if (httpStatus === 429) response.setHeader('retry-after', '1');
   writeJson(response, httpStatus, {
     apiVersion: 'v1',
@@ -221,15 +170,25 @@ export interface ServeReviewContext {
   readonly handler: AdmissionHandler;
   readonly metrics: WebhookMetrics;
   readonly logger: Logger;
-  /** Largest body read (default `MAX_REVIEW_BYTES`). */
-  readonly maxRequestBytes?: number;
-  /** How long the handler may take before the request is denied (default `DEFAULT_HANDLER_TIMEOUT_MS`). */
-  readonly handlerTimeoutMs?: number;
+  /** Largest body accepted; a larger declared length is refused before the body is read. */
+  readonly maxRequestBytes: number;
+  /** How long the handler may take before the request is denied. */
+  readonly handlerTimeoutMs: number;
+  /** Receives the whole body, bounded in size and time (`readBody` with the server's budget). */
+  readonly receive: (request: IncomingMessage) => Promise<Buffer>;
+  /**
+   * Takes one of the server's concurrency slots for the handler work, released when `response` closes; false when
+   * every slot is taken. Called only once the body is in: a slow body holds a connection, never a slot.
+   */
+  readonly admit: (response: ServerResponse) => boolean;
+  /** The slot count, for the 429 message. */
+  readonly maxConcurrentRequests: number;
 }
 
 /**
- * Serves one AdmissionReview POST: parse, decide, answer, with metrics and one log line. Never throws: a bad request
- * is a 4xx with a message, a failing handler a denial with its error (HTTP 200, as controller-runtime answers it).
+ * Serves one AdmissionReview POST: check the headers, receive the body, take a slot, parse, decide, answer, with
+ * metrics and one log line. Never throws: a bad, slow or untimely request is a 4xx/5xx Status with a message, a
+ * failing handler a denial with its error (HTTP 200, as controller-runtime answers it).
  */
 export async function serveReview(
   context: ServeReviewContext,
@@ -238,12 +197,25 @@ export async function serveReview(
 ): Promise<void> {
   const { path, handler, metrics, logger } = context;
   const started = performance.now();
-  // Captured now: a body iteration that throws detaches the socket from the request.
+  // Captured now: the connection is closed through it even if the request has let go of it by the time of a refusal.
   const socket = request.socket;
-  metrics.inFlight.inc({ webhook: path });
   let httpStatus = 200;
+  let bodyRead = false;
+  let admitted = false;
   try {
-    const review = await parseReview(request, context.maxRequestBytes ?? MAX_REVIEW_BYTES);
+    checkHeaders(request, context.maxRequestBytes);
+    const bytes = await context.receive(request);
+    bodyRead = true;
+    if (!context.admit(response)) {
+      throw new RejectedRequest(
+        429,
+        'TooManyRequests',
+        `the webhook server is already serving ${context.maxConcurrentRequests} requests`,
+      );
+    }
+    admitted = true;
+    metrics.inFlight.inc({ webhook: path });
+    const review = parseReview(bytes);
     const log = logger.child({
       webhook: path,
       uid: review.uid,
@@ -253,7 +225,7 @@ export async function serveReview(
       name: review.name || undefined,
       dryRun: review.dryRun,
     });
-    const decision = await decide(handler, review, log, context.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS);
+    const decision = await decide(handler, review, log, context.handlerTimeoutMs);
     writeJson(response, httpStatus, admissionReviewResponse(review.uid, decision));
     log.info(
       {
@@ -267,13 +239,12 @@ export async function serveReview(
   } catch (error) {
     if (error instanceof RejectedRequest) {
       httpStatus = error.httpStatus;
-      logger.warn({ webhook: path, httpStatus, reason: error.message }, 'rejected a malformed admission request');
-      writeStatus(response, error.httpStatus, error.reason, error.message);
-      // Whatever of the body is still coming is not read: the connection ends once the answer is out.
-      if (error.httpStatus === 413) response.once('finish', () => lingerAndClose(request, socket));
+      logger.warn({ webhook: path, httpStatus, reason: error.message }, 'refused an admission request');
+      if (bodyRead) writeStatus(response, error.httpStatus, error.reason, error.message);
+      else refuseUnread(request, response, error, socket);
     } else {
-      // Reading the body failed (the client went away or was cut off by a timeout) or writing did: nobody is left
-      // to answer, and nothing here needs a person.
+      // Reading the body failed (the client went away) or writing did: nobody is left to answer, and nothing here
+      // needs a person.
       httpStatus = 500;
       logger.warn({ err: error, webhook: path }, 'serving an admission request failed');
       if (!response.headersSent && !response.destroyed)
@@ -281,7 +252,7 @@ export async function serveReview(
       else response.destroy();
     }
   } finally {
-    metrics.inFlight.dec({ webhook: path });
+    if (admitted) metrics.inFlight.dec({ webhook: path });
     metrics.requests.inc({ webhook: path, code: String(httpStatus) });
     metrics.latency.observe({ webhook: path }, (performance.now() - started) / 1000);
   }

@@ -1,93 +1,38 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
-import { connect, type SecureContextOptions } from 'node:tls';
+import { connect, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { DEFAULT_TLS_OPTIONS, secureContextTLS, type TLSOptions } from '../manager/tls-options.js';
 import { type Clock, realClock } from '../queue/clock.js';
 import { CertWatcher, type ServingCertificate } from './cert-watcher.js';
+import { ConnectionTable } from './connections.js';
 import { type CertWatcherMetrics, certWatcherMetrics, type WebhookMetrics, webhookMetrics } from './metrics.js';
-import { DEFAULT_HANDLER_TIMEOUT_MS, MAX_REVIEW_BYTES, serveReview, writeStatus } from './serve-review.js';
+import { readBody } from './read-body.js';
+import { echoed, refuseUnread, serveReview } from './serve-review.js';
+import {
+  DEFAULT_WEBHOOK_CERT_DIR,
+  DEFAULT_WEBHOOK_PORT,
+  DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS,
+  DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS,
+  resolveLimits,
+  validShutdownDelayMs,
+  type WebhookServerLimits,
+  type WebhookServerOptions,
+} from './server-options.js';
 import type { AdmissionHandler } from './validating-handler.js';
 
-/** Where cert-manager's Secret is mounted by CAPI providers' kustomize config (controller-runtime's default). */
-export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
-export const DEFAULT_WEBHOOK_PORT = 9443;
-/** How long a stop waits for in-flight requests before closing their connections. */
-export const DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS = 10_000;
-/**
- * No delay unless asked for: in-process uses (tests, the demo) are not reached through a Service, so nothing routes
- * to them after a stop. The shipped Deployments set `--webhook-shutdown-delay`.
- */
-export const DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS = 0;
-/**
- * The longest shutdown delay accepted: with the in-flight drain (`DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS`) it still fits
- * the manager's graceful shutdown timeout (30 s) and Kubernetes' default `terminationGracePeriodSeconds` (30).
- */
-export const MAX_WEBHOOK_SHUTDOWN_DELAY_MS = 20_000;
-
-export interface WebhookServerOptions {
-  /** Address to listen on; empty (the default) means every interface, as controller-runtime does. */
-  readonly host?: string;
-  /** Defaults to 9443; 0 picks a free port (see `address()`). */
-  readonly port?: number;
-  readonly certDir?: string;
-  readonly certName?: string;
-  readonly keyName?: string;
-  /** Lowest TLS version accepted; never below 1.2. Overrides `tls.minVersion`. */
-  readonly tlsMinVersion?: TLSOptions['minVersion'];
-  /** `--tls-min-version` / `--tls-cipher-suites` (Cluster API's defaults when absent). */
-  readonly tls?: TLSOptions;
-  /** How often the certificate files are re-read besides file-system events (default 10 s). */
-  readonly certPollIntervalMs?: number;
-  /** Where the `controller_runtime_webhook_*` and `certwatcher_*` series go; a private registry if absent. */
-  readonly registry?: Registry;
-  readonly logger?: Logger;
-  /** How long a stop waits for in-flight requests before closing their connections (default 10 s). */
-  readonly shutdownTimeoutMs?: number;
-  /**
-   * How long the server keeps accepting connections and serving reviews after a stop is requested, while it reports
-   * not started (kube-apiserver's `--shutdown-delay-duration`): the endpoints controller and kube-proxy take a moment
-   * to drop a terminating Pod from the webhook Service, and the API server's calls must not meet a closed port then.
-   * Default 0 (stop listening at once); at most `MAX_WEBHOOK_SHUTDOWN_DELAY_MS`.
-   */
-  readonly shutdownDelayMs?: number;
-  /** Times the shutdown delay; tests drive a manual clock to act inside the delay without racing it. */
-  readonly clock?: Clock;
-  /** Upper bound for receiving one whole request (headers and body); the API server gives up after at most 30 s. */
-  readonly requestTimeoutMs?: number;
-  /** Upper bound for receiving a request's headers (default 10 s). */
-  readonly headersTimeoutMs?: number;
-  /** How long a connection may take to complete its TLS handshake (default 10 s; Node's own is 120 s). */
-  readonly handshakeTimeoutMs?: number;
-  /** How long an idle keep-alive connection is kept (default 5 s). */
-  readonly keepAliveTimeoutMs?: number;
-  /** Largest request body read (default 7 MiB, controller-runtime's); larger ones get 413 and the connection closes. */
-  readonly maxRequestBytes?: number;
-  /** How long a handler may take before the request is denied with a 500 (default 10 s, the API server's default). */
-  readonly handlerTimeoutMs?: number;
-  /**
-   * Requests served at once (default 16); more get 429 with `Retry-After`, which the API server treats as a failed
-   * call. Bounds memory to about this many bodies of `maxRequestBytes`.
-   */
-  readonly maxConcurrentRequests?: number;
-  /** Open connections (default 256); more are refused at accept. */
-  readonly maxConnections?: number;
-}
-
-/** The limits a webhook server applies, with their defaults filled in. */
-export interface WebhookServerLimits {
-  readonly maxRequestBytes: number;
-  readonly handlerTimeoutMs: number;
-  readonly maxConcurrentRequests: number;
-  readonly maxConnections: number;
-  readonly requestTimeoutMs: number;
-  readonly headersTimeoutMs: number;
-  readonly handshakeTimeoutMs: number;
-  readonly keepAliveTimeoutMs: number;
-}
+export {
+  DEFAULT_WEBHOOK_CERT_DIR,
+  DEFAULT_WEBHOOK_PORT,
+  DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS,
+  DEFAULT_WEBHOOK_SHUTDOWN_TIMEOUT_MS,
+  MAX_WEBHOOK_SHUTDOWN_DELAY_MS,
+  type WebhookServerLimits,
+  type WebhookServerOptions,
+} from './server-options.js';
 
 export interface WebhookServerAddress {
   readonly host: string;
@@ -119,20 +64,7 @@ export class WebhookServer {
   readonly shutdownDelayMs: number;
 
   constructor(private readonly options: WebhookServerOptions = {}) {
-    this.limits = {
-      maxRequestBytes: options.maxRequestBytes ?? MAX_REVIEW_BYTES,
-      handlerTimeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
-      maxConcurrentRequests: options.maxConcurrentRequests ?? 16,
-      maxConnections: options.maxConnections ?? 256,
-      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
-      headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
-      handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
-      keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 5_000,
-    };
-    for (const [name, value] of Object.entries(this.limits)) {
-      if (!Number.isInteger(value) || value <= 0)
-        throw new Error(`webhook server option ${name}=${value} must be a positive integer`);
-    }
+    this.limits = resolveLimits(options);
     this.shutdownDelayMs = validShutdownDelayMs(options.shutdownDelayMs ?? DEFAULT_WEBHOOK_SHUTDOWN_DELAY_MS);
     const certDir = options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
     this.certPath = join(certDir, options.certName ?? 'tls.crt');
@@ -205,6 +137,11 @@ export class WebhookServer {
         onChange: (certificate) => server?.setSecureContext(secureContextOptions(certificate, tls)),
       });
       const certificate = await watcher.start(stopWatching.signal);
+      const connections = new ConnectionTable({
+        maxConnections: limits.maxConnections,
+        maxBufferedBytes: limits.maxBufferedRequestBytes,
+        metrics: this.metrics,
+      });
       server = createServer(
         {
           ...secureContextOptions(certificate, tls),
@@ -216,10 +153,13 @@ export class WebhookServer {
           // client hold a connection that much past its deadline).
           connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
         },
-        (request, response) => this.route(request, response),
+        (request, response) => this.route(connections, request, response),
       );
       this.httpsServer = server;
-      server.maxConnections = limits.maxConnections;
+      // No `server.maxConnections`: Node drops every connection past it at accept, so whoever holds that many idle
+      // ones locks the API server out until they time out. The table evicts the longest-waiting one instead.
+      server.on('connection', (socket: Socket) => connections.accept(socket));
+      server.on('secureConnection', (socket: TLSSocket) => connections.secured(socket));
       // An idle socket (no bytes either way) is closed; covers a connection stuck between requests.
       server.setTimeout(limits.requestTimeoutMs + limits.keepAliveTimeoutMs);
       server.on('tlsClientError', (error) => this.logger.debug({ err: error }, 'TLS handshake with a client failed'));
@@ -248,45 +188,64 @@ export class WebhookServer {
     }
   }
 
-  private route(request: IncomingMessage, response: ServerResponse): void {
-    const path = new URL(request.url ?? '/', 'https://webhook.invalid').pathname;
-    const handler = this.handlers.get(path);
-    if (!handler) {
-      writeStatus(response, 404, 'NotFound', `no webhook is registered at ${path}`);
-      return;
-    }
-    if (this.inFlight >= this.limits.maxConcurrentRequests) {
-      this.metrics.requests.inc({ webhook: path, code: '429' });
-      this.logger.warn({ webhook: path, inFlight: this.inFlight }, 'too many concurrent admission requests; refusing');
-      writeStatus(
-        response,
-        429,
-        'TooManyRequests',
-        `the webhook server is already serving ${this.limits.maxConcurrentRequests} requests`,
-      );
-      const socket = request.socket ?? response.socket;
-      response.once('finish', () => socket?.destroy());
-      return;
-    }
-    this.inFlight += 1;
+  private route(connections: ConnectionTable, request: IncomingMessage, response: ServerResponse): void {
+    const socket = request.socket;
+    // The connection waits for its next request from the end of this answer, whatever the answer was.
+    response.once('close', () => connections.answered(socket));
     // Through kube-proxy a kept-alive connection stays pinned to this Pod: once a stop is requested, every answer
     // closes its connection, so the API server's next call dials again and reaches a replica that stays.
     if (this.stopSignal?.aborted) response.setHeader('Connection', 'close');
-    response.once('close', () => {
-      this.inFlight -= 1;
-    });
     // A keep-alive connection becomes idle only once its response is written; past the delay, close it then.
     response.once('finish', () => {
       if (this.closing) this.httpsServer?.closeIdleConnections();
     });
+    const path = requestPath(request.url);
+    if (path === undefined) {
+      refuseUnread(request, response, {
+        httpStatus: 400,
+        reason: 'BadRequest',
+        message: `the request target ${echoed(request.url ?? '')} is not a URL path`,
+      });
+      return;
+    }
+    const handler = this.handlers.get(path);
+    if (!handler) {
+      refuseUnread(request, response, {
+        httpStatus: 404,
+        reason: 'NotFound',
+        message: `no webhook is registered at ${echoed(path)}`,
+      });
+      return;
+    }
+    const limits = this.limits;
+    const clock = this.options.clock ?? realClock;
     serveReview(
       {
         path,
         handler,
         metrics: this.metrics,
         logger: this.logger,
-        maxRequestBytes: this.limits.maxRequestBytes,
-        handlerTimeoutMs: this.limits.handlerTimeoutMs,
+        maxRequestBytes: limits.maxRequestBytes,
+        handlerTimeoutMs: limits.handlerTimeoutMs,
+        maxConcurrentRequests: limits.maxConcurrentRequests,
+        receive: (incoming) =>
+          readBody(incoming, {
+            maxBytes: limits.maxRequestBytes,
+            // Node's request deadline ends the request anyway; a shorter one set for it wins.
+            timeoutMs: Math.min(limits.bodyTimeoutMs, limits.requestTimeoutMs),
+            clock,
+            track: (cut) => connections.startBody(socket, cut),
+          }),
+        admit: (answer) => {
+          if (this.inFlight >= limits.maxConcurrentRequests) return false;
+          this.inFlight += 1;
+          connections.serving(socket);
+          answer.once('close', () => {
+            this.inFlight -= 1;
+            connections.released(socket);
+          });
+          return true;
+        },
       },
       request,
       response,
@@ -315,6 +274,18 @@ export class WebhookServer {
   }
 }
 
+/**
+ * The path of a request target, or undefined when it has none. Parsed defensively: the target is the client's text,
+ * and `new URL` throws on some (e.g. `http://[`), which in a request listener would take the process down.
+ */
+function requestPath(target: string | undefined): string | undefined {
+  try {
+    return new URL(target ?? '/', 'https://webhook.invalid').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
 function secureContextOptions(certificate: ServingCertificate, tls: TLSOptions): SecureContextOptions {
   return { cert: certificate.certPem, key: certificate.keyPem, ...secureContextTLS(tls) };
 }
@@ -332,15 +303,6 @@ function listen(server: Server, host: string, port: number): Promise<WebhookServ
       resolve({ host: bound.address, port: bound.port });
     });
   });
-}
-
-function validShutdownDelayMs(ms: number): number {
-  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_WEBHOOK_SHUTDOWN_DELAY_MS) {
-    throw new Error(
-      `webhook server option shutdownDelayMs=${ms} must be an integer from 0 to ${MAX_WEBHOOK_SHUTDOWN_DELAY_MS}`,
-    );
-  }
-  return ms;
 }
 
 function delay(clock: Clock, ms: number): Promise<void> {
