@@ -48,7 +48,9 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
       // either API is given an address, so none of theirs can be handed out again.
       provider.addAllocationBarrier(() => metal3.addressesAdopted());
     }
-    if (webhooks) registerPoolWebhooks(webhooks, provider);
+    if (webhooks) {
+      registerPoolWebhooks(webhooks, provider, { events: manager.getEventRecorderFor('pool-webhook') });
+    }
     // Metal3's IPPool update rule, only with Metal3 on (off, the shipped match condition sends nothing here).
     if (webhooks && options.enableMetal3) {
       registerMetal3Webhooks(webhooks, cacheMetal3AddressesView(manager.cache, scope.namespace));

@@ -2,12 +2,13 @@ import { request as httpsRequest } from 'node:https';
 import {
   AdmissionregistrationV1Api,
   CustomObjectsApi,
+  EventsV1Api,
   type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import { IPAM_GROUP, TALLY_GROUP, tallyCRDDirectory } from '@tally-ipam/api-types';
-import { asKubeApiError, Cache, isConflict, WebhookServer } from '@tally-ipam/controller-kit';
+import { DELETE_FOR_MOVE_ANNOTATION, IPAM_GROUP, TALLY_GROUP, tallyCRDDirectory } from '@tally-ipam/api-types';
+import { asKubeApiError, Cache, Client, EventRecorder, isConflict, WebhookServer } from '@tally-ipam/controller-kit';
 import {
   createServingCertDir,
   eventually,
@@ -19,8 +20,10 @@ import {
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   POOL_IN_USE_MESSAGE,
+  POOL_MOVED_AWAY_REASON,
   type PoolAllocationsView,
   poolWebhookConfiguration,
   poolWebhookName,
@@ -33,6 +36,12 @@ import { refusal } from './webhook-support.js';
 /** Only pools carrying this label (value: the test namespace) reach this test's webhook server. */
 const RUN_LABEL = 'tally.test/pool-webhook-run';
 const VERSION = 'v1alpha1';
+
+const EventList = z.object({
+  items: z.array(
+    z.object({ type: z.string(), reason: z.string(), action: z.string(), note: z.string().optional() }).loose(),
+  ),
+});
 
 type PoolKindName = 'TallyIPPool' | 'GlobalTallyIPPool' | 'TallyPrefixPool' | 'GlobalTallyPrefixPool';
 
@@ -252,7 +261,13 @@ describe('pool admission webhooks called by the real API server', () => {
     const logger = pino({ level: 'silent' });
     const cache = new Cache({ kubeConfig: kc, logger });
     const server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: certs.path, logger });
-    view = registerPoolWebhooks(server, cache);
+    const events = new EventRecorder({
+      client: new Client(kc, { fieldManager: 'pool-webhook-test' }),
+      reportingController: 'tally.test/pool-webhook',
+      reportingInstance: 'pool-webhook-test',
+      logger,
+    });
+    view = registerPoolWebhooks(server, cache, { events });
     running.push(cache.start(stop.signal), server.start(stop.signal));
     await cache.waitForCacheSync(stop.signal);
     const port = await eventually('the webhook server listens', async () => {
@@ -326,26 +341,76 @@ describe('pool admission webhooks called by the real API server', () => {
     expect(await poolExists('TallyIPPool', 'probe')).toBe(true);
   });
 
-  it('allows deleting a used pool that carries the clusterctl move annotation', async () => {
-    await createPool('TallyIPPool', 'moving', { addresses: ['10.8.0.10-10.8.0.20'], prefix: 24 });
-    await createAddress('moving-0', { kind: 'TallyIPPool', name: 'moving' }, '10.8.0.10', 24);
-    await cacheSees('TallyIPPool', 'moving', 1);
-    await refusal(deletePool('TallyIPPool', 'moving'));
+  it("allows deleting a used pool that carries the reference provider's skip annotation", async () => {
+    await createPool('TallyIPPool', 'skipping', { addresses: ['10.8.1.10-10.8.1.20'], prefix: 24 });
+    await createAddress('skipping-0', { kind: 'TallyIPPool', name: 'skipping' }, '10.8.1.10', 24);
+    await cacheSees('TallyIPPool', 'skipping', 1);
+    await refusal(deletePool('TallyIPPool', 'skipping'));
 
     await updatePool(
       'TallyIPPool',
-      'moving',
-      { addresses: ['10.8.0.10-10.8.0.20'], prefix: 24 },
-      {
-        [SKIP_VALIDATE_DELETE_ANNOTATION]: '',
-      },
+      'skipping',
+      { addresses: ['10.8.1.10-10.8.1.20'], prefix: 24 },
+      { [SKIP_VALIDATE_DELETE_ANNOTATION]: '' },
     );
-    // Admitted while its IPAddress still exists: the webhook lets the move delete it.
-    await deletePool('TallyIPPool', 'moving');
+    await deletePool('TallyIPPool', 'skipping');
+    await deleteAddress('skipping-0');
+    await eventually('the pool is gone', async () => {
+      if (await poolExists('TallyIPPool', 'skipping')) throw new Error('still there');
+    });
+  });
+
+  it("allows clusterctl move's delete of a used pool, warns about the claims it leaves behind and records an Event on the pool (none for a dry run)", async () => {
+    await createPool('TallyIPPool', 'moving', { addresses: ['10.8.0.10-10.8.0.20'], prefix: 24 });
+    await createAddress('moving-0', { kind: 'TallyIPPool', name: 'moving' }, '10.8.0.10', 24);
+    await createAddress('moving-1', { kind: 'TallyIPPool', name: 'moving' }, '10.8.0.11', 24);
+    await cacheSees('TallyIPPool', 'moving', 2);
+    await refusal(deletePool('TallyIPPool', 'moving'));
+    const uid = z.object({ metadata: z.object({ uid: z.string() }) }).parse(await readPool('TallyIPPool', 'moving'))
+      .metadata.uid;
+
+    // Exactly what clusterctl (v1.12, mover.go deleteSourceObject) sends before its delete: a JSON patch that
+    // replaces the whole annotation map, so any skip annotation set earlier is gone by then.
+    await objects.patchNamespacedCustomObject(
+      {
+        ...poolTarget('TallyIPPool', 'moving'),
+        namespace: namespace.name,
+        body: [{ op: 'add', path: '/metadata/annotations', value: { [DELETE_FOR_MOVE_ANNOTATION]: '' } }],
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    const expected =
+      `clusterctl move deletes TallyIPPool ${namespace.name}/moving from this cluster while 2 IPAddresses here still ` +
+      'hold its addresses [10.8.0.10-10.8.0.11] for claims that did not move with a Cluster (moving-0, moving-1): ' +
+      'they lose their pool on this cluster and wait until it exists here again';
+    const dryRun = await objects.deleteNamespacedCustomObjectWithHttpInfo({
+      ...poolTarget('TallyIPPool', 'moving'),
+      namespace: namespace.name,
+      dryRun: 'All',
+    });
+    expect(warningTexts(dryRun.headers.warning)).toEqual([expected]);
+    const answer = await objects.deleteNamespacedCustomObjectWithHttpInfo({
+      ...poolTarget('TallyIPPool', 'moving'),
+      namespace: namespace.name,
+    });
+    expect(answer.httpStatusCode).toBe(200);
+    expect(warningTexts(answer.headers.warning)).toEqual([expected]);
+
+    // One Event, for the real delete; the webhook records it before it answers.
+    const events = EventList.parse(
+      await kc.makeApiClient(EventsV1Api).listNamespacedEvent({
+        namespace: namespace.name,
+        fieldSelector: `regarding.uid=${uid}`,
+      }),
+    );
+    expect(events.items.map((event) => [event.type, event.reason, event.action, event.note])).toEqual([
+      ['Warning', POOL_MOVED_AWAY_REASON, 'Delete', expected],
+    ]);
 
     // A provider of another test file on the shared control plane may have put its finalizer on the pool; it keeps the
-    // pool while an IPAddress refers to it, so the IPAddress goes as clusterctl move deletes it too.
+    // pool while an IPAddress refers to it, so the IPAddresses go as clusterctl move deletes them too.
     await deleteAddress('moving-0');
+    await deleteAddress('moving-1');
     await eventually('the pool is gone', async () => {
       if (await poolExists('TallyIPPool', 'moving')) throw new Error('still there');
     });

@@ -28,6 +28,11 @@ export interface ValidatingWebhookSpec {
   readonly timeoutSeconds?: number;
   /** Defaults to `Fail`: a rule that cannot be checked must not be silently skipped. */
   readonly failurePolicy?: 'Fail' | 'Ignore';
+  /**
+   * Defaults to `None`. `NoneOnDryRun` for a handler that records something (an Event) outside the object under
+   * review, and never for a request with `dryRun`: both are the values dry-run requests are sent for.
+   */
+  readonly sideEffects?: 'None' | 'NoneOnDryRun';
 }
 
 /**
@@ -91,7 +96,7 @@ function checkClient(client: ServiceClientMode | UrlClientMode): void {
 
 /**
  * Builds an `admissionregistration.k8s.io/v1` ValidatingWebhookConfiguration with the house defaults:
- * `sideEffects: None` (required for dry-run requests), `admissionReviewVersions: ["v1"]`, `failurePolicy: Fail`,
+ * `sideEffects: None` (unless the spec says `NoneOnDryRun`), `admissionReviewVersions: ["v1"]`, `failurePolicy: Fail`,
  * `matchPolicy: Equivalent` (requests through other versions of the resource are checked too), 10 s timeout.
  */
 export function validatingWebhookConfiguration(
@@ -116,7 +121,7 @@ export function validatingWebhookConfiguration(
       ...(spec.namespaceSelector ? { namespaceSelector: spec.namespaceSelector } : {}),
       ...(spec.objectSelector ? { objectSelector: spec.objectSelector } : {}),
       ...(spec.matchConditions ? { matchConditions: [...spec.matchConditions] } : {}),
-      sideEffects: 'None',
+      sideEffects: spec.sideEffects ?? 'None',
       admissionReviewVersions: ['v1'],
       failurePolicy: spec.failurePolicy ?? 'Fail',
       matchPolicy: 'Equivalent',

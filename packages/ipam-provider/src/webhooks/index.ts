@@ -5,6 +5,8 @@ export {
   MAX_ADMISSION_MESSAGE_LENGTH,
   MAX_ADMISSION_WARNING_LENGTH,
   MAX_ADMISSION_WARNINGS,
+  POOL_MOVED_AWAY_REASON,
+  type PoolAdmissionOptions,
   poolAdmissionHandler,
 } from './pool-admission.js';
 export {
@@ -17,6 +19,7 @@ export {
 export { describePool, POOL_KINDS, type PoolKindInfo, type TallyPool } from './pool-kinds.js';
 export {
   fullLengthWarnings,
+  movedAwayWarning,
   overlapWarnings,
   POOL_IN_USE_MESSAGE,
   poolIdentity,

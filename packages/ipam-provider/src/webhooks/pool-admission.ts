@@ -1,10 +1,17 @@
-import { clipText, ObjectMeta, parseObject } from '@tally-ipam/api-types';
+import {
+  clipText,
+  DELETE_FOR_MOVE_ANNOTATION,
+  ObjectMeta,
+  parseObject,
+  TALLY_V1ALPHA1_API_VERSION,
+} from '@tally-ipam/api-types';
 import {
   type AdmissionDecision,
   type AdmissionHandler,
   type AdmissionRequest,
   allowed,
   denied,
+  type EventRecorder,
   specUnchanged,
 } from '@tally-ipam/controller-kit';
 import type { PoolAllocationsView, PoolIdentity } from './pool-allocations-view.js';
@@ -61,14 +68,31 @@ function isDecision(value: AdmissionDecision | TallyPool): value is AdmissionDec
  * - DELETE is decided on the request's identity and the old object's annotations.
  * Every answer is bounded in size (`MAX_ADMISSION_MESSAGE_LENGTH`, `MAX_ADMISSION_WARNINGS`).
  */
-export function poolAdmissionHandler(kind: PoolKindInfo, view: PoolAllocationsView): AdmissionHandler {
-  return async (request) => bounded(await decide(kind, view, request));
+export function poolAdmissionHandler(
+  kind: PoolKindInfo,
+  view: PoolAllocationsView,
+  options: PoolAdmissionOptions = {},
+): AdmissionHandler {
+  return async (request) => bounded(await decide(kind, view, request, options));
 }
+
+export interface PoolAdmissionOptions {
+  /**
+   * Where a pool that `clusterctl move` deletes from this cluster while it still holds addresses here is reported
+   * (an Event on the pool). Not called for dry-run requests, which is why the webhooks declare
+   * `sideEffects: NoneOnDryRun`.
+   */
+  readonly events?: EventRecorder | undefined;
+}
+
+/** The Event's reason when `clusterctl move` deletes a pool whose addresses some claims here still hold. */
+export const POOL_MOVED_AWAY_REASON = 'DeletedForMove';
 
 async function decide(
   kind: PoolKindInfo,
   view: PoolAllocationsView,
   request: AdmissionRequest,
+  options: PoolAdmissionOptions,
 ): Promise<AdmissionDecision> {
   switch (request.operation) {
     case 'CREATE': {
@@ -91,7 +115,23 @@ async function decide(
           : undefined,
       );
       const annotations = metadata.success ? (metadata.data.annotations ?? {}) : {};
-      return validatePoolDelete(requestedPool(kind, request), annotations, view);
+      const decision = await validatePoolDelete(requestedPool(kind, request), annotations, view);
+      const warning = decision.warnings?.[0];
+      if (metadata.success && warning && annotations[DELETE_FOR_MOVE_ANNOTATION] !== undefined && !request.dryRun) {
+        // Awaited: the recorder never throws, and the Event should exist once clusterctl's delete returns.
+        const { uid, namespace } = metadata.data;
+        await options.events?.warning(
+          {
+            apiVersion: TALLY_V1ALPHA1_API_VERSION,
+            kind: kind.kind,
+            metadata: { name: request.name ?? '', namespace: kind.namespaced ? namespace : undefined, uid },
+          },
+          POOL_MOVED_AWAY_REASON,
+          'Delete',
+          warning,
+        );
+      }
+      return decision;
     }
     case 'CONNECT':
       return allowed();

@@ -1,5 +1,6 @@
 import { type PoolSpecIssue, tryBuildAddressPool } from '@tally-ipam/allocator';
 import {
+  DELETE_FOR_MOVE_ANNOTATION,
   echo,
   inspectCIDR,
   inspectIP,
@@ -160,7 +161,16 @@ export async function validatePoolUpdate(
   );
 }
 
-/** A pool with allocated addresses cannot be deleted, unless it carries the skip annotation (`clusterctl move`). */
+/**
+ * A pool with allocated addresses cannot be deleted, with two exceptions:
+ * - the reference provider's skip annotation, kept for scripts written for it;
+ * - `clusterctl move` deleting the source pool (`DELETE_FOR_MOVE_ANNOTATION`). clusterctl deletes only after the
+ *   pool and everything moved with it exist on the target, and replaces the whole annotation map just before, so no
+ *   other annotation can reach this point. Refusing then only leaves the move half done (the source Cluster deleted,
+ *   the target's still paused). What still holds addresses here belongs to claims that did not move with a Cluster:
+ *   they lose their pool on this cluster, as clusterctl says of objects not linked to a moved Cluster, and the answer
+ *   warns about them (`movedAwayWarning`).
+ */
 export async function validatePoolDelete(
   pool: PoolIdentity,
   annotations: Readonly<Record<string, string>>,
@@ -169,10 +179,30 @@ export async function validatePoolDelete(
   if (annotations[SKIP_VALIDATE_DELETE_ANNOTATION] !== undefined) return allowed();
   const allocated = await view.addressesOf(pool);
   if (allocated.length === 0) return allowed();
-  const described = pool.namespace ? `${pool.kind} ${pool.namespace}/${pool.name}` : `${pool.kind} ${pool.name}`;
+  if (annotations[DELETE_FOR_MOVE_ANNOTATION] !== undefined) return allowed([movedAwayWarning(pool, allocated)]);
   return denied(
-    `${POOL_IN_USE_MESSAGE} ${described} has ${allocated.length} allocated: ` +
+    `${POOL_IN_USE_MESSAGE} ${describeIdentity(pool)} has ${allocated.length} allocated: ` +
       `[${describeAllocations(allocated, isPrefixPoolKind(pool.kind as TallyPoolKind))}]`,
     { code: 400, reason: 'BadRequest' },
+  );
+}
+
+function describeIdentity(pool: PoolIdentity): string {
+  return pool.namespace ? `${pool.kind} ${pool.namespace}/${pool.name}` : `${pool.kind} ${pool.name}`;
+}
+
+/** Claims named in a moved-away warning before it says how many more there are. */
+const MOVED_AWAY_CLAIMS_SHOWN = 5;
+
+/** What a pool deleted by `clusterctl move` leaves behind on the source: addresses of claims that did not move. */
+export function movedAwayWarning(pool: PoolIdentity, allocated: readonly PoolAllocation[]): string {
+  const claims = [...new Set(allocated.map((allocation) => allocation.claimName))].sort();
+  const shown = claims.slice(0, MOVED_AWAY_CLAIMS_SHOWN).join(', ');
+  const more = claims.length > MOVED_AWAY_CLAIMS_SHOWN ? ` and ${claims.length - MOVED_AWAY_CLAIMS_SHOWN} more` : '';
+  return (
+    `clusterctl move deletes ${describeIdentity(pool)} from this cluster while ${allocated.length} ` +
+    `IPAddress${allocated.length === 1 ? '' : 'es'} here still hold its addresses ` +
+    `[${describeAllocations(allocated, isPrefixPoolKind(pool.kind as TallyPoolKind))}] for claims that did not move ` +
+    `with a Cluster (${shown}${more}): they lose their pool on this cluster and wait until it exists here again`
   );
 }

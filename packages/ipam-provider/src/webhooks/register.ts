@@ -8,7 +8,7 @@ import {
   type WebhookServer,
 } from '@tally-ipam/controller-kit';
 import type { IPAMProvider } from '../provider.js';
-import { poolAdmissionHandler } from './pool-admission.js';
+import { type PoolAdmissionOptions, poolAdmissionHandler } from './pool-admission.js';
 import {
   cachePoolAllocationsView,
   type PoolAllocationsView,
@@ -32,11 +32,13 @@ export function poolWebhookName(kind: TallyPoolKind): string {
 /**
  * Serves the admission rules of the four pool kinds on `server`. Pass the provider (`setupIPAMProvider`'s result:
  * its caches, in its namespace scope), a cache (all namespaces; informers created here and synced with the
- * manager), or any `PoolAllocationsView`. Returns the view it reads from.
+ * manager), or any `PoolAllocationsView`; `options.events` records the Event of a pool `clusterctl move` takes away
+ * while claims here still hold its addresses. Returns the view it reads from.
  */
 export function registerPoolWebhooks(
   server: WebhookServer,
   source: IPAMProvider | Cache | PoolAllocationsView,
+  options: PoolAdmissionOptions = {},
 ): PoolAllocationsView {
   const view =
     source instanceof Cache
@@ -44,7 +46,9 @@ export function registerPoolWebhooks(
       : 'allocatedAddresses' in source
         ? providerPoolAllocationsView(source)
         : source;
-  for (const kind of POOL_KINDS) server.register(poolWebhookPath(kind.kind), poolAdmissionHandler(kind, view));
+  for (const kind of POOL_KINDS) {
+    server.register(poolWebhookPath(kind.kind), poolAdmissionHandler(kind, view, options));
+  }
   return view;
 }
 
@@ -79,6 +83,8 @@ export function poolWebhookConfiguration(options: PoolWebhookConfigurationOption
           scope: kind.namespaced ? 'Namespaced' : 'Cluster',
         },
       ],
+      // A delete by `clusterctl move` records an Event on the pool (never for a dry run).
+      sideEffects: 'NoneOnDryRun',
       ...(options.namespaceSelector && kind.namespaced ? { namespaceSelector: options.namespaceSelector } : {}),
       ...(options.objectSelector ? { objectSelector: options.objectSelector } : {}),
       ...(options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {}),

@@ -26,8 +26,24 @@ export const WATCH_FILTER_LABEL = 'cluster.x-k8s.io/watch-filter';
 export const CONTRACT_LABEL_PREFIX = 'cluster.x-k8s.io/';
 /** The CRD label CAPI reads to learn which versions of a provider kind implement the v1beta2 contract. */
 export const CONTRACT_V1BETA2_LABEL = `${CONTRACT_LABEL_PREFIX}v1beta2`;
-/** Label clusterctl uses to move a CRD's objects together with their Cluster. */
+/**
+ * The label clusterctl puts on every object it installs (`clusterctlv1.ClusterctlLabel`). `clusterctl move` discovers
+ * the kinds to move only from CRDs that carry it, so a CRD installed without clusterctl needs it to be moved at all.
+ */
+export const CLUSTERCTL_LABEL = 'clusterctl.cluster.x-k8s.io';
+/** The provider that owns an installed object (`clusterv1.ProviderNameLabel`); `clusterctl delete` selects by it. */
+export const PROVIDER_NAME_LABEL = 'cluster.x-k8s.io/provider';
+/**
+ * On a CRD: `clusterctl move` moves every object of the kind, with everything it owns, whether or not a Cluster owns
+ * it (`clusterctlv1.ClusterctlMoveHierarchyLabel`).
+ */
 export const CLUSTERCTL_MOVE_HIERARCHY_LABEL = 'clusterctl.cluster.x-k8s.io/move-hierarchy';
+/**
+ * What `clusterctl move` sets on each source object just before it deletes it, once the object exists on the target
+ * (`clusterctlv1.DeleteForMoveAnnotation`). clusterctl sets it with a JSON patch that replaces the whole annotation map,
+ * so no other annotation survives to that delete.
+ */
+export const DELETE_FOR_MOVE_ANNOTATION = 'clusterctl.cluster.x-k8s.io/delete-for-move';
 
 /** Generic condition types and reasons (`api/core/v1beta2/condition_consts.go`). */
 export const READY_CONDITION = 'Ready';

@@ -1,5 +1,3 @@
-import { TALLY_PROVIDER_LABEL_VALUE } from '../../tally/v1alpha1/constants.js';
-
 /** Metal3's IPAM group, served by Tally when the Metal3 API is enabled (github.com/metal3-io/ip-address-manager). */
 export const METAL3_IPAM_GROUP = 'ipam.metal3.io';
 export const METAL3_IPAM_V1ALPHA1_VERSION = 'v1alpha1';
@@ -18,8 +16,12 @@ export const METAL3_IP_POOL_FINALIZER = 'ippool.ipam.metal3.io';
 export const METAL3_IP_CLAIM_FINALIZER = 'ipclaim.ipam.metal3.io';
 export const METAL3_IP_ADDRESS_FINALIZER = 'ipaddress.ipam.metal3.io';
 
-/** Provider label on the Metal3 CRDs when Tally ships them (the same provider as Tally's own CRDs). */
-export const METAL3_CRD_PROVIDER_LABEL_VALUE = TALLY_PROVIDER_LABEL_VALUE;
+/**
+ * The provider label on the Metal3 CRDs Tally ships: Metal3's own IPAM provider (`clusterctl init --ipam metal3`
+ * labels its CRDs so). They are Metal3's API, not Tally's: `clusterctl delete --ipam tally --include-crd` must never
+ * take them (and every IPPool and IPClaim with them), and applying them over Metal3's own CRDs changes no owner.
+ */
+export const METAL3_CRD_PROVIDER_LABEL_VALUE = 'ipam-metal3';
 
 /**
  * Bounds Metal3's types do not have. They keep every CEL rule inside the API server's cost budget and every object a

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type * as z from 'zod';
-import { CONTRACT_V1BETA2_LABEL } from '../../cluster/v1beta2/constants.js';
+import { CLUSTERCTL_LABEL, CONTRACT_V1BETA2_LABEL, PROVIDER_NAME_LABEL } from '../../cluster/v1beta2/constants.js';
 import { crdFiles, crdFilesYaml, type GeneratedCRDFile } from '../../crd/crd-files.js';
 import {
   buildCustomResourceDefinition,
@@ -25,12 +25,19 @@ import { Metal3IPPool } from './ip-pool.js';
  * their own directory: the Metal3 API is off by default, so the Tally CRD directory every installer reads stays
  * without them.
  *
- * Labels: the provider label of Tally's components, and the v1beta2 contract label, because an IPAddressClaim may
- * reference an IPPool (`poolRef: {apiGroup: ipam.metal3.io, kind: IPPool}`) and Cluster API resolves that kind's CRD.
+ * Labels, the ones `clusterctl init --ipam metal3` leaves on Metal3's own CRDs, because these are applied with
+ * kubectl, outside clusterctl:
+ * - `clusterctl.cluster.x-k8s.io`: `clusterctl move` discovers kinds only from CRDs with this label; without it every
+ *   IPPool, IPClaim and IPAddress stayed on the source of a move and was deleted there with its Cluster;
+ * - `cluster.x-k8s.io/provider: ipam-metal3`: Metal3's provider owns them, so `clusterctl delete --ipam tally
+ *   --include-crd` leaves them (and every Metal3 object) alone;
+ * - the v1beta2 contract label, because an IPAddressClaim may reference an IPPool (`poolRef: {apiGroup:
+ *   ipam.metal3.io, kind: IPPool}`) and Cluster API resolves that kind's CRD.
  * No clusterctl move-hierarchy label: as in Metal3, objects move along their owner references to the Cluster.
  */
 export const METAL3_CRD_LABELS: Readonly<Record<string, string>> = {
-  'cluster.x-k8s.io/provider': METAL3_CRD_PROVIDER_LABEL_VALUE,
+  [CLUSTERCTL_LABEL]: '',
+  [PROVIDER_NAME_LABEL]: METAL3_CRD_PROVIDER_LABEL_VALUE,
   [CONTRACT_V1BETA2_LABEL]: METAL3_IPAM_V1ALPHA1_VERSION,
 };
 
