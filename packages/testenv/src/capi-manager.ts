@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { installCapiCRDs } from './capi.js';
 import { type CapiManagerBinary, ensureCapiManager } from './capi-manager-binary.js';
+import { type CapiWebhookKeeper, startCapiWebhookKeeper } from './capi-webhook-keeper.js';
 import {
   CAPI_WEBHOOK_SERVICE_DNS_NAME,
   readCapiConversions,
@@ -62,8 +63,8 @@ export interface CapiManager {
   /** Whether the process is still running. */
   running(): boolean;
   /**
-   * Removes the webhook configurations and conversion settings (so the API server stops calling it), then kills the
-   * manager and removes its temporary directory. Idempotent.
+   * Stops the webhook keeper, removes the webhook configurations and conversion settings (so the API server stops
+   * calling it), then kills the manager and removes its temporary directory. Idempotent.
    */
   stop(): Promise<void>;
 }
@@ -159,8 +160,9 @@ async function spawnManager(
  * Runs the real Cluster API core manager (built by `ensureCapiManager`) against a local test control plane:
  * generates webhook serving certificates for 127.0.0.1, installs Cluster API's CRDs, starts the manager on free
  * loopback ports and waits for `/readyz`, registers its admission webhooks and switches Cluster API's CRDs to its
- * conversion webhook, and waits until the API server reaches both. Its log goes to a file; the watchdog kills it if
- * this process dies. Start the control plane with `controllerManager: true`: Cluster API relies on the garbage
+ * conversion webhook, and waits until the API server reaches both. Until `stop()`, a keeper
+ * (`startCapiWebhookKeeper`) writes that wiring back whenever something — `clusterctl init` applying Cluster API's
+ * real components — writes over it. Its log goes to a file; the watchdog kills it if this process dies. Start the control plane with `controllerManager: true`: Cluster API relies on the garbage
  * collector for MachineSets, Machines and owned Secrets.
  */
 export async function startCapiManager(plane: ControlPlane, options: CapiManagerOptions = {}): Promise<CapiManager> {
@@ -194,15 +196,25 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
   const started = Date.now();
   let manager: ManagedProcess | undefined;
   let registering = false;
-  let conversionCRDs: string[] = [];
+  let keeper: CapiWebhookKeeper | undefined;
   try {
     progress(`starting the Cluster API manager ${binary.version} (log: ${join(logDir, 'cluster-api-manager.log')})`);
     const spawned = await spawnManager(registry, binary, plane, certDir, options);
     manager = spawned.process;
+    const running = manager;
     const endpoint = { port: spawned.webhookPort, caPem: certs.ca.certPem };
     registering = true;
-    conversionCRDs = await registerCapiWebhooks(kc, endpoint);
-    const running = manager;
+    const registered = await registerCapiWebhooks(kc, endpoint);
+    // Repairs go to the progress callback and into the manager's log, next to the webhook calls they concern.
+    const keeperLog = (message: string): void => {
+      progress(message);
+      try {
+        appendFileSync(running.logPath, `[tally-testenv] ${new Date().toISOString()} ${message}\n`);
+      } catch {
+        // The log is gone only after stop(); the progress line is enough then.
+      }
+    };
+    keeper = startCapiWebhookKeeper(kc, { ...registered, endpoint, log: keeperLog });
     await waitUntil(
       'the API server to reach the Cluster API webhooks',
       () => webhooksAnswer(kc),
@@ -212,10 +224,11 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
     const startupDurationMs = Date.now() - started;
     progress(
       `Cluster API manager ready in ${formatDuration(startupDurationMs)}: webhooks on 127.0.0.1:${spawned.webhookPort}, ` +
-        `${conversionCRDs.length} CRDs converted by it`,
+        `${registered.conversions.length} CRDs converted by it`,
     );
     let stopped = false;
-    const registered = conversionCRDs;
+    const kept = keeper;
+    const conversionCRDs = registered.conversions.map((c) => c.crdName);
     return {
       pid: running.pid,
       stateDir,
@@ -224,7 +237,7 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
       healthAddress: `http://127.0.0.1:${spawned.healthPort}`,
       version: binary.version,
       binary,
-      conversionCRDs: registered,
+      conversionCRDs,
       startupDurationMs,
       logTail: (lines) => running.logTail(lines),
       running: () => running.exit === undefined,
@@ -233,7 +246,9 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
         stopped = true;
         let unregisterError: unknown;
         try {
-          await unregisterCapiWebhooks(kc, registered);
+          // First, so that the keeper does not put back what is unregistered next.
+          await kept.stop();
+          await unregisterCapiWebhooks(kc, conversionCRDs);
         } catch (error) {
           unregisterError = error;
         }
@@ -249,6 +264,7 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
       },
     };
   } catch (error) {
+    await keeper?.stop();
     if (registering) {
       // Best effort: the error below is what matters; leftovers would make every later Cluster API write fail.
       await readCapiConversions()

@@ -115,17 +115,31 @@ export const CAPI_WEBHOOK_SERVICE = { namespace: 'capi-system', name: 'capi-webh
 /** The DNS name the API server verifies the webhook certificate against when it calls through the Service. */
 export const CAPI_WEBHOOK_SERVICE_DNS_NAME = `${CAPI_WEBHOOK_SERVICE.name}.${CAPI_WEBHOOK_SERVICE.namespace}.svc`;
 
-function servicePath(): string {
+/** The API path of `CAPI_WEBHOOK_SERVICE`. */
+export function capiWebhookServicePath(): string {
   const { namespace, name } = CAPI_WEBHOOK_SERVICE;
   return `/api/v1/namespaces/${namespace}/services/${name}`;
 }
 
 /**
- * Makes `capi-system/capi-webhook-service` reach the manager on this machine: an ExternalName Service for
- * `localhost`, which the API server resolves to `https://localhost:<port of the reference>` (Endpoints and
+ * The spec that makes `capi-system/capi-webhook-service` reach the manager on this machine: an ExternalName Service
+ * for `localhost`, which the API server resolves to `https://localhost:<port of the reference>` (Endpoints and
  * EndpointSlices may not hold loopback addresses, so a selector-less Service with endpoints cannot do it).
  */
-async function applyWebhookService(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<void> {
+export function capiWebhookServiceSpec(endpoint: WebhookEndpoint): {
+  type: 'ExternalName';
+  externalName: 'localhost';
+  ports: [{ name: 'webhook-server'; port: number; protocol: 'TCP' }];
+} {
+  return {
+    type: 'ExternalName',
+    externalName: 'localhost',
+    ports: [{ name: 'webhook-server', port: endpoint.port, protocol: 'TCP' }],
+  };
+}
+
+/** Creates `capi-system` if needed and server-side applies the Service of `capiWebhookServiceSpec`. */
+export async function applyCapiWebhookService(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<void> {
   const { namespace, name } = CAPI_WEBHOOK_SERVICE;
   await expectSuccess(
     `creating namespace ${namespace}`,
@@ -141,67 +155,89 @@ async function applyWebhookService(kc: KubeConfig, endpoint: WebhookEndpoint): P
     `applying Service ${namespace}/${name}`,
     kubeRequest(kc, {
       method: 'PATCH',
-      path: `${servicePath()}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}&force=true`,
+      path: `${capiWebhookServicePath()}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}&force=true`,
       body: JSON.stringify({
         apiVersion: 'v1',
         kind: 'Service',
         metadata: { name, namespace },
-        spec: {
-          type: 'ExternalName',
-          externalName: 'localhost',
-          ports: [{ name: 'webhook-server', port: endpoint.port, protocol: 'TCP' }],
-        },
+        spec: capiWebhookServiceSpec(endpoint),
       }),
       contentType: 'application/apply-patch+yaml',
     }),
   );
 }
 
+/** The `clientConfig` of a converted CRD: the Service with the manager's port, and the CA. */
+export function capiConversionClientConfig(
+  conversion: CapiConversion,
+  endpoint: WebhookEndpoint,
+): { service: { namespace: string; name: string; path: string; port: number }; caBundle: string } {
+  return {
+    // The port is the manager's; clusterctl's components leave it out, so its merge patch keeps it.
+    service: { ...CAPI_WEBHOOK_SERVICE, path: conversion.path, port: endpoint.port },
+    caBundle: Buffer.from(endpoint.caPem, 'utf8').toString('base64'),
+  };
+}
+
+/**
+ * Switches one CRD to webhook conversion by the manager (a JSON merge patch: `url` is removed, everything else of
+ * the CRD is kept). Returns false when the CRD is not installed.
+ */
+export async function patchCapiConversion(
+  kc: KubeConfig,
+  conversion: CapiConversion,
+  endpoint: WebhookEndpoint,
+): Promise<boolean> {
+  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(conversion.crdName)}`;
+  const response = await kubeRequest(kc, {
+    method: 'PATCH',
+    path: `${path}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}`,
+    body: JSON.stringify({
+      spec: {
+        conversion: {
+          strategy: 'Webhook',
+          webhook: {
+            conversionReviewVersions: conversion.conversionReviewVersions,
+            clientConfig: { url: null, ...capiConversionClientConfig(conversion, endpoint) },
+          },
+        },
+      },
+    }),
+    contentType: 'application/merge-patch+json',
+  });
+  if (response.status === 404) return false;
+  await expectSuccess(`switching CRD ${conversion.crdName} to webhook conversion`, Promise.resolve(response));
+  return true;
+}
+
+/** What `registerCapiWebhooks` registered: the desired state the webhook keeper holds the cluster to. */
+export interface RegisteredCapiWebhooks {
+  readonly configurations: readonly CapiWebhookConfiguration[];
+  /** The conversions of the CRDs that exist (and were patched). */
+  readonly conversions: readonly CapiConversion[];
+}
+
 /**
  * Registers Cluster API's admission webhooks and CRD conversions with the API server, pointing at `endpoint`: the two
  * webhook configurations are server-side applied, and each CRD of `conversions` that exists gets
- * `spec.conversion.strategy: Webhook` with the manager's `/convert`. Returns the CRDs it patched.
+ * `spec.conversion.strategy: Webhook` with the manager's `/convert`. Returns what it registered.
  *
  * The conversions name the Service Cluster API's own components name (`CAPI_WEBHOOK_SERVICE`), never a `url`:
  * `clusterctl init` updates existing CRDs with a JSON merge patch, which keeps any field it does not mention, so a
  * `url` left here plus clusterctl's `service` made the CRDs invalid ("exactly one of url or service is required").
  */
-export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<string[]> {
+export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<RegisteredCapiWebhooks> {
   const [configurations, conversions] = await Promise.all([readCapiWebhookConfigurations(), readCapiConversions()]);
   for (const configuration of configurations) {
     await registerLoopbackWebhooks(kc, configuration, endpoint, { fieldManager: CAPI_WEBHOOK_FIELD_MANAGER });
   }
-  await applyWebhookService(kc, endpoint);
-  const patched: string[] = [];
+  await applyCapiWebhookService(kc, endpoint);
+  const patched: CapiConversion[] = [];
   for (const conversion of conversions) {
-    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(conversion.crdName)}`;
-    const response = await kubeRequest(kc, {
-      method: 'PATCH',
-      path: `${path}?fieldManager=${CAPI_WEBHOOK_FIELD_MANAGER}`,
-      body: JSON.stringify({
-        spec: {
-          conversion: {
-            strategy: 'Webhook',
-            webhook: {
-              conversionReviewVersions: conversion.conversionReviewVersions,
-              clientConfig: {
-                url: null,
-                // The port is the manager's; clusterctl's components leave it out, so its patch keeps it.
-                service: { ...CAPI_WEBHOOK_SERVICE, path: conversion.path, port: endpoint.port },
-                caBundle: Buffer.from(endpoint.caPem, 'utf8').toString('base64'),
-              },
-            },
-          },
-        },
-      }),
-      contentType: 'application/merge-patch+json',
-    });
     // A CRD that is not installed (a caller that installed only some groups) has nothing to convert.
-    if (response.status === 404) continue;
-    await expectSuccess(`switching CRD ${conversion.crdName} to webhook conversion`, Promise.resolve(response));
-    patched.push(conversion.crdName);
+    if (await patchCapiConversion(kc, conversion, endpoint)) patched.push(conversion);
   }
-  return patched;
+  return { configurations, conversions: patched };
 }
 
 /**
@@ -224,11 +260,11 @@ export async function unregisterCapiWebhooks(kc: KubeConfig, crdNames: readonly 
     );
   }
   // Only the Service this module made: after `clusterctl init` the name may hold Cluster API's own.
-  const service = await kubeRequest(kc, { method: 'GET', path: servicePath() });
+  const service = await kubeRequest(kc, { method: 'GET', path: capiWebhookServicePath() });
   if (service.status === 200 && serviceSchema.parse(JSON.parse(service.body)).spec.type === 'ExternalName') {
     await expectSuccess(
       `deleting Service ${CAPI_WEBHOOK_SERVICE.namespace}/${CAPI_WEBHOOK_SERVICE.name}`,
-      kubeRequest(kc, { method: 'DELETE', path: servicePath() }),
+      kubeRequest(kc, { method: 'DELETE', path: capiWebhookServicePath() }),
       [404],
     );
   }

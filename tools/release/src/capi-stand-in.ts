@@ -1,16 +1,28 @@
 /**
  * A local clusterctl repository for what `clusterctl init` installs besides Tally's providers, built from the pinned
  * Cluster API module (no download): the core provider (`cluster-api`), the kubeadm bootstrap and control-plane
- * providers and cert-manager. They are stand-ins, and say so: each holds its Namespace and its CRDs (the core CRDs with
- * the conversion webhook settings Cluster API's kustomization gives them) but no Deployment — nothing on a control
- * plane without a kubelet could run one — and cert-manager is only its Issuer and Certificate CRDs, which is what
- * clusterctl's readiness probe for cert-manager creates.
+ * providers and cert-manager. They are stand-ins, and say so. The core provider holds what Cluster API's
+ * core-components.yaml holds around its manager, rendered the way kustomize's `config/default` renders it: the
+ * `capi-system` Namespace, the CRDs with their conversion webhook settings, the webhook Service
+ * (`capi-system/capi-webhook-service`, port 443 to the manager's `webhook-server` port) and both webhook
+ * configurations (`config/webhook/manifests.yaml` under their `capi-` names, each webhook naming that Service, with
+ * cert-manager's CA injection annotation and no caBundle). None of the providers has a Deployment (nothing on a
+ * control plane without a kubelet could run one), nor RBAC or cert-manager's Issuer and Certificate; the bootstrap and
+ * control-plane providers are their Namespace and CRDs; cert-manager is only its Issuer and Certificate CRDs, which is
+ * what clusterctl's readiness probe for cert-manager creates.
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CLUSTER_API_VERSION, capiModuleDir, readCapiConversions } from '@tally-ipam/testenv';
+import {
+  CAPI_WEBHOOK_SERVICE,
+  CLUSTER_API_VERSION,
+  capiModuleDir,
+  readCapiConversions,
+  readCapiWebhookConfigurations,
+} from '@tally-ipam/testenv';
 import { parseAllDocuments, stringify } from 'yaml';
+import { z } from 'zod';
 
 /** The cert-manager version the stand-in claims (clusterctl v1.12's default). */
 export const CERT_MANAGER_STAND_IN_VERSION = 'v1.19.1';
@@ -36,6 +48,36 @@ function readObjects(dir: string): Record<string, unknown>[] {
 
 function namespace(name: string): Record<string, unknown> {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+}
+
+/** kustomize's `labels:` (with `includeSelectors`) of Cluster API's config/default. */
+const CORE_LABELS = { 'cluster.x-k8s.io/provider': 'cluster-api' } as const;
+/** What config/default's replacements put on the webhook configurations and CRDs (its Certificate `serving-cert`). */
+const CORE_CA_INJECTION = { 'cert-manager.io/inject-ca-from': 'capi-system/capi-serving-cert' } as const;
+
+/** config/webhook/service.yaml after config/default: ClusterIP (no type given), selecting the manager's Pods. */
+function coreWebhookService(): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: CAPI_WEBHOOK_SERVICE.name, namespace: CAPI_WEBHOOK_SERVICE.namespace, labels: CORE_LABELS },
+    spec: { ports: [{ port: 443, targetPort: 'webhook-server' }], selector: CORE_LABELS },
+  };
+}
+
+/** config/webhook/manifests.yaml after config/default: `capi-` names, the Service's name and namespace, no caBundle. */
+async function coreWebhookConfigurations(): Promise<Record<string, unknown>[]> {
+  return (await readCapiWebhookConfigurations()).map((configuration) => {
+    const shipped = z.array(z.record(z.string(), z.unknown())).parse(configuration.manifest.webhooks);
+    return {
+      ...configuration.manifest,
+      metadata: { name: configuration.name, labels: CORE_LABELS, annotations: CORE_CA_INJECTION },
+      webhooks: shipped.map((webhook, index) => ({
+        ...webhook,
+        clientConfig: { service: { ...CAPI_WEBHOOK_SERVICE, path: configuration.webhooks[index]?.path } },
+      })),
+    };
+  });
 }
 
 function writeComponents(
@@ -85,7 +127,7 @@ export async function writeStandInRepository(root: string): Promise<StandInRepos
       ...object,
       metadata: {
         ...(object.metadata as object),
-        annotations: { 'cert-manager.io/inject-ca-from': 'capi-system/capi-serving-cert' },
+        annotations: CORE_CA_INJECTION,
       },
       spec: {
         ...(object.spec as object),
@@ -94,7 +136,7 @@ export async function writeStandInRepository(root: string): Promise<StandInRepos
           webhook: {
             conversionReviewVersions: conversion.conversionReviewVersions,
             clientConfig: {
-              service: { name: 'capi-webhook-service', namespace: 'capi-system', path: conversion.path },
+              service: { ...CAPI_WEBHOOK_SERVICE, path: conversion.path },
             },
           },
         },
@@ -105,7 +147,8 @@ export async function writeStandInRepository(root: string): Promise<StandInRepos
   const core = writeComponents(
     join(root, 'cluster-api', version),
     'core-components.yaml',
-    [namespace('capi-system'), ...coreCRDs],
+    // kustomize's order: Namespace, CRDs, Service, then the webhook configurations (clusterctl applies in file order).
+    [namespace('capi-system'), ...coreCRDs, coreWebhookService(), ...(await coreWebhookConfigurations())],
     metadata,
   );
   const bootstrap = writeComponents(
