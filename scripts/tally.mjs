@@ -170,6 +170,12 @@ switch (job) {
       'prepare: reference IPAM provider for the side-by-side benchmark (Go build, cached)',
       ...pnpm('--filter', '@tally-ipam/ipam-controller', 'run', 'prepare:reference'),
     );
+    // CAPV's manager and the vCenter simulator for the e2e CAPV scenario: built after the Cluster API manager, whose
+    // compiled packages CAPV's build reuses (tools/vsphere/README.md, "Build times").
+    check(
+      'prepare: CAPV and the vCenter simulator for the CAPV scenario (Go builds, cached)',
+      ...pnpm('--filter', '@tally-ipam/vsphere', 'run', 'prepare:vsphere'),
+    );
 
     const lane = kindLanePresent();
     removeTestResults(root, lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_NODE_REPORT)] : []);

@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import { type CapvBinary, ensureCapv } from './capv-binary.js';
 import { type CapvManifests, installCapvCRDs } from './capv-manifests.js';
-import type { Vcsim } from './vcsim.js';
+import type { VcsimCredentials } from './vcsim.js';
 import { DEFAULT_CAPV_VERSION } from './versions.js';
 import { waitWhileRunning } from './wait.js';
 
@@ -28,8 +28,8 @@ export interface CapvTarget {
 export interface StartCapvOptions {
   /** A key of `CAPV_RELEASES`; default `DEFAULT_CAPV_VERSION`. */
   readonly version?: string;
-  /** The simulator whose credentials CAPV's manager gets (its credentials file). */
-  readonly vcsim: Pick<Vcsim, 'username' | 'password'>;
+  /** The credentials CAPV's manager gets (its credentials file): those of the simulators it will talk to. */
+  readonly credentials: VcsimCredentials;
   /** klog verbosity (`--v`); default 4, which logs every reconcile step. */
   readonly verbosity?: number;
   readonly onProgress?: (message: string) => void;
@@ -119,9 +119,13 @@ async function spawnManager(
         writeFileSync(join(certDir, 'tls.crt'), certs.certPem, { mode: 0o600 });
         writeFileSync(join(certDir, 'tls.key'), certs.keyPem, { mode: 0o600 });
         const credentials = join(stateDir, 'credentials.yaml');
-        writeFileSync(credentials, stringify({ username: options.vcsim.username, password: options.vcsim.password }), {
-          mode: 0o600,
-        });
+        writeFileSync(
+          credentials,
+          stringify({ username: options.credentials.username, password: options.credentials.password }),
+          {
+            mode: 0o600,
+          },
+        );
         const kubeconfig = join(stateDir, 'kubeconfig');
         copyFileSync(target.kubeconfigPath, kubeconfig);
         return [

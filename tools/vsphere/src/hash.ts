@@ -2,12 +2,16 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 
-/** SHA-256 over every file's relative path and content under `dir`, in sorted order: any edit changes it. */
-export async function hashTree(dir: string): Promise<string> {
+/**
+ * SHA-256 over the relative path and content of every file under `dir` that `include` accepts, in sorted order: any
+ * edit of a build input changes it.
+ */
+export async function hashTree(dir: string, include: (path: string) => boolean = () => true): Promise<string> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
   const files = entries
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
+    .filter(include)
     .sort();
   const hash = createHash('sha256');
   for (const file of files) {

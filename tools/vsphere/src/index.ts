@@ -1,6 +1,7 @@
 export { type Capv, type CapvTarget, type StartCapvOptions, startCapv } from './capv.js';
 export { CAPV_BINARY, type CapvBinary, capvBuild, type EnsureCapvOptions, ensureCapv } from './capv-binary.js';
 export { type CapvManifests, installCapvCRDs, readCapvManifests } from './capv-manifests.js';
+export { type CapvMetadata, type CapvNicConfig, parseCapvMetadata } from './metadata.js';
 export {
   ensureReferenceIpam,
   REFERENCE_BINARY,
@@ -12,7 +13,14 @@ export {
   referenceIpamBuild,
   startReferenceIpam,
 } from './reference-ipam.js';
-export { type StartVcsimOptions, startVcsim, type Vcsim, VcsimVm } from './vcsim.js';
+export {
+  type StartVcsimOptions,
+  startVcsim,
+  type Vcsim,
+  type VcsimCredentials,
+  VcsimVm,
+  vcsimCredentials,
+} from './vcsim.js';
 export { type EnsureVcsimOptions, ensureVcsim, VCSIM_BINARY, type VcsimBinary, vcsimBuild } from './vcsim-binary.js';
 export {
   CAPV_MODULE,

@@ -64,9 +64,24 @@ export interface Vcsim {
   stop(): Promise<void>;
 }
 
+export interface VcsimCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** Made-up credentials for a simulator (URL-safe, so they never need quoting in CAPV's credentials file). */
+export function vcsimCredentials(): VcsimCredentials {
+  return { username: 'tally', password: randomBytes(18).toString('base64url') };
+}
+
 export interface StartVcsimOptions {
   /** The CAPV release whose govmomi it is built with; default `DEFAULT_CAPV_VERSION`. */
   readonly capvVersion?: string;
+  /**
+   * The only credentials it accepts; made up when absent. Simulators started one after another with the same
+   * credentials serve one CAPV manager (whose credentials file holds them).
+   */
+  readonly credentials?: VcsimCredentials;
   readonly onProgress?: (message: string) => void;
   /** Deadline for the ready line; only against a hang (default 120 s). */
   readonly timeoutMs?: number;
@@ -79,9 +94,7 @@ export interface StartVcsimOptions {
  */
 export async function startVcsim(options: StartVcsimOptions = {}): Promise<Vcsim> {
   const binary = await ensureVcsim({ capvVersion: options.capvVersion, onProgress: options.onProgress });
-  const username = 'tally';
-  // URL-safe, so it never needs quoting in the credentials file CAPV reads.
-  const password = randomBytes(18).toString('base64url');
+  const { username, password } = options.credentials ?? vcsimCredentials();
   let readyFile = '';
   const process_ = startWatchedProcess({
     name: 'vcsim',
