@@ -52,9 +52,11 @@ export const StoredVSphereMachine = z.looseObject({
 });
 export type StoredVSphereMachine = z.infer<typeof StoredVSphereMachine>;
 
-const AnyCapvObject = z.looseObject({ metadata: StoredObjectMeta });
+/** An object read only for its name (or written, never read back). */
+const AnyObject = z.looseObject({ metadata: StoredObjectMeta });
+type AnyObject = z.infer<typeof AnyObject>;
 
-export const StoredMachineDeployment = z.looseObject({
+const StoredMachineDeployment = z.looseObject({
   metadata: StoredObjectMeta,
   spec: z.looseObject({ replicas: z.number().optional() }),
   status: z.looseObject({ replicas: z.number().optional() }).optional(),
@@ -71,13 +73,15 @@ export const StoredPool = z.looseObject({
 });
 export type StoredPool = z.infer<typeof StoredPool>;
 
-export const VSPHERE_CLUSTER_RESOURCE = typedResource(
+type StoredMachineDeployment = z.infer<typeof StoredMachineDeployment>;
+
+export const VSPHERE_CLUSTER_RESOURCE: TypedResourceKind<AnyObject> = typedResource(
   { apiVersion: CAPV_API_VERSION, kind: 'VSphereCluster', plural: 'vsphereclusters', namespaced: true },
-  AnyCapvObject,
+  AnyObject,
 );
-export const VSPHERE_MACHINE_TEMPLATE_RESOURCE = typedResource(
+export const VSPHERE_MACHINE_TEMPLATE_RESOURCE: TypedResourceKind<AnyObject> = typedResource(
   { apiVersion: CAPV_API_VERSION, kind: 'VSphereMachineTemplate', plural: 'vspheremachinetemplates', namespaced: true },
-  AnyCapvObject,
+  AnyObject,
 );
 export const VSPHERE_MACHINE_RESOURCE: TypedResourceKind<StoredVSphereMachine> = typedResource(
   { apiVersion: CAPV_API_VERSION, kind: 'VSphereMachine', plural: 'vspheremachines', namespaced: true },
@@ -87,17 +91,22 @@ export const VSPHERE_VM_RESOURCE: TypedResourceKind<StoredVSphereVM> = typedReso
   { apiVersion: CAPV_API_VERSION, kind: 'VSphereVM', plural: 'vspherevms', namespaced: true },
   StoredVSphereVM,
 );
-export const MACHINE_DEPLOYMENT_RESOURCE = typedResource(
+export const MACHINE_DEPLOYMENT_RESOURCE: TypedResourceKind<StoredMachineDeployment> = typedResource(
   { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeployment', plural: 'machinedeployments', namespaced: true },
   StoredMachineDeployment,
 );
-export const SECRET_RESOURCE = typedResource(
+export const SECRET_RESOURCE: TypedResourceKind<AnyObject> = typedResource(
   { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
-  AnyCapvObject,
+  AnyObject,
 );
 
 /** A pool kind of the provider under test, namespaced or cluster-scoped. */
-export function poolResource(apiVersion: string, kind: string, plural: string, namespaced: boolean) {
+export function poolResource(
+  apiVersion: string,
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+): TypedResourceKind<StoredPool> {
   return typedResource({ apiVersion, kind, plural, namespaced }, StoredPool);
 }
 

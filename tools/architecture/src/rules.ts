@@ -176,6 +176,13 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
     purpose: 'clusterctl components, the daemonless controller image, and the shipping test suites every app runs',
     shipped: ['@tally-ipam/controller-kit', '@tally-ipam/testenv'],
   },
+  '@tally-ipam/vsphere': {
+    role: 'tool',
+    purpose:
+      'the Cluster API vSphere provider (CAPV) unmodified, built from the Go module proxy, and a govmomi vCenter ' +
+      'simulator on loopback: the CAPV scenario of the e2e suite, against Tally and the reference provider',
+    shipped: ['@tally-ipam/testenv'],
+  },
   '@tally-ipam/architecture': {
     role: 'tool',
     purpose: 'this map checked: declared dependencies, allowed imports, no reach into other packages, no cycles',

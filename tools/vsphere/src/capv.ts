@@ -56,7 +56,8 @@ export interface Capv {
 
 const FIELD_MANAGER = 'tally-vsphere';
 const START_ATTEMPTS = 3;
-const POD_ENV = ['POD_NAMESPACE', 'POD_NAME', 'POD_UID', 'KUBECONFIG'] as const;
+/** A pod's identity, a caller's KUBECONFIG (--kubeconfig is passed) and PROFILER_ADDR (CAPV's pprof listener). */
+const DROPPED_ENV = ['POD_NAMESPACE', 'POD_NAME', 'POD_UID', 'KUBECONFIG', 'PROFILER_ADDR'] as const;
 
 const DryRunMachine = z.looseObject({ spec: z.looseObject({ datacenter: z.string().optional() }) });
 
@@ -96,7 +97,7 @@ async function webhooksAnswer(kc: KubeConfig): Promise<boolean> {
 function environment(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   // A pod's identity would make CAPV's ClusterCache think it runs in the workload cluster.
-  for (const name of POD_ENV) delete env[name];
+  for (const name of DROPPED_ENV) delete env[name];
   return env;
 }
 
@@ -119,13 +120,8 @@ async function spawnManager(
         writeFileSync(join(certDir, 'tls.crt'), certs.certPem, { mode: 0o600 });
         writeFileSync(join(certDir, 'tls.key'), certs.keyPem, { mode: 0o600 });
         const credentials = join(stateDir, 'credentials.yaml');
-        writeFileSync(
-          credentials,
-          stringify({ username: options.credentials.username, password: options.credentials.password }),
-          {
-            mode: 0o600,
-          },
-        );
+        const { username, password } = options.credentials;
+        writeFileSync(credentials, stringify({ username, password }), { mode: 0o600 });
         const kubeconfig = join(stateDir, 'kubeconfig');
         copyFileSync(target.kubeconfigPath, kubeconfig);
         return [

@@ -42,6 +42,8 @@ describe('the vCenter simulator', () => {
     expect(template?.powerState).toBe('poweredOff');
     expect(template?.nics.length).toBeGreaterThan(0);
     expect(template?.guestNet.flatMap((nic) => nic.addresses)).toEqual([]);
+    // The model's other VM sits on the standalone host; CAPV's clones go to the cluster's resource pool.
+    expect(vms.filter((vm) => !vm.template).map((vm) => vm.name)).toEqual(['DC0_H0_VM0']);
   });
 
   it('stops cleanly: the process and its state directory are gone', async () => {
