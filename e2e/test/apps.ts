@@ -121,6 +121,10 @@ export interface StartAppOptions {
   /** Serve the admission webhooks with the certificate in this directory (`tls.crt`, `tls.key`); off when absent. */
   readonly webhookCertDir?: string;
   readonly deadlineMs?: number;
+  /** More flags, after the ones every start gets (e.g. `--enable-metal3-ipam`). */
+  readonly extraArgs?: readonly string[];
+  /** Another build of the app (an earlier release's `dist/main.js`) instead of this tree's. */
+  readonly mainJs?: string;
 }
 
 /** How often a start whose webhook port was taken between choosing and binding it is tried again. */
@@ -150,7 +154,8 @@ export async function startApp(
 class PortTakenError extends Error {}
 
 async function startAppOnce(app: AppKey, kubeconfigPath: string, options: StartAppOptions): Promise<StartedApp> {
-  const { name, mainJs, packageName } = APPS[app];
+  const { name, packageName } = APPS[app];
+  const mainJs = options.mainJs ?? APPS[app].mainJs;
   if (!existsSync(mainJs)) {
     throw new Error(`${mainJs} does not exist: build it with \`pnpm turbo run build --filter=${packageName}\``);
   }
@@ -171,6 +176,7 @@ async function startAppOnce(app: AppKey, kubeconfigPath: string, options: StartA
         '--metrics-bind-address=127.0.0.1:0',
         '--health-probe-bind-address=127.0.0.1:0',
         ...webhookArgs,
+        ...(options.extraArgs ?? []),
       ];
     },
   });

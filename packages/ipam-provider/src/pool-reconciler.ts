@@ -2,6 +2,7 @@ import { toStatusCount } from '@tally-ipam/allocator';
 import {
   clipText,
   clipUtf8,
+  DELETE_FOR_MOVE_ANNOTATION,
   POOL_DELETING_REASON,
   POOL_EXHAUSTED_REASON,
   POOL_INVALID_SPEC_REASON,
@@ -225,6 +226,10 @@ export class PoolReconciler implements Reconciler {
         .slice(0, 5)
         .map((address) => `${address.metadata.namespace}/${address.metadata.name}`)
         .join(', ');
+      const used = `${inUse.length} ${inUse.length === 1 ? 'IPAddress' : 'IPAddresses'} (${names || 'being created'})`;
+      // clusterctl move deletes the source pool once it exists on the target and then removes the finalizers itself;
+      // what still uses it here belongs to claims that did not move, which the delete webhook's Event names.
+      const forMove = pool.metadata.annotations?.[DELETE_FOR_MOVE_ANNOTATION] !== undefined;
       const dueInMs = await this.writeStatus(
         ref,
         pool,
@@ -233,12 +238,15 @@ export class PoolReconciler implements Reconciler {
           type: POOL_READY_CONDITION,
           status: 'False',
           reason: POOL_DELETING_REASON,
-          message:
-            `${describePool(ref)} is being deleted but ${inUse.length} IPAddresses (${names || 'being created'}) still ` +
-            'use it: delete their IPAddressClaims to let the pool go',
+          message: forMove
+            ? `${describePool(ref)} is being deleted by clusterctl move, which removes its finalizer; ${used} here ` +
+              'belong to claims that did not move and lose their pool on this cluster'
+            : `${describePool(ref)} is being deleted but ${used} still use it: delete their IPAddressClaims to let ` +
+              'the pool go',
           observedGeneration: pool.metadata.generation ?? 0,
         },
         context,
+        { event: !forMove },
       );
       return requeueFor(dueInMs);
     }
@@ -256,6 +264,7 @@ export class PoolReconciler implements Reconciler {
     counts: Record<string, number> | undefined,
     condition: ConditionInput,
     context: ReconcileContext,
+    options: { readonly event?: boolean } = {},
   ): Promise<number | undefined> {
     const current = StatusView.safeParse(pool.status);
     const currentStatus = (current.success ? current.data : undefined) as
@@ -301,7 +310,8 @@ export class PoolReconciler implements Reconciler {
         return slotInMs;
       }
     } else this.deps.statusBudget?.forget(key);
-    if (!sameCondition && condition.status === 'False' && condition.reason !== previous?.reason) {
+    const event = options.event ?? true;
+    if (event && !sameCondition && condition.status === 'False' && condition.reason !== previous?.reason) {
       void this.deps.recorder.warning(pool, condition.reason, 'Reconcile', clipUtf8(condition.message ?? '', 1024));
     }
     const bounded = { ...condition, message: clipText(condition.message ?? '', MAX_CONDITION_MESSAGE_LENGTH) };

@@ -201,7 +201,7 @@ export function movedAwayWarning(pool: PoolIdentity, allocated: readonly PoolAll
   const more = claims.length > MOVED_AWAY_CLAIMS_SHOWN ? ` and ${claims.length - MOVED_AWAY_CLAIMS_SHOWN} more` : '';
   return (
     `clusterctl move deletes ${describeIdentity(pool)} from this cluster while ${allocated.length} ` +
-    `IPAddress${allocated.length === 1 ? '' : 'es'} here still hold its addresses ` +
+    `${allocated.length === 1 ? 'IPAddress here still holds' : 'IPAddresses here still hold'} its addresses ` +
     `[${describeAllocations(allocated, isPrefixPoolKind(pool.kind as TallyPoolKind))}] for claims that did not move ` +
     `with a Cluster (${shown}${more}): they lose their pool on this cluster and wait until it exists here again`
   );

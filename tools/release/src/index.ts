@@ -1,0 +1,14 @@
+// What other workspace packages use of the release: the clusterctl repositories and assets a release ships, and the
+// stand-in repository for the Cluster API providers around them (the lifecycle suites in e2e install from these).
+export {
+  appsVersion,
+  type ClusterctlRepository,
+  IMAGE_REGISTRY,
+  RELEASED_PROVIDERS,
+  type ReleasedProvider,
+  STANDALONE_ASSETS,
+  writeClusterctlRepository,
+  writeStandaloneAssets,
+} from './artifacts.js';
+export { CERT_MANAGER_STAND_IN_VERSION, type StandInRepository, writeStandInRepository } from './capi-stand-in.js';
+export { type BuiltRelease, buildRelease, PREVIOUS_RELEASE, releaseCacheDir } from './previous-release.js';
