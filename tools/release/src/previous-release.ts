@@ -82,14 +82,15 @@ export function buildRelease(
     // Only what the two apps need (their dependencies, and their dev dependencies that render components).
     const apps = ['--filter=@tally-ipam/ipam-controller...', '--filter=@tally-ipam/sim-infra-controller...'];
     progress('pnpm install --frozen-lockfile (the two apps and what they import)');
-    run('pnpm', ['install', '--frozen-lockfile', '--prefer-offline', ...apps], building, { ...process.env, CI: 'true' });
+    run('pnpm', ['install', '--frozen-lockfile', '--prefer-offline', ...apps], building, {
+      ...process.env,
+      CI: 'true',
+    });
     progress('building both apps and what they import');
-    run(
-      'pnpm',
-      ['exec', 'turbo', 'run', 'build', ...apps, '--concurrency=2'],
-      building,
-      { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
-    );
+    run('pnpm', ['exec', 'turbo', 'run', 'build', ...apps, '--concurrency=2'], building, {
+      ...process.env,
+      TURBO_TELEMETRY_DISABLED: '1',
+    });
     writeFileSync(join(building, '.built'), `${commit}\n`);
     rmSync(root, { recursive: true, force: true });
     renameSync(building, root);
