@@ -2,6 +2,7 @@ import {
   AdmissionregistrationV1Api,
   type AdmissionregistrationV1WebhookClientConfig,
   type KubeConfig,
+  type V1ObjectMeta,
 } from '@kubernetes/client-node';
 import type { WebhookConfigurationKind } from '@tally-ipam/testenv';
 import type { ServedWebhooks } from '../apps.js';
@@ -38,33 +39,27 @@ export async function pointWebhooksAtProcess(
   caPem: string,
 ): Promise<void> {
   const api = kc.makeApiClient(AdmissionregistrationV1Api);
-  const annotations = (metadata: { annotations?: Record<string, string> }): Record<string, string> =>
-    Object.fromEntries(Object.entries(metadata.annotations ?? {}).filter(([key]) => key !== INJECT_CA_FROM));
-  if (kind === 'ValidatingWebhookConfiguration') {
-    const installed = await api.readValidatingWebhookConfiguration({ name });
-    await api.replaceValidatingWebhookConfiguration({
-      name,
-      body: {
-        ...installed,
-        metadata: { ...installed.metadata, annotations: annotations(installed.metadata ?? {}) },
-        webhooks: (installed.webhooks ?? []).map((webhook) => ({
-          ...webhook,
-          clientConfig: redirected(webhook.clientConfig, served, caPem, `${kind} ${name} webhook ${webhook.name}`),
-        })),
-      },
-    });
-    return;
-  }
-  const installed = await api.readMutatingWebhookConfiguration({ name });
-  await api.replaceMutatingWebhookConfiguration({
-    name,
-    body: {
-      ...installed,
-      metadata: { ...installed.metadata, annotations: annotations(installed.metadata ?? {}) },
-      webhooks: (installed.webhooks ?? []).map((webhook) => ({
-        ...webhook,
-        clientConfig: redirected(webhook.clientConfig, served, caPem, `${kind} ${name} webhook ${webhook.name}`),
-      })),
+  const redirect = <W extends { name: string; clientConfig: AdmissionregistrationV1WebhookClientConfig }>(installed: {
+    metadata?: V1ObjectMeta;
+    webhooks?: W[];
+  }) => ({
+    ...installed,
+    metadata: {
+      ...installed.metadata,
+      annotations: Object.fromEntries(
+        Object.entries(installed.metadata?.annotations ?? {}).filter(([key]) => key !== INJECT_CA_FROM),
+      ),
     },
+    webhooks: (installed.webhooks ?? []).map((webhook) => ({
+      ...webhook,
+      clientConfig: redirected(webhook.clientConfig, served, caPem, `${kind} ${name} webhook ${webhook.name}`),
+    })),
   });
+  if (kind === 'ValidatingWebhookConfiguration') {
+    const body = redirect(await api.readValidatingWebhookConfiguration({ name }));
+    await api.replaceValidatingWebhookConfiguration({ name, body });
+  } else {
+    const body = redirect(await api.readMutatingWebhookConfiguration({ name }));
+    await api.replaceMutatingWebhookConfiguration({ name, body });
+  }
 }
