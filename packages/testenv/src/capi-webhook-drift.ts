@@ -10,8 +10,45 @@ import { loopbackClientConfig, loopbackWebhookConfiguration, type WebhookEndpoin
 
 // The webhook keeper's comparisons: pure functions of an object as the API server returns it and testenv's settings.
 
-/** Only what the keeper compares; everything else of an object is passed through untouched. */
-export const webhookConfigurationSchema = z
+/*
+ * Only what the keeper compares; everything else of an object is passed through untouched. The schemas stay private
+ * and the parsed shapes are spelled out as interfaces, so the declarations testenv ships do not expose zod's types
+ * (zod is a dependency of testenv, not a peer its users install).
+ */
+
+/** A webhook configuration as the keeper reads it. */
+export interface WebhookConfigurationView {
+  readonly metadata: { readonly name: string; readonly resourceVersion: string };
+  readonly webhooks?: readonly { readonly name: string; readonly clientConfig: unknown }[] | null;
+}
+
+/** The webhook Service as the keeper reads it. */
+export interface ServiceView {
+  readonly metadata: {
+    readonly name: string;
+    readonly resourceVersion: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+  readonly spec: {
+    readonly type?: string;
+    readonly externalName?: string;
+    readonly ports?: readonly { readonly name?: string; readonly port: number; readonly protocol?: string }[];
+  };
+}
+
+/** A CRD as the keeper reads it: its conversion settings. */
+export interface CrdView {
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly conversion?: {
+      readonly strategy?: string;
+      readonly webhook?: { readonly clientConfig?: Readonly<Record<string, unknown>> };
+    };
+  };
+}
+
+const webhookConfigurationSchema = z
   .object({
     metadata: z.object({ name: z.string(), resourceVersion: z.string() }).loose(),
     webhooks: z.array(z.object({ name: z.string(), clientConfig: z.unknown() }).loose()).nullish(),
@@ -19,7 +56,7 @@ export const webhookConfigurationSchema = z
   .loose();
 const desiredWebhooksSchema = z.object({ webhooks: z.array(z.object({ name: z.string() }).loose()) }).loose();
 
-export const serviceSchema = z
+const serviceSchema = z
   .object({
     metadata: z
       .object({
@@ -41,7 +78,7 @@ export const serviceSchema = z
   })
   .loose();
 
-export const crdSchema = z
+const crdSchema = z
   .object({
     metadata: z.object({ name: z.string() }).loose(),
     spec: z
@@ -61,6 +98,21 @@ export const crdSchema = z
   })
   .loose();
 
+/** A webhook configuration from the API server, the fields the keeper compares checked (the rest kept). */
+export function parseWebhookConfiguration(value: unknown): WebhookConfigurationView {
+  return webhookConfigurationSchema.parse(value);
+}
+
+/** The webhook Service from the API server, the fields the keeper compares checked (the rest kept). */
+export function parseService(value: unknown): ServiceView {
+  return serviceSchema.parse(value);
+}
+
+/** A CRD from the API server, its conversion checked (the rest kept). */
+export function parseCrd(value: unknown): CrdView {
+  return crdSchema.parse(value);
+}
+
 /** A short account of a clientConfig for the repair log: where it pointed and whether it carried a CA. */
 function describeClientConfig(config: unknown): string {
   const parsed = z
@@ -79,7 +131,7 @@ function describeClientConfig(config: unknown): string {
 
 /** The webhooks of `current` with each of ours pointed at the manager (and any missing one added), or undefined. */
 export function repairedWebhooks(
-  current: z.infer<typeof webhookConfigurationSchema>,
+  current: WebhookConfigurationView,
   configuration: CapiWebhookConfiguration,
   endpoint: WebhookEndpoint,
 ): { webhooks: unknown[]; found: string; changed: number } | undefined {
@@ -107,7 +159,7 @@ export function repairedWebhooks(
 }
 
 /** What differs from testenv's ExternalName Service, for the log, or undefined. */
-export function serviceDrift(current: z.infer<typeof serviceSchema>, endpoint: WebhookEndpoint): string | undefined {
+export function serviceDrift(current: ServiceView, endpoint: WebhookEndpoint): string | undefined {
   const desired = capiWebhookServiceSpec(endpoint);
   const { type, externalName, ports } = current.spec;
   const portsNow = (ports ?? []).map((p) => ({ name: p.name, port: p.port, protocol: p.protocol }));
@@ -119,7 +171,7 @@ export function serviceDrift(current: z.infer<typeof serviceSchema>, endpoint: W
 
 /** Where the CRD's conversion points instead of the manager, for the log, or undefined. */
 export function conversionDrift(
-  current: z.infer<typeof crdSchema>,
+  current: CrdView,
   conversion: CapiConversion,
   endpoint: WebhookEndpoint,
 ): string | undefined {

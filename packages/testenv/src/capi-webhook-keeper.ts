@@ -1,11 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   conversionDrift,
-  crdSchema,
+  parseCrd,
+  parseService,
+  parseWebhookConfiguration,
   repairedWebhooks,
   serviceDrift,
-  serviceSchema,
-  webhookConfigurationSchema,
 } from './capi-webhook-drift.js';
 import {
   applyCapiWebhookService,
@@ -120,7 +120,7 @@ export function startCapiWebhookKeeper(kc: KubeConfig, options: CapiWebhookKeepe
     keep(
       `${collection}?fieldSelector=${encodeURIComponent(`metadata.name=${configuration.name}`)}`,
       (object) => {
-        const current = webhookConfigurationSchema.parse(object);
+        const current = parseWebhookConfiguration(object);
         if (repairedWebhooks(current, configuration, endpoint) === undefined) return settled(key);
         enqueue(key, async () => {
           const repair = repairedWebhooks(current, configuration, endpoint);
@@ -154,7 +154,7 @@ export function startCapiWebhookKeeper(kc: KubeConfig, options: CapiWebhookKeepe
       `metadata.name=${CAPI_WEBHOOK_SERVICE.name}`,
     )}`,
     (object) => {
-      const current = serviceSchema.parse(object);
+      const current = parseService(object);
       const drift = serviceDrift(current, endpoint);
       if (drift === undefined) return settled(serviceKey);
       enqueue(serviceKey, async () => {
@@ -190,7 +190,7 @@ export function startCapiWebhookKeeper(kc: KubeConfig, options: CapiWebhookKeepe
   const conversions = new Map(options.conversions.map((c) => [c.crdName, c]));
   if (conversions.size > 0) {
     keep('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', (object) => {
-      const current = crdSchema.parse(object);
+      const current = parseCrd(object);
       const conversion = conversions.get(current.metadata.name);
       if (conversion === undefined) return;
       const drift = conversionDrift(current, conversion, endpoint);

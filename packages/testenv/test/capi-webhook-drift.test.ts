@@ -1,11 +1,12 @@
 import { expect, it } from 'vitest';
-import type { z } from 'zod';
 import {
+  type CrdView,
   conversionDrift,
-  crdSchema,
+  parseCrd,
+  parseService,
   repairedWebhooks,
+  type ServiceView,
   serviceDrift,
-  serviceSchema,
 } from '../src/capi-webhook-drift.js';
 import {
   CAPI_WEBHOOK_SERVICE,
@@ -49,8 +50,8 @@ it('repairs only the clientConfig of its own webhooks, keeps every other field a
 });
 
 it("compares the Service's type, externalName and ports, not what the API server defaults", () => {
-  const service = (spec: Record<string, unknown>): z.infer<typeof serviceSchema> =>
-    serviceSchema.parse({ metadata: { name: CAPI_WEBHOOK_SERVICE.name, resourceVersion: '1' }, spec });
+  const service = (spec: Record<string, unknown>): ServiceView =>
+    parseService({ metadata: { name: CAPI_WEBHOOK_SERVICE.name, resourceVersion: '1' }, spec });
   const ports = [{ name: 'webhook-server', port: 40_000, protocol: 'TCP', targetPort: 40_000 }];
   expect(
     serviceDrift(
@@ -70,8 +71,7 @@ it("compares the Service's type, externalName and ports, not what the API server
 it("compares a CRD's conversion strategy and clientConfig", async () => {
   const conversion = (await readCapiConversions()).find((c) => c.crdName === CRD);
   if (!conversion) throw new Error(`no conversion for ${CRD}`);
-  const crd = (spec: Record<string, unknown>): z.infer<typeof crdSchema> =>
-    crdSchema.parse({ metadata: { name: CRD }, spec });
+  const crd = (spec: Record<string, unknown>): CrdView => parseCrd({ metadata: { name: CRD }, spec });
   const registered = capiConversionClientConfig(conversion, endpoint);
   expect(
     conversionDrift(
