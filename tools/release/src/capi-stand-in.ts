@@ -9,7 +9,8 @@
  * cert-manager's CA injection annotation and no caBundle). None of the providers has a Deployment (nothing on a
  * control plane without a kubelet could run one), nor RBAC or cert-manager's Issuer and Certificate; the bootstrap and
  * control-plane providers are their Namespace and CRDs; cert-manager is only its Issuer and Certificate CRDs, which is
- * what clusterctl's readiness probe for cert-manager creates.
+ * what clusterctl's readiness probe for cert-manager creates. Where a kubelet runs the manager (the kind lane), the
+ * core provider can be given as real components instead (`coreComponents`); the others stay stand-ins.
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -113,8 +114,20 @@ function crd(group: string, kind: string, plural: string): Record<string, unknow
   };
 }
 
+export interface StandInRepositoryOptions {
+  /**
+   * The core provider's objects, written as its components instead of the stand-in (e.g. Cluster API core as its
+   * release renders it, manager Deployment included, where a kubelet runs it); the kubeadm providers and cert-manager
+   * stay stand-ins.
+   */
+  readonly coreComponents?: readonly Record<string, unknown>[];
+}
+
 /** Writes the stand-in repository under `root`. */
-export async function writeStandInRepository(root: string): Promise<StandInRepository> {
+export async function writeStandInRepository(
+  root: string,
+  options: StandInRepositoryOptions = {},
+): Promise<StandInRepository> {
   const module = await capiModuleDir();
   const metadata = join(module, 'metadata.yaml');
   const conversions = new Map((await readCapiConversions()).map((c) => [c.crdName, c]));
@@ -148,7 +161,12 @@ export async function writeStandInRepository(root: string): Promise<StandInRepos
     join(root, 'cluster-api', version),
     'core-components.yaml',
     // kustomize's order: Namespace, CRDs, Service, then the webhook configurations (clusterctl applies in file order).
-    [namespace('capi-system'), ...coreCRDs, coreWebhookService(), ...(await coreWebhookConfigurations())],
+    options.coreComponents ?? [
+      namespace('capi-system'),
+      ...coreCRDs,
+      coreWebhookService(),
+      ...(await coreWebhookConfigurations()),
+    ],
     metadata,
   );
   const bootstrap = writeComponents(

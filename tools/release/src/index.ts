@@ -10,5 +10,10 @@ export {
   writeClusterctlRepository,
   writeStandaloneAssets,
 } from './artifacts.js';
-export { CERT_MANAGER_STAND_IN_VERSION, type StandInRepository, writeStandInRepository } from './capi-stand-in.js';
+export {
+  CERT_MANAGER_STAND_IN_VERSION,
+  type StandInRepository,
+  type StandInRepositoryOptions,
+  writeStandInRepository,
+} from './capi-stand-in.js';
 export { type BuiltRelease, buildRelease, PREVIOUS_RELEASE, releaseCacheDir } from './previous-release.js';
