@@ -11,6 +11,7 @@ import { KubeTransport } from '../client/transport.js';
 import { CertWatcher } from '../webhook/cert-watcher.js';
 import { certWatcherMetrics } from '../webhook/metrics.js';
 import type { BindAddress } from './bind-address.js';
+import { boundedServerOptions, DEFAULT_LISTENER_BOUNDS, limitConnections } from './bounded-listener.js';
 import type { RunningServer } from './probes.js';
 import { generateSelfSignedCertificate } from './self-signed.js';
 import { DEFAULT_TLS_OPTIONS, secureContextTLS, type TLSOptions } from './tls-options.js';
@@ -258,12 +259,7 @@ export async function startDiagnosticsServer(options: DiagnosticsServerOptions):
       response.end('internal error\n');
     });
   };
-  const bounds = {
-    requestTimeout: 30_000,
-    headersTimeout: 10_000,
-    keepAliveTimeout: 5_000,
-    connectionsCheckingInterval: 1_000,
-  };
+  const bounds = boundedServerOptions(DEFAULT_LISTENER_BOUNDS);
   let server: http.Server;
   let stopWatching: AbortController | undefined;
   if (options.insecure) {
@@ -296,7 +292,7 @@ export async function startDiagnosticsServer(options: DiagnosticsServerOptions):
       );
     }
   }
-  server.maxConnections = 64;
+  limitConnections(server, DEFAULT_LISTENER_BOUNDS, !options.insecure);
   return new Promise((resolve, reject) => {
     server.once('error', (error) => {
       stopWatching?.abort();

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { BindAddress } from './bind-address.js';
+import { boundedServerOptions, DEFAULT_LISTENER_BOUNDS, limitConnections } from './bounded-listener.js';
 
 /** A health or readiness check: resolves when healthy, throws (with the reason) when not. */
 export type Checker = () => void | Promise<void>;
@@ -81,13 +82,16 @@ function listen(
   what: string,
   handle: (request: http.IncomingMessage, response: http.ServerResponse) => Promise<void>,
 ): Promise<RunningServer> {
-  const server = http.createServer((request, response) => {
+  const server = http.createServer(boundedServerOptions(DEFAULT_LISTENER_BOUNDS), (request, response) => {
+    // No body is read: probes and scrapes are GETs.
+    request.resume();
     handle(request, response).catch((error: unknown) => {
       logger.error({ err: error, url: request.url }, `${what} request failed`);
       if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'text/plain' });
       response.end('internal error\n');
     });
   });
+  limitConnections(server, DEFAULT_LISTENER_BOUNDS, false);
   return new Promise((resolve, reject) => {
     server.once('error', (error) => {
       reject(

@@ -20,7 +20,8 @@ export interface ConnectionTableOptions {
   readonly maxConnections: number;
   /** Body bytes held, all requests still being received together. */
   readonly maxBufferedBytes: number;
-  readonly metrics: Pick<WebhookMetrics, 'receiving' | 'receivingBytes' | 'evictions'>;
+  /** Where the table counts what it holds and evicts; servers without such metrics pass none. */
+  readonly metrics?: Pick<WebhookMetrics, 'receiving' | 'receivingBytes' | 'evictions'>;
 }
 
 interface Connection {
@@ -126,7 +127,7 @@ export class ConnectionTable {
     const body: ActiveBody = { connection, startedAt: this.next(), bytes: 0, finished: false, cut };
     this.bodies.add(body);
     if (connection) connection.body = body;
-    this.options.metrics.receiving.inc();
+    this.options.metrics?.receiving.inc();
     return {
       add: (bytes) => {
         if (body.finished) return;
@@ -139,7 +140,7 @@ export class ConnectionTable {
         }
         body.bytes += bytes;
         this.bufferedBytes += bytes;
-        this.options.metrics.receivingBytes.inc(bytes);
+        this.options.metrics?.receivingBytes.inc(bytes);
       },
       done: () => this.release(body),
     };
@@ -182,7 +183,7 @@ export class ConnectionTable {
   private evict(connection: Connection, reason: EvictionReason): void {
     connection.gone = true;
     this.open -= 1;
-    this.options.metrics.evictions.inc({ reason });
+    this.options.metrics?.evictions.inc({ reason });
     const body = connection.body;
     if (body && !body.finished) {
       this.release(body);
@@ -198,7 +199,7 @@ export class ConnectionTable {
       return;
     }
     // A body whose connection the table does not know (or saw close a moment ago): only the read is cut.
-    this.options.metrics.evictions.inc({ reason: 'body_bytes' });
+    this.options.metrics?.evictions.inc({ reason: 'body_bytes' });
     this.release(body);
     body.cut('body_bytes');
   }
@@ -208,8 +209,8 @@ export class ConnectionTable {
     body.finished = true;
     this.bodies.delete(body);
     this.bufferedBytes -= body.bytes;
-    this.options.metrics.receivingBytes.dec(body.bytes);
-    this.options.metrics.receiving.dec();
+    this.options.metrics?.receivingBytes.dec(body.bytes);
+    this.options.metrics?.receiving.dec();
     if (body.connection?.body === body) body.connection.body = undefined;
   }
 }
