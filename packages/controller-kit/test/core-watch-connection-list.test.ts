@@ -47,18 +47,25 @@ function nameOf(item: unknown): string {
   return (item as { metadata: { name: string } }).metadata.name;
 }
 
-/** Reads the list through the fault proxy and breaks it with `fault` once five items have arrived. */
+/**
+ * Where the proxy breaks the list: this many bytes of the server's side of the connection (TLS handshake, headers,
+ * then ~16 KB per ConfigMap) make some 15 items, the list's whole ~1 MB about 60. A fixed byte position, not "after the
+ * reader saw five": a reader behind on a loaded machine can get the whole list in one read before it saw the fifth.
+ */
+const BYTES_BEFORE_FAULT = 256 * 1024;
+
+/** Reads the list through the fault proxy, which breaks it `BYTES_BEFORE_FAULT` bytes into the connection. */
 async function readBrokenByProxy(
-  fault: (proxy: FaultProxy) => void,
+  fault: 'cut' | 'freeze',
   idleTimeoutMs?: number,
 ): Promise<{ error: unknown; seen: number }> {
   const proxy = await FaultProxy.start(testEnv().kubeConfig.getCurrentCluster()?.server ?? '');
+  proxy.faultAfter(BYTES_BEFORE_FAULT, fault);
   const connection = new WatchConnection(proxy.kubeConfigThrough(testEnv().kubeConfig));
   let seen = 0;
   try {
     await connection.list(listRequest(ns.name, new AbortController().signal, idleTimeoutMs), () => {
       seen += 1;
-      if (seen === 5) fault(proxy);
     });
     return { error: undefined, seen };
   } catch (error) {
@@ -86,14 +93,14 @@ describe('WatchConnection.list', () => {
   });
 
   it('fails, never returns, when the connection is cut in the middle of the list', async () => {
-    const { error, seen } = await readBrokenByProxy((proxy) => proxy.cut());
+    const { error, seen } = await readBrokenByProxy('cut');
     expect(error).toBeInstanceOf(KubeRequestError);
     expect(seen).toBeGreaterThanOrEqual(5);
     expect(seen).toBeLessThan(CONFIGMAPS);
   });
 
   it('fails with a stall when no byte comes for the idle timeout in the middle of the list', async () => {
-    const { error, seen } = await readBrokenByProxy((proxy) => proxy.freeze(), 1_000);
+    const { error, seen } = await readBrokenByProxy('freeze', 1_000);
     expect(error).toBeInstanceOf(WatchStalledError);
     expect(seen).toBeGreaterThanOrEqual(5);
     expect(seen).toBeLessThan(CONFIGMAPS);
@@ -112,15 +119,25 @@ describe('WatchConnection.list', () => {
   });
 
   it('fails when its signal is aborted in the middle of the list', async () => {
-    const connection = new WatchConnection(testEnv().kubeConfig);
+    // The rest of the list never comes (the proxy freezes it), so the read can only end by the abort: a whole list
+    // arriving in one read before the reader saw the fifth item cannot make it succeed, and an abort that did nothing
+    // would end in the idle timeout's WatchStalledError instead.
+    const proxy = await FaultProxy.start(testEnv().kubeConfig.getCurrentCluster()?.server ?? '');
+    proxy.faultAfter(BYTES_BEFORE_FAULT, 'freeze');
+    const connection = new WatchConnection(proxy.kubeConfigThrough(testEnv().kubeConfig));
     const abort = new AbortController();
     let seen = 0;
     const read = connection.list(listRequest(ns.name, abort.signal), () => {
       seen += 1;
       if (seen === 5) abort.abort();
     });
-    await expect(read).rejects.toBeInstanceOf(KubeRequestError);
-    expect(seen).toBeLessThan(CONFIGMAPS);
-    connection.close();
+    try {
+      await expect(read).rejects.toBeInstanceOf(KubeRequestError);
+      expect(seen).toBeGreaterThanOrEqual(5);
+      expect(seen).toBeLessThan(CONFIGMAPS);
+    } finally {
+      connection.close();
+      await proxy.stop();
+    }
   });
 });

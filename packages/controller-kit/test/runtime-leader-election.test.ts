@@ -137,8 +137,9 @@ describe('leader election', () => {
 
   it('releases the Lease on a clean stop so the follower takes over before the lease duration', async () => {
     const lease = 'clean-handover';
-    // A long lease duration makes "took over after the release" distinguishable from "waited for expiry".
-    const timings = { leaseDurationMs: 8_000, renewDeadlineMs: 5_000, retryPeriodMs: 400 };
+    // A lease that outlives the test by far: b can only lead in this test because a released it, never because it
+    // waited out a's lease, however slow the machine (an 8 s lease and "took over in under 8 s" failed on load alone).
+    const timings = { leaseDurationMs: 3_600_000, renewDeadlineMs: 5_000, retryPeriodMs: 400 };
     const a = startCandidate('handover-a', testEnv().kubeConfig, lease, timings);
     await waitFor('a to lead', () => (a.reconciles.length > 0 ? true : undefined));
     const b = startCandidate('handover-b', testEnv().kubeConfig, lease, timings);
@@ -148,12 +149,12 @@ describe('leader election', () => {
     const stoppedAt = performance.now();
     a.stop.abort();
     expect(await a.outcome).toBeUndefined();
-    await waitFor('b to lead', () => b.electedAt, { timeoutMs: timings.leaseDurationMs });
+    // Within the test's own timeout, far inside the lease duration: leading at all proves the takeover by release.
+    await waitFor('b to lead', () => b.electedAt, { timeoutMs: 90_000 });
     const takeoverMs = (b.electedAt ?? 0) - stoppedAt;
     console.info(
       `[runtime] handover after release: ${Math.round(takeoverMs)} ms (lease duration ${timings.leaseDurationMs} ms)`,
     );
-    expect(takeoverMs).toBeLessThan(timings.leaseDurationMs);
     expect(a.reconciles.every((at) => at <= (b.electedAt ?? 0))).toBe(true);
     const after = await admin.get(LEASE_RESOURCE, { namespace: namespace.name, name: lease });
     expect(after.spec?.holderIdentity).toBe('handover-b');

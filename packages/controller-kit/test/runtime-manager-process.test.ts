@@ -93,11 +93,12 @@ const find = (child: RunningChild, msg: string): Record<string, unknown> | undef
 
 /**
  * A child that exits before starting fails at once with its stderr. Otherwise the deadline only guards against a hang:
- * a child spends 2–3 s of CPU loading TypeScript through tsx, which on 2 cores at load average 20+ took over 30 s.
+ * a child spends 2–3 s of CPU loading TypeScript through tsx, which on 2 cores at load average 20+ took over 30 s, and
+ * at load average 40 over 90 s (a 90 s guard failed a run on load alone). No test asserts how long a start takes.
  */
-const CHILD_START_GUARD_MS = 90_000;
+const CHILD_START_GUARD_MS = 240_000;
 /** Hang guard of a test that starts children (two at most) and waits on leases; never a statement about speed. */
-const CHILD_PROCESS_TEST_TIMEOUT_MS = 300_000;
+const CHILD_PROCESS_TEST_TIMEOUT_MS = 600_000;
 
 async function identityOf(child: RunningChild): Promise<string> {
   const started = waitFor('the manager to start', () => find(child, 'starting manager'), {
@@ -180,9 +181,9 @@ describe('manager processes', () => {
       await waitFor(
         'the follower to take the Lease',
         async () => ((await holderOf(lease)) === followerIdentity ? true : undefined),
-        {
-          timeoutMs: LEASE_DURATION_MS * 4,
-        },
+        // Only a hang bound: the takeover's time (a lease duration plus a retry or two, longer on a loaded machine) is
+        // printed below, not asserted. Four lease durations failed runs on load alone.
+        { timeoutMs: 120_000 },
       );
       await waitFor('the new leader to reconcile', () => find(follower, 'reconciled'));
       const takeoverMs = performance.now() - killedAt;
