@@ -43,7 +43,6 @@ export interface PrepareClusterctlOptions {
 }
 
 export async function prepareClusterctl(work: string, options: PrepareClusterctlOptions = {}): Promise<Clusterctl> {
-  const binary = (await ensureClusterctl()).path;
   const version = options.version ?? appsVersion();
   const repository = join(work, 'repository');
   const standIn = await writeStandInRepository(repository);
@@ -51,8 +50,6 @@ export async function prepareClusterctl(work: string, options: PrepareClusterctl
   if (options.previous) writeClusterctlRepository(repository, options.previous.version, options.previous.root);
   const ours = writeClusterctlRepository(repository, version);
   const config = join(work, 'clusterctl.yaml');
-  const home = join(work, 'home');
-  mkdirSync(home, { recursive: true });
   writeFileSync(
     config,
     stringify({
@@ -63,10 +60,44 @@ export async function prepareClusterctl(work: string, options: PrepareClusterctl
       'cert-manager': standIn.config['cert-manager'],
     }),
   );
+  return clusterctlWithConfig({
+    binary: (await ensureClusterctl()).path,
+    work,
+    config,
+    version,
+    standInArgs: standIn.initArgs,
+  });
+}
+
+/** What a clusterctl runner is made of: plain data, so a vitest global setup can hand it to test files. */
+export interface ClusterctlSetup {
+  readonly binary: string;
+  /** Its working directory; HOME is `<work>/home`, so no user configuration or cache takes part. */
+  readonly work: string;
+  /** The `--config` file: providers (file:// URLs) and the cert-manager setting. */
+  readonly config: string;
+  /** The version of Tally's providers `initArgs` installs. */
+  readonly version: string;
+  /** `--core`, `--bootstrap`, `--control-plane` for `clusterctl init`. */
+  readonly standInArgs: readonly string[];
+}
+
+/** A clusterctl runner on an existing configuration (`prepareClusterctl`'s, or the kind lane's own repository). */
+export function clusterctlWithConfig(setup: ClusterctlSetup): Clusterctl {
+  const { binary, work, config, version, standInArgs } = setup;
+  const home = join(work, 'home');
+  mkdirSync(home, { recursive: true });
+  const initArgsAt = (at: string): readonly string[] => [
+    ...standInArgs,
+    '--ipam',
+    `tally:v${at}`,
+    '--infrastructure',
+    `sim:v${at}`,
+  ];
   return {
     version,
-    initArgs: [...standIn.initArgs, '--ipam', `tally:v${version}`, '--infrastructure', `sim:v${version}`],
-    initArgsAt: (at) => [...standIn.initArgs, '--ipam', `tally:v${at}`, '--infrastructure', `sim:v${at}`],
+    initArgs: initArgsAt(version),
+    initArgsAt,
     run: (args, env = {}) =>
       new Promise((resolve) => {
         const started = performance.now();

@@ -16,6 +16,12 @@ import { type Inventory, readInventory } from './inventory.js';
 import type { ManagementCluster } from './management-cluster.js';
 
 /**
+ * What the fleet's helpers need of a management cluster: a testenv one (`startManagementCluster`, controllers as
+ * processes) or the kind lane's (controllers as Pods).
+ */
+export type FleetCluster = Pick<ManagementCluster, 'name' | 'env' | 'kubeConfig' | 'logsHint'>;
+
+/**
  * The fleet every lifecycle test works on: in namespace `fleet`, a Cluster `alpha` on Sim with its control-plane
  * endpoint from a TallyIPPool, two Machines whose SimMachines claim from pools of all four Tally kinds, two Metal3
  * IPClaims (owned by the Machines) of the Cluster's Metal3 IPPool, a claim of no Cluster (`standalone`), a Metal3
@@ -43,7 +49,7 @@ const pool = (kind: keyof typeof POOL_RESOURCES, name: string, spec: object, nam
   spec,
 });
 
-export async function populateFleet(cluster: ManagementCluster): Promise<void> {
+export async function populateFleet(cluster: FleetCluster): Promise<void> {
   const kc = cluster.kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   for (const name of [NAMESPACE, OTHER_NAMESPACE]) await core.createNamespace({ body: { metadata: { name } } });
@@ -185,7 +191,7 @@ export async function populateFleet(cluster: ManagementCluster): Promise<void> {
 }
 
 /** The fleet's inventory on `cluster`, read live. */
-export async function inventory(cluster: ManagementCluster): Promise<Inventory> {
+export async function inventory(cluster: FleetCluster): Promise<Inventory> {
   const client = new Client(cluster.kubeConfig(), { fieldManager: FIELD_MANAGER });
   try {
     return await readInventory(client, [NAMESPACE, OTHER_NAMESPACE]);
@@ -195,7 +201,7 @@ export async function inventory(cluster: ManagementCluster): Promise<Inventory> 
 }
 
 /** Waits until every claim of the fleet is bound and the Cluster's control plane is initialized (move needs it). */
-export async function fleetReady(cluster: ManagementCluster): Promise<Inventory> {
+export async function fleetReady(cluster: FleetCluster): Promise<Inventory> {
   const ready = await eventually(
     'every claim of both APIs bound',
     async () => {
@@ -226,7 +232,7 @@ export /**
  * Every IPAddress of either API has exactly one live ledger entry, naming its claim as it exists on that cluster (same
  * uid), and no live entry names a claim that is gone: a description of what is wrong, or undefined.
  */
-async function ledgerMismatch(cluster: ManagementCluster, inventory: Inventory): Promise<string | undefined> {
+async function ledgerMismatch(cluster: FleetCluster, inventory: Inventory): Promise<string | undefined> {
   const client = new Client(cluster.kubeConfig(), { fieldManager: FIELD_MANAGER });
   try {
     const live = inventory.ledger.filter((entry) => !entry.released);

@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiextensionsV1Api, AppsV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
-import { IPAM_GROUP, PROVIDER_NAME_LABEL } from '@tally-ipam/api-types';
+import { ApiextensionsV1Api, AppsV1Api } from '@kubernetes/client-node';
 import { Client } from '@tally-ipam/controller-kit/client';
-import { LEDGER_RESOURCE, POOL_MOVED_AWAY_REASON, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
 import { type BuiltRelease, buildRelease, writeStandaloneAssets } from '@tally-ipam/release';
 import { CLAIM_RESOURCE, CLUSTER_RESOURCE } from '@tally-ipam/sim-infra';
 import { installCRDs } from '@tally-ipam/testenv';
@@ -13,19 +12,16 @@ import { z } from 'zod';
 import { APPS } from '../apps.js';
 import { eventually } from '../harness.js';
 import { type Clusterctl, expectSuccess, prepareClusterctl } from './clusterctl.js';
-import {
-  CLUSTER,
-  fleetReady,
-  heldTwice,
-  inventory,
-  ledgerMismatch,
-  NAMESPACE,
-  OTHER_NAMESPACE,
-  OUTSIDE_THE_TREE,
-  populateFleet,
-} from './fleet.js';
+import { CLUSTER, fleetReady, inventory, ledgerMismatch, NAMESPACE, OTHER_NAMESPACE, populateFleet } from './fleet.js';
 import { addressesByClaim, describeCounts, exists, type Inventory } from './inventory.js';
 import { type ManagementCluster, startManagementCluster } from './management-cluster.js';
+import {
+  expectMoveThereAndBack,
+  expectUpgradeKept,
+  NEXT_VERSION,
+  providerVersions,
+  upgradeTallyProviders,
+} from './steps.js';
 
 /**
  * A management cluster's life with the real clusterctl, one step after another on the same two clusters (each step
@@ -38,9 +34,6 @@ import { type ManagementCluster, startManagementCluster } from './management-clu
 const progress = (message: string): void => {
   process.stderr.write(`[lifecycle] ${message}\n`);
 };
-
-/** This tree, published as the next minor release after the previous one (both apps carry the same version). */
-const NEXT_VERSION = '0.2.0';
 
 const work = mkdtempSync(join(tmpdir(), 'tally-lifecycle-'));
 let previous: BuiltRelease;
@@ -75,9 +68,6 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const ProviderList = z.object({
-  items: z.array(z.object({ metadata: z.object({ name: z.string() }), version: z.string() })),
-});
 const CRDList = z.object({
   items: z.array(
     z.object({ metadata: z.object({ name: z.string(), labels: z.record(z.string(), z.string()).optional() }) }),
@@ -98,7 +88,7 @@ async function crdsByProvider(): Promise<Record<string, string[]>> {
 }
 
 async function installedProviders(): Promise<string[]> {
-  return Object.keys(await providerVersions()).sort();
+  return Object.keys(await providerVersions(source.kubeConfig())).sort();
 }
 
 async function tallyDeploymentExists(): Promise<boolean> {
@@ -108,179 +98,23 @@ async function tallyDeploymentExists(): Promise<boolean> {
   );
 }
 
-async function providerVersions(): Promise<Record<string, string>> {
-  const list = ProviderList.parse(
-    await source.kubeConfig().makeApiClient(CustomObjectsApi).listCustomObjectForAllNamespaces({
-      group: 'clusterctl.cluster.x-k8s.io',
-      version: 'v1alpha3',
-      plural: 'providers',
-    }),
-  );
-  return Object.fromEntries(list.items.map((provider) => [provider.metadata.name, provider.version]));
-}
-
-/** Both clusters as the move should leave them: `expected` claims on each, every ledger entry matching. */
-async function settled(
-  expected: Record<'source' | 'target', Record<string, string>>,
-): Promise<Record<'source' | 'target', Inventory>> {
-  return eventually(
-    'each cluster to hold exactly the expected claims, each address once, each with one ledger entry',
-    async () => {
-      const [onSource, onTarget] = await Promise.all([inventory(source), inventory(target)]);
-      if (JSON.stringify(addressesByClaim(onSource)) !== JSON.stringify(expected.source)) return undefined;
-      if (JSON.stringify(addressesByClaim(onTarget)) !== JSON.stringify(expected.target)) return undefined;
-      const mismatch = (await ledgerMismatch(source, onSource)) ?? (await ledgerMismatch(target, onTarget));
-      if (mismatch) throw new Error(mismatch);
-      progress(`source: ${describeCounts(onSource)}; target: ${describeCounts(onTarget)}`);
-      return { source: onSource, target: onTarget };
-    },
-    {
-      hint: `${source.logsHint()}; ${target.logsHint()}`,
-      describe: async () => JSON.stringify({ source: await inventory(source), target: await inventory(target) }),
-    },
-  );
-}
-
-async function move(from: ManagementCluster, to: ManagementCluster): Promise<number> {
-  const run = expectSuccess(
-    await clusterctl.run([
-      'move',
-      '--kubeconfig',
-      from.plane.kubeconfigPath,
-      '--to-kubeconfig',
-      to.plane.kubeconfigPath,
-      '--namespace',
-      NAMESPACE,
-    ]),
-  );
-  progress(`clusterctl move ${from.name} → ${to.name} took ${(run.durationMs / 1000).toFixed(1)} s`);
-  return run.durationMs;
-}
-
 describe('a management cluster with a fleet of both APIs, through clusterctl', () => {
   it('upgrade from the previous release to this tree keeps every allocation: nothing re-allocated, nothing released', async () => {
-    const kubeconfig = source.plane.kubeconfigPath;
     await populateFleet(source);
     const before = await fleetReady(source);
     progress(`on ${previous.version}: ${describeCounts(before)}`);
-    expect(await providerVersions()).toMatchObject({
-      'ipam-tally': `v${previous.version}`,
-      'infrastructure-sim': `v${previous.version}`,
-    });
-
-    const plan = expectSuccess(await clusterctl.run(['upgrade', 'plan', '--kubeconfig', kubeconfig]));
-    expect(plan.output).toMatch(
-      new RegExp(`ipam-tally\\s+tally-system\\s+IPAMProvider\\s+v${previous.version}\\s+v${NEXT_VERSION}`),
-    );
-    const applied = expectSuccess(
-      await clusterctl.run([
-        'upgrade',
-        'apply',
-        '--kubeconfig',
-        kubeconfig,
-        '--ipam',
-        `tally-system/tally:v${NEXT_VERSION}`,
-        '--infrastructure',
-        `sim-system/sim:v${NEXT_VERSION}`,
-      ]),
-    );
-    progress(`clusterctl upgrade apply took ${(applied.durationMs / 1000).toFixed(1)} s`);
+    const applied = await upgradeTallyProviders(clusterctl, source, previous.version, NEXT_VERSION);
+    progress(`clusterctl upgrade apply took ${(applied / 1000).toFixed(1)} s`);
     // The release notes' step for Metal3 users: the new asset, server-side (it fixes the CRDs' labels).
     await installCRDs(source.kubeConfig(), writeStandaloneAssets(join(work, 'assets')));
     // The Deployments' rollout: each new replica started beside the old one, which then stops.
     await source.replaceApp('ipam', { mainJs: APPS.ipam.mainJs });
     await source.replaceApp('sim', { mainJs: APPS.sim.mainJs });
-    expect(await providerVersions()).toMatchObject({
-      'ipam-tally': `v${NEXT_VERSION}`,
-      'infrastructure-sim': `v${NEXT_VERSION}`,
-    });
-
-    // The new controller has seen everything (a claim made now is served), and nothing it found changed: the same
-    // IPAddress objects (uids) at the same addresses, the same ledger entries (claim uids, heldSince), none released.
-    const client = new Client(source.kubeConfig(), { fieldManager: 'tally-lifecycle' });
-    onTestFinished(() => client.close());
-    await client.create(CLAIM_RESOURCE, {
-      apiVersion: `${IPAM_GROUP}/v1beta2`,
-      kind: 'IPAddressClaim',
-      metadata: { name: 'after-upgrade', namespace: NAMESPACE },
-      spec: { poolRef: { apiGroup: IPAM_GROUP, kind: 'TallyIPPool', name: 'nodes' } },
-    });
-    const after = await eventually(
-      'the claim made after the upgrade bound, every earlier one as it was',
-      async () => {
-        const current = await inventory(source);
-        if (current.holdings.length !== before.holdings.length + 1) return undefined;
-        const mismatch = await ledgerMismatch(source, current);
-        if (mismatch) throw new Error(mismatch);
-        return current;
-      },
-      { hint: source.logsHint() },
-    );
-    const fresh = after.holdings.find((holding) => holding.claim === `${NAMESPACE}/after-upgrade`);
-    expect(fresh).toBeDefined();
-    expect(after.holdings.filter((holding) => holding !== fresh)).toEqual(before.holdings);
-    expect(before.holdings.map((holding) => holding.address)).not.toContain(fresh?.address);
-    expect(after.ledger.filter((entry) => entry.claim !== `${NAMESPACE}/after-upgrade`)).toEqual(before.ledger);
-    expect(addressesByClaim(after)).toMatchObject(addressesByClaim(before));
-    progress(`on ${NEXT_VERSION}: ${describeCounts(after)}`);
-
-    // The Metal3 CRDs are Metal3's now, whatever the previous release labelled them.
-    const crds = source.kubeConfig().makeApiClient(ApiextensionsV1Api);
-    for (const name of ['ippools.ipam.metal3.io', 'ipclaims.ipam.metal3.io', 'ipaddresses.ipam.metal3.io']) {
-      const crd = await crds.readCustomResourceDefinition({ name });
-      expect(crd.metadata?.labels?.[PROVIDER_NAME_LABEL], name).toBe('ipam-metal3');
-    }
-    // And it releases: the fleet is as it was before the upgrade.
-    await client.delete(CLAIM_RESOURCE, { namespace: NAMESPACE, name: 'after-upgrade' });
-    fleet = await eventually(
-      'the claim made after the upgrade released',
-      async () => {
-        const current = await inventory(source);
-        return JSON.stringify(current.holdings) === JSON.stringify(before.holdings) ? current : undefined;
-      },
-      { hint: source.logsHint() },
-    );
+    fleet = await expectUpgradeKept(source, before, progress);
   });
 
   it("move to another management cluster and back keeps every address of the Cluster's tree; claims outside it stay", async () => {
-    const before = fleet;
-    const all = addressesByClaim(before);
-    const inTree = Object.fromEntries(Object.entries(all).filter(([claim]) => !OUTSIDE_THE_TREE.includes(claim)));
-    const outside = Object.fromEntries(Object.entries(all).filter(([claim]) => OUTSIDE_THE_TREE.includes(claim)));
-    expect(Object.keys(inTree)).toHaveLength(9);
-    expect(Object.keys(outside)).toHaveLength(3);
-    expect(heldTwice([before])).toEqual([]);
-    progress(`before the move, source: ${describeCounts(before)}`);
-
-    const there = await move(source, target);
-    const afterMove = await settled({ source: outside, target: inTree });
-    expect(afterMove.target.clusters).toEqual([`${NAMESPACE}/${CLUSTER}`]);
-    expect(afterMove.target.machines).toEqual([`${NAMESPACE}/m0`, `${NAMESPACE}/m1`]);
-    expect(afterMove.target.pools).toEqual([
-      'GlobalTallyIPPool fleet-v6',
-      'GlobalTallyPrefixPool fleet-v6-prefixes',
-      `IPPool ${NAMESPACE}/provisioning`,
-      `TallyIPPool ${NAMESPACE}/nodes`,
-      `TallyPrefixPool ${NAMESPACE}/pods`,
-    ]);
-    // Global pools are copied, never deleted from the source (clusterctl's rule for cluster-scoped objects); the
-    // Metal3 pool of no Cluster stays with its claim.
-    expect(afterMove.source.pools).toEqual([
-      'GlobalTallyIPPool fleet-v6',
-      'GlobalTallyPrefixPool fleet-v6-prefixes',
-      `IPPool ${NAMESPACE}/static`,
-    ]);
-    expect(heldTwice([afterMove.source, afterMove.target])).toEqual([]);
-    await expectMovedAwayEvent(source);
-
-    const back = await move(target, source);
-    const afterBack = await settled({ source: all, target: {} });
-    expect(afterBack.source.clusters).toEqual([`${NAMESPACE}/${CLUSTER}`]);
-    expect(afterBack.target.clusters).toEqual([]);
-    expect(heldTwice([afterBack.source, afterBack.target])).toEqual([]);
-    progress(
-      `move there ${(there / 1000).toFixed(1)} s, back ${(back / 1000).toFixed(1)} s; before: ${JSON.stringify(all)}`,
-    );
+    await expectMoveThereAndBack(clusterctl, { source, target }, fleet, progress);
   });
 
   it("delete --ipam tally without --include-crd keeps everything and init again serves it unchanged; --include-crd is refused while Tally's objects exist, then takes only Tally's CRDs", async () => {
@@ -393,18 +227,3 @@ describe('a management cluster with a fleet of both APIs, through clusterctl', (
     expect(after.ledger).toEqual([]);
   });
 });
-
-/** The source pool's Event names the claim that did not move. */
-async function expectMovedAwayEvent(cluster: ManagementCluster): Promise<void> {
-  const events = await cluster
-    .kubeConfig()
-    .makeApiClient(EventsV1Api)
-    .listNamespacedEvent({ namespace: NAMESPACE, fieldSelector: 'regarding.kind=TallyIPPool,regarding.name=nodes' });
-  expect(events.items.map((event) => [event.type, event.reason, event.note])).toEqual([
-    [
-      'Warning',
-      POOL_MOVED_AWAY_REASON,
-      expect.stringContaining('for claims that did not move with a Cluster (standalone)'),
-    ],
-  ]);
-}
