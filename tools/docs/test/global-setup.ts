@@ -1,0 +1,3 @@
+import { guideGlobalSetup } from './support/environment.js';
+
+export default guideGlobalSetup();
