@@ -84,7 +84,9 @@ async function candidates(kube: Kube, excerpt: KubeObject): Promise<unknown[]> {
       throw error;
     }
   }
-  return kube.list(excerpt.apiVersion, excerpt.kind, namespace);
+  // A list's items carry no apiVersion and kind; the excerpt prints them as `kubectl get -o yaml` does.
+  const items = await kube.list(excerpt.apiVersion, excerpt.kind, namespace);
+  return items.map((item) => ({ ...item, apiVersion: excerpt.apiVersion, kind: excerpt.kind }));
 }
 
 /** Waits until the API server shows the excerpt; the timeout's message says what differs, field by field. */
