@@ -43,11 +43,17 @@ export type ProvidedApps = Readonly<Record<AppKey, ProvidedApp>>;
 export const APPS_PROVIDE_KEY = 'tallyE2eApps';
 /** Whether the apps' admission webhooks are registered with the API server (not on an external cluster). */
 export const WEBHOOKS_PROVIDE_KEY = 'tallyE2eWebhooks';
+/**
+ * Whether the suite's IPAM controller serves Metal3's API as well (the kind lane's Pods, installed with
+ * `TALLY_IPAM_ENABLE_METAL3=true`); a second controller serving it would contend for the same pools.
+ */
+export const METAL3_PROVIDE_KEY = 'tallyE2eMetal3';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     tallyE2eApps: ProvidedApps;
     tallyE2eWebhooks: boolean;
+    tallyE2eMetal3: boolean;
   }
 }
 

@@ -6,7 +6,15 @@ import { simCRDDirectory } from '@tally-ipam/sim-infra';
 import { createServingCertDir, type ServingCertDir } from '@tally-ipam/testenv';
 import { createGlobalSetup, type GlobalSetup } from '@tally-ipam/testenv/vitest';
 import { z } from 'zod';
-import { APPS, APPS_PROVIDE_KEY, type AppKey, type StartedApp, startApp, WEBHOOKS_PROVIDE_KEY } from './apps.js';
+import {
+  APPS,
+  APPS_PROVIDE_KEY,
+  type AppKey,
+  METAL3_PROVIDE_KEY,
+  type StartedApp,
+  startApp,
+  WEBHOOKS_PROVIDE_KEY,
+} from './apps.js';
 import {
   awaitWebhooksAnswer,
   type RegisteredWebhookConfiguration,
@@ -105,6 +113,8 @@ const setup: GlobalSetup = async (project) => {
       sim: { kind: 'process', pid: sim.process.pid, logPath: sim.process.logPath },
     });
     project.provide(WEBHOOKS_PROVIDE_KEY, withWebhooks);
+    // The suite's IPAM controller runs without --enable-metal3-ipam: metal3.test.ts starts its own.
+    project.provide(METAL3_PROVIDE_KEY, false);
   } catch (error) {
     await teardown();
     throw error;

@@ -1,33 +1,38 @@
 /**
  * The lane's cluster with everything installed, shared by the global setup and the memory bench: stale lane clusters
- * removed, the two apps' daemonless images built and, with the Cluster API manager image, loaded into a new kind
- * cluster; Cluster API core, Tally and Sim installed from their components in the variant without cert-manager
- * (serving certificate Secrets and caBundles issued here), the IPAM controller at `ipamReplicas`; ready once every
- * Deployment rolled out and every webhook answers through its Service.
+ * removed, the two apps' daemonless images built (and, when the lane starts at the previous release, that release's
+ * images from its own tree) and loaded with the Cluster API manager image into a new kind cluster; Metal3's CRDs
+ * applied, then Cluster API core, Tally and Sim installed by the real `clusterctl init` from the lane's repository
+ * (`repository.ts`: the components as the lane renders them, in the variant without cert-manager), the IPAM controller
+ * at `ipamReplicas` serving Metal3's API too; ready once every Deployment rolled out and every webhook answers
+ * through its Service.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import {
-  applyManifests,
-  issueServingCertificates,
-  type Manifest,
-  servingCertificateRequests,
-  withServingCertificateSecrets,
-} from '@tally-ipam/ship';
+import { writeStandaloneAssets } from '@tally-ipam/release';
+import { installCRDs } from '@tally-ipam/testenv';
+import { type ClusterctlSetup, clusterctlWithConfig, expectSuccess } from '../../test/lifecycle/clusterctl.js';
+import { NEXT_VERSION } from '../../test/lifecycle/steps.js';
 import { awaitWebhooksAnswer } from '../../test/webhooks.js';
 import { renderCapiCoreComponents } from './capi-components.js';
 import { createLaneCluster, type LaneCluster, prepareLane, removeStaleLaneClusters } from './kind.js';
-import type { LanePhases } from './provided.js';
+import { buildPreviousImage, type LanePreviousRelease, previousRelease } from './previous-release.js';
+import type { LanePhases, LaneVersions } from './provided.js';
 import {
   buildProviderImage,
   LANE_PROVIDERS,
   type LaneProvider,
+  onLaneNodes,
+  providerMetadataFile,
   renderProviderComponents,
   withReplicas,
 } from './providers.js';
+import { type LaneRelease, laneCertificates, type WithoutCertManager, writeLaneRepository } from './repository.js';
 import { awaitCapiWebhooks, awaitRollout, savePodLogs } from './rollout.js';
 
-const FIELD_MANAGER = 'tally-kind-lane';
 export const LANE_NAMESPACES: readonly string[] = [
   'capi-system',
   LANE_PROVIDERS.ipam.namespace,
@@ -35,10 +40,17 @@ export const LANE_NAMESPACES: readonly string[] = [
 ];
 /** Where the Pods' logs are written when the lane's cluster is deleted. */
 export const LANE_LOG_DIR = fileURLToPath(new URL('../logs/', import.meta.url));
+/** What the lane sets of Tally's clusterctl variables: it serves Metal3's API too (the lifecycle fleet has both). */
+export const LANE_IPAM_VARIABLES: Readonly<Record<string, string>> = { TALLY_IPAM_ENABLE_METAL3: 'true' };
 
 export interface LaneOptions {
   /** Two by default: the chaos test deletes the leader and the other one takes over. */
   readonly ipamReplicas?: number;
+  /**
+   * `previous`: Tally and Sim installed at the previous release, which the lane's lifecycle test upgrades to this
+   * tree before the other files run; `current` (the default): this tree's providers at once.
+   */
+  readonly installFrom?: 'previous' | 'current';
   readonly log: (line: string) => void;
   /** Filled with each phase's wall time as it ends (also when a later phase fails). */
   readonly phases?: LanePhases;
@@ -49,16 +61,35 @@ export interface Lane {
   readonly kubeConfig: KubeConfig;
   readonly ipamReplicas: number;
   readonly phases: LanePhases;
+  /** The lane's clusterctl (its repository holds every version in `versions`), for test files. */
+  readonly clusterctl: ClusterctlSetup;
+  readonly versions: LaneVersions;
   /** Keeps the Pods' logs in LANE_LOG_DIR and deletes the cluster (containers, network, volumes). */
   stop(): Promise<void>;
 }
 
-/** The components with their serving certificates issued here, the cert-manager objects replaced. */
-async function withoutCertManager(manifests: readonly Manifest[]): Promise<Manifest[]> {
-  return withServingCertificateSecrets(
-    manifests,
-    await issueServingCertificates(servingCertificateRequests(manifests)),
+/** One version of both providers, rendered from `providers`' tree with the loaded images, ready for the repository. */
+async function laneRelease(
+  version: string,
+  providers: Readonly<Record<'ipam' | 'sim', LaneProvider>>,
+  images: Readonly<Record<'ipam' | 'sim', string>>,
+  ipamReplicas: number,
+  nodes: readonly string[],
+  withoutCertManager: WithoutCertManager,
+): Promise<LaneRelease> {
+  const ipam = withReplicas(
+    renderProviderComponents(providers.ipam, images.ipam, LANE_IPAM_VARIABLES),
+    providers.ipam.deployment,
+    ipamReplicas,
   );
+  return {
+    version,
+    components: {
+      ipam: await withoutCertManager(onLaneNodes(ipam, nodes)),
+      sim: await withoutCertManager(onLaneNodes(renderProviderComponents(providers.sim, images.sim), nodes)),
+    },
+    metadataFiles: { ipam: providerMetadataFile(providers.ipam), sim: providerMetadataFile(providers.sim) },
+  };
 }
 
 export async function startLane(options: LaneOptions): Promise<Lane> {
@@ -82,7 +113,19 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
     ipam: buildProviderImage(LANE_PROVIDERS.ipam),
     sim: buildProviderImage(LANE_PROVIDERS.sim),
   }));
+  const previous: LanePreviousRelease | undefined =
+    options.installFrom === 'previous' ? await mark('previousRelease', async () => previousRelease(log)) : undefined;
+  // The previous release's images are built while kind creates the cluster (mostly waiting on the node).
+  const previousImages = previous
+    ? (async () => ({
+        ipam: await buildPreviousImage(previous, 'ipam'),
+        sim: await buildPreviousImage(previous, 'sim'),
+      }))()
+    : undefined;
+  previousImages?.catch(() => {});
+  const imagesStarted = performance.now();
   const cluster = await mark('clusterCreate', () => createLaneCluster(`tally-lane-${process.pid}`, log));
+  const work = mkdtempSync(join(tmpdir(), 'tally-lane-clusterctl-'));
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(cluster.kubeconfigPath);
   const stop = async (): Promise<void> => {
@@ -91,25 +134,66 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
       (error: unknown) => log(`the Pods' logs could not be saved: ${String(error)}`),
     );
     await mark('clusterDelete', () => cluster.delete());
+    rmSync(work, { recursive: true, force: true });
   };
   try {
+    const previousTags = await previousImages;
+    if (previousTags) {
+      phases.previousImagesBuild = Math.round(performance.now() - imagesStarted);
+      log(`previous release's images: ${previousTags.ipam}, ${previousTags.sim}`);
+    }
     await mark('imagesLoad', async () => {
       for (const archive of [
         tooling.capiManagerArchive,
         LANE_PROVIDERS.ipam.imageArchive,
         LANE_PROVIDERS.sim.imageArchive,
+        ...(previous ? [previous.providers.ipam.imageArchive, previous.providers.sim.imageArchive] : []),
       ]) {
         await cluster.loadImageArchive(archive);
       }
     });
-    await mark('installs', async () => {
-      await applyManifests(kubeConfig, await withoutCertManager(await renderCapiCoreComponents(log)), FIELD_MANAGER);
-      const install = async (provider: LaneProvider, image: string, replicas: number): Promise<void> => {
-        const manifests = withReplicas(renderProviderComponents(provider, image), provider.deployment, replicas);
-        await applyManifests(kubeConfig, await withoutCertManager(manifests), FIELD_MANAGER);
-      };
-      await install(LANE_PROVIDERS.ipam, images.ipam, ipamReplicas);
-      await install(LANE_PROVIDERS.sim, images.sim, 1);
+    const versions: LaneVersions = {
+      installed: previous ? previous.release.version : NEXT_VERSION,
+      current: NEXT_VERSION,
+      ...(previous ? { previous: previous.release.version } : {}),
+    };
+    const clusterctl = await mark('installs', async () => {
+      const withoutCertManager = laneCertificates();
+      const releases: LaneRelease[] = [];
+      if (previous && previousTags) {
+        releases.push(
+          await laneRelease(
+            versions.installed,
+            previous.providers,
+            previousTags,
+            ipamReplicas,
+            cluster.nodes,
+            withoutCertManager,
+          ),
+        );
+      }
+      releases.push(
+        await laneRelease(NEXT_VERSION, LANE_PROVIDERS, images, ipamReplicas, cluster.nodes, withoutCertManager),
+      );
+      const core = await withoutCertManager(onLaneNodes(await renderCapiCoreComponents(log), cluster.nodes));
+      const setup = await writeLaneRepository(work, core, releases);
+      // Metal3's CRDs before the controller that serves them: the asset the installed release told users to apply.
+      await installCRDs(kubeConfig, [
+        previous
+          ? join(previous.release.root, 'packages/api-types/config/metal3/crd')
+          : (writeStandaloneAssets(join(work, 'assets'))[0] ?? ''),
+      ]);
+      const clusterctl = clusterctlWithConfig(setup);
+      const init = expectSuccess(
+        await clusterctl.run([
+          'init',
+          '--kubeconfig',
+          cluster.kubeconfigPath,
+          ...clusterctl.initArgsAt(versions.installed),
+        ]),
+      );
+      log(`clusterctl init (Tally and Sim v${versions.installed}) took ${(init.durationMs / 1000).toFixed(1)} s`);
+      return setup;
     });
     await mark('rollouts', async () => {
       await Promise.all([
@@ -120,9 +204,9 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
       await awaitCapiWebhooks(kubeConfig);
       await awaitWebhooksAnswer(kubeConfig, ['ipam', 'sim']);
     });
+    return { cluster, kubeConfig, ipamReplicas, phases, clusterctl, versions, stop };
   } catch (error) {
     await stop();
     throw error;
   }
-  return { cluster, kubeConfig, ipamReplicas, phases, stop };
 }

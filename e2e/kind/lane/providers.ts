@@ -67,9 +67,14 @@ export function archiveTag(archive: string): string {
 /**
  * The app's components file, written by its `gen-components --image <image>` into a temporary directory (the
  * components carry a literal image; the release's is `ghcr.io/tally-ipam/<image>:v<version>`, here the tag loaded into
- * kind), the remaining clusterctl variables substituted with their defaults as `clusterctl init` would.
+ * kind), the clusterctl variables substituted as `clusterctl init` would: `variables` where given, the rest with their
+ * defaults. `provider.appDir` may be an earlier release's tree (its own generator renders it).
  */
-export function renderProviderComponents(provider: LaneProvider, image: string): Manifest[] {
+export function renderProviderComponents(
+  provider: LaneProvider,
+  image: string,
+  variables: Readonly<Record<string, string>> = {},
+): Manifest[] {
   const out = mkdtempSync(join(tmpdir(), `tally-lane-${provider.app}-release-`));
   try {
     execFileSync(
@@ -80,10 +85,25 @@ export function renderProviderComponents(provider: LaneProvider, image: string):
       },
     );
     const file = join(out, provider.componentsFile);
-    return parseManifests(substituteVariables(readFileSync(file, 'utf8'), {}), file);
+    return parseManifests(substituteVariables(readFileSync(file, 'utf8'), variables), file);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
+}
+
+/** The provider's clusterctl metadata (its release series), as its generator copies it next to the components. */
+export function providerMetadataFile(provider: LaneProvider): string {
+  return join(provider.appDir, 'metadata.yaml');
+}
+
+/** The same provider in another tree (an earlier release's), its image archive in `imageDir`. */
+export function providerAt(provider: LaneProvider, root: string, imageDir: string): LaneProvider {
+  const app = provider.app === 'ipam' ? 'ipam-controller' : 'sim-infra-controller';
+  return {
+    ...provider,
+    appDir: join(root, 'apps', app),
+    imageArchive: join(imageDir, app, `${app}.tar`),
+  };
 }
 
 /** The Deployment at `replicas` (the lane runs the IPAM controller at 2, with the leader election it ships). */
@@ -93,4 +113,33 @@ export function withReplicas(manifests: readonly Manifest[], deployment: string,
       ? { ...manifest, spec: { ...(manifest.spec as object), replicas } }
       : manifest,
   );
+}
+
+/**
+ * Every Deployment's Pods pinned to the lane's own nodes (`kubernetes.io/hostname` in `nodes`). Sim's simulated
+ * kubelet registers a Node per Machine in each test Cluster's workload cluster, which here is the lane's cluster
+ * itself, and no kubelet runs behind those Nodes: a Pod scheduled there stays Pending. Seen in the lifecycle test,
+ * where the fleet's Nodes `m0` and `m1` exist while `clusterctl upgrade apply` creates the new Tally and Sim Pods.
+ * A lane-only change, as the replicas: a real management cluster is not its own workload cluster.
+ */
+export function onLaneNodes(manifests: readonly Manifest[], nodes: readonly string[]): Manifest[] {
+  return manifests.map((manifest) => {
+    if (manifest.kind !== 'Deployment') return manifest;
+    const spec = (manifest.spec ?? {}) as { template?: { spec?: { affinity?: object } } };
+    const podSpec = spec.template?.spec ?? {};
+    const nodeAffinity = {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [...nodes] }] },
+        ],
+      },
+    };
+    return {
+      ...manifest,
+      spec: {
+        ...spec,
+        template: { ...spec.template, spec: { ...podSpec, affinity: { ...podSpec.affinity, nodeAffinity } } },
+      },
+    };
+  });
 }
