@@ -29,7 +29,7 @@ import { Cache, Client, type KubeObject } from '@tally-ipam/controller-kit';
 import {
   ADDRESS_FINALIZER,
   AddressLedgers,
-  addressLockName,
+  addressEntryKey,
   CLAIM_FINALIZER,
   describePool,
   HOLD_AHEAD_LIMIT,
@@ -175,7 +175,7 @@ async function holdInLedger(client: Client, claim: KubeObject, pool: BenchPool, 
   const namespace = claim.metadata.namespace ?? '';
   const { name } = claim.metadata;
   const held = await ledgerWriterOf(client).hold(
-    { address, prefix: 0, isPrefix: false, lockName: addressLockName(address) },
+    { address, prefix: 0, isPrefix: false, entryKey: addressEntryKey(address) },
     { kind: 'TallyIPPool', name: pool.name, namespace },
     { namespace, name, uid: claim.metadata.uid ?? '' },
     0,

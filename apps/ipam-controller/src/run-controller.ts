@@ -23,7 +23,7 @@ export const setupIPAMController: ControllerAppSetup = (context) =>
 /**
  * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
  * allocations held through the provider's own ledger writer and entry view (one address space, one batching writer),
- * nothing allocated before the provider has imported an older version's locks, and the IPPool update webhook.
+ * and the IPPool update webhook.
  */
 export function ipamControllerSetup(options: { readonly enableMetal3: boolean }): ControllerAppSetup {
   return ({ manager, flags, webhooks }) => {
@@ -34,15 +34,10 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
     };
     const provider = setupIPAMProvider(manager, scope);
     if (options.enableMetal3) {
-      const { ledgers, ledgerEntries } = provider;
-      if (ledgers === undefined || ledgerEntries === undefined) {
-        throw new Error('--enable-metal3-ipam needs the IPAM provider in ledger mode (its default)');
-      }
       const metal3 = setupMetal3IPAM(manager, {
         ...scope,
-        ledgers,
-        ledgerEntries,
-        ledgersComplete: () => provider.ledgersComplete(),
+        ledgers: provider.ledgers,
+        ledgerEntries: provider.ledgerEntries,
       });
       // Taking over from Metal3's controller: its IPAddresses are entered into the ledgers before any claim of
       // either API is given an address, so none of theirs can be handed out again.

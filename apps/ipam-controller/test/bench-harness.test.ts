@@ -112,7 +112,7 @@ describe('writes to one resource, from apiserver_request_total by target (bench/
       ['POST tallyaddressledgers 409', 1],
       ['GET tallyaddressledgers', 5],
       ['LIST tallyaddressledgers', 1],
-      ['POST tallyaddresslocks', 7],
+      ['POST ipaddresses', 7],
       ['PATCH ipaddressclaims/status', 2000],
     ]);
     expect(Object.fromEntries(writesTo(byTarget, 'tallyaddressledgers'))).toEqual({

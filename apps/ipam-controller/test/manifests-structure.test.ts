@@ -11,7 +11,6 @@ describeComponents(IPAM_PROVIDER, {
     'CustomResourceDefinition/globaltallyippools.ipam.cluster.x-k8s.io',
     'CustomResourceDefinition/tallyprefixpools.ipam.cluster.x-k8s.io',
     'CustomResourceDefinition/globaltallyprefixpools.ipam.cluster.x-k8s.io',
-    'CustomResourceDefinition/tallyaddresslocks.ipam.cluster.x-k8s.io',
     'CustomResourceDefinition/tallyaddressledgers.ipam.cluster.x-k8s.io',
     'ServiceAccount/tally-ipam-controller-manager',
     'Role/tally-ipam-leader-election-role',

@@ -51,12 +51,11 @@ function structuralViolations(node: JSONSchemaProps, path: string, out: Violatio
 describe('generated CRDs are structural', () => {
   const files = generatedCRDFiles();
 
-  it('generates the four pool CRDs, the address lock and the address ledger CRDs under CAPI names', () => {
+  it('generates the four pool CRDs and the address ledger CRD under CAPI names', () => {
     expect(files.map((file) => file.crd.metadata.name).sort()).toEqual([
       'globaltallyippools.ipam.cluster.x-k8s.io',
       'globaltallyprefixpools.ipam.cluster.x-k8s.io',
       'tallyaddressledgers.ipam.cluster.x-k8s.io',
-      'tallyaddresslocks.ipam.cluster.x-k8s.io',
       'tallyippools.ipam.cluster.x-k8s.io',
       'tallyprefixpools.ipam.cluster.x-k8s.io',
     ]);
@@ -72,8 +71,8 @@ describe('generated CRDs are structural', () => {
     const root = file.crd.spec.versions[0]?.schema.openAPIV3Schema;
     expect(root?.properties?.metadata).toEqual({ type: 'object' });
     expect(root?.required).toEqual(['spec']);
-    if (file.crd.spec.names.kind === 'TallyAddressLock' || file.crd.spec.names.kind === 'TallyAddressLedger') {
-      // A lock or ledger has no status and is not a Cluster API object users list with `kubectl get cluster-api`.
+    if (file.crd.spec.names.kind === 'TallyAddressLedger') {
+      // A ledger has no status and is not a Cluster API object users list with `kubectl get cluster-api`.
       expect(file.crd.spec.versions[0]?.subresources).toBeUndefined();
       expect(file.crd.spec.scope).toBe('Cluster');
       return;

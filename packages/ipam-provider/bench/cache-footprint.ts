@@ -24,7 +24,7 @@ import {
 } from '@tally-ipam/controller-kit/cache';
 import { compiledSchema } from '@tally-ipam/controller-kit/client';
 import type { z } from 'zod';
-import { ADDRESS_INDEXERS, CLAIM_INDEXERS, LOCK_INDEXERS } from '../src/indexes.js';
+import { ADDRESS_INDEXERS, CLAIM_INDEXERS, HOLDING_INDEXERS } from '../src/indexes.js';
 import { LedgerEntryView } from '../src/ledger/entry-view.js';
 import { LEDGER_RESOURCE, type StoredLedger } from '../src/resources.js';
 
@@ -248,7 +248,7 @@ const view = new LedgerEntryView(
       return { remove: () => {} };
     },
   },
-  LOCK_INDEXERS,
+  HOLDING_INDEXERS,
 );
 
 const before = heapUsed();

@@ -3,7 +3,7 @@ import { type KubeObject, keyOf, type SharedInformer } from '@tally-ipam/control
 /**
  * The objects this process just wrote, as the API server returned them, kept until the informer shows the same or a
  * newer version (kube-scheduler's assume cache). A reconcile that runs again right after its own writes (any event
- * of the claim, its pool or its holdings can queue it then) sees its own finalizer, status, IPAddress and lock instead
+ * of the claim, its pool or its holdings can queue it then) sees its own finalizer, status, IPAddress and holding instead
  * of the informer's older copy: no live read to find what it just created, no write with a stale resourceVersion that
  * can only end in a 409 Conflict.
  *

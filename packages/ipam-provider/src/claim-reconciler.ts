@@ -21,7 +21,7 @@ import {
 import type { Logger } from 'pino';
 import type { AllocationEvents } from './allocation-events.js';
 import type { AssumedObjects } from './assumed-objects.js';
-import { acquireUnit, holdLockOfExisting, releaseSurplusLocks } from './claim/acquire.js';
+import { acquireUnit, holdEntryOfExisting, releaseSurplusHoldings } from './claim/acquire.js';
 import type { CreatedAddresses } from './claim/created-addresses.js';
 import type { HoldAhead } from './claim/hold-ahead.js';
 import {
@@ -40,14 +40,14 @@ import type { ProviderMetrics } from './metrics.js';
 import { pauseReason, poolClusterName } from './pause.js';
 import { describePool, type PoolRef, poolKey, poolRefOfAddress, poolRefOfClaim, samePool } from './pool-ref.js';
 import type { PoolState, PoolStates } from './pool-states.js';
-import type { LockSource } from './resources.js';
+import type { HoldingSource } from './resources.js';
 import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
+  type Holding,
   type StoredAddress,
   type StoredClaim,
   type StoredCluster,
-  type StoredLock,
   type StoredPool,
 } from './resources.js';
 
@@ -56,8 +56,8 @@ export interface ClaimReconcilerDeps {
   readonly cache: Cache;
   readonly claims: SharedInformer<StoredClaim>;
   readonly addresses: SharedInformer<StoredAddress>;
-  /** The holdings of addresses (locks, or ledger entries seen as locks). */
-  readonly locks: LockSource;
+  /** The holdings of addresses (holdings, or ledger entries seen as holdings). */
+  readonly holdings: HoldingSource;
   /** Where the API server decides who holds an address: see `AddressHolds`. */
   readonly holds: AddressHolds;
   readonly clusters: SharedInformer<StoredCluster>;
@@ -65,7 +65,7 @@ export interface ClaimReconcilerDeps {
   readonly assumed: {
     readonly claims: AssumedObjects<StoredClaim>;
     readonly addresses: AssumedObjects<StoredAddress>;
-    readonly locks: AssumedObjects<StoredLock>;
+    readonly holdings: AssumedObjects<Holding>;
   };
   readonly pool: (ref: PoolRef) => StoredPool | undefined;
   readonly states: PoolStates;
@@ -82,9 +82,9 @@ export interface ClaimReconcilerDeps {
 
 /**
  * Reconciles one IPAddressClaim that names a Tally pool, composing its steps: choose an address (claim/choose.ts),
- * acquire its lock (claim/acquire.ts), materialise the IPAddress and the claim status (claim/materialise.ts), or
+ * acquire its holding (claim/acquire.ts), materialise the IPAddress and the claim status (claim/materialise.ts), or
  * release everything once the claim is deleted (claim/release.ts). Level-triggered and idempotent — each step first
- * looks at what already exists (IPAddress, then a lock held for the claim's uid), so a crash between any two writes is
+ * looks at what already exists (IPAddress, then a ledger entry held for the claim's uid), so a crash between any two writes is
  * resumed, never repeated with a different address.
  */
 export class ClaimReconciler implements Reconciler {
@@ -197,7 +197,7 @@ export class ClaimReconciler implements Reconciler {
     const { deps } = this;
     const claimKey = `${claim.metadata.namespace}/${claim.metadata.name}`;
     // The cache may lag behind another replica's IPAddress for this claim. A claim that shows an addressRef had one,
-    // so it is looked up live before anything new is chosen; a claim that never had one goes straight to the lock and
+    // so it is looked up live before anything new is chosen; a claim that never had one goes straight to the holding and
     // the IPAddress create, whose AlreadyExists is the authoritative answer (createAddress). Exhaustion is reported
     // only after a live read too (acquireUnit).
     const existing =
@@ -230,8 +230,8 @@ export class ClaimReconciler implements Reconciler {
   }
 
   /**
-   * The claim's IPAddress exists. If it is ours, make sure its lock is held (after clusterctl move there is none) and
-   * report it; if it is being deleted while the claim lives, let it go — it is re-created identically from the lock.
+   * The claim's IPAddress exists. If it is ours, make sure its address is held in the ledger (after clusterctl move there is none) and
+   * report it; if it is being deleted while the claim lives, let it go — it is re-created identically from the holding.
    */
   private async adoptExisting(
     claim: StoredClaim,
@@ -286,9 +286,9 @@ export class ClaimReconciler implements Reconciler {
         context,
       );
     }
-    const duplicate = await holdLockOfExisting(deps, claim, ref, state, existing, unit, context);
+    const duplicate = await holdEntryOfExisting(deps, claim, ref, state, existing, unit, context);
     if (duplicate) return duplicate;
-    await releaseSurplusLocks(deps, claim, unit.lockName, context);
+    await releaseSurplusHoldings(deps, claim, unit.entryKey, context);
     const completed = await completeAddress(deps, claim, ref, existing, context);
     if (!completed) return { requeue: true };
     deps.states.removeWaiting(ref, `${claim.metadata.namespace}/${claim.metadata.name}`);

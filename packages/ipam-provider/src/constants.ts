@@ -16,11 +16,6 @@ export const POOL_FINALIZER = 'ipam.cluster.x-k8s.io/tally-protect-pool';
  */
 export const REQUESTED_ADDRESS_ANNOTATION = 'tally.ipam.cluster.x-k8s.io/requested-address';
 
-/** Labels on every TallyAddressLock, so the locks of one pool can be selected (`kubectl get taddrlock -l …`). */
-export const LOCK_POOL_KIND_LABEL = 'tally.ipam.cluster.x-k8s.io/pool-kind';
-export const LOCK_POOL_NAME_LABEL = 'tally.ipam.cluster.x-k8s.io/pool-name';
-export const LOCK_POOL_NAMESPACE_LABEL = 'tally.ipam.cluster.x-k8s.io/pool-namespace';
-
 /** Field manager of every write (and the Events' reporting controller prefix). */
 export const DEFAULT_FIELD_MANAGER = 'tally-ipam';
 
@@ -43,14 +38,14 @@ export const EVENT_ADDRESSES_ALLOCATED = 'AddressesAllocated';
 /** At most one pool status write per pool in this interval when only the counts changed (bursts coalesce). */
 export const POOL_STATUS_COALESCE_MS = 2_000;
 
-/** How many candidates one reconcile tries when locks turn out to be held elsewhere, before it requeues. */
-export const MAX_LOCK_ATTEMPTS = 16;
-/** A held lock whose claim is gone and whose address no IPAddress carries is deleted after this age. */
-export const ORPHAN_LOCK_SAFETY_AGE_MS = 60_000;
+/** How many candidates one reconcile tries when holdings turn out to be held elsewhere, before it requeues. */
+export const MAX_HOLD_ATTEMPTS = 16;
+/** A held holding whose claim is gone and whose address no IPAddress carries is deleted after this age. */
+export const ORPHAN_ENTRY_SAFETY_AGE_MS = 60_000;
 
 /**
  * A pool's in-memory state is rebuilt from the informers' stores at most this often, and only when it says the pool has
- * nothing left for a claim: events of a lock created and deleted while a watch was down never arrive, the stores
+ * nothing left for a claim: events of an entry written and dropped while a watch was down never arrive, the stores
  * (relisted) are exact.
  */
 export const POOL_STATE_REBUILD_INTERVAL_MS = 10_000;
@@ -59,7 +54,7 @@ export const POOL_EXHAUSTED_RECHECK_MS = 60_000;
 /** A claim whose address lies in a ledger that does not parse is looked at again this often (a person must fix it). */
 export const UNREADABLE_LEDGER_RECHECK_MS = 30_000;
 /**
- * Longest per-claim retry backoff (client-go's default is 1 000 s). Two replicas or an overlapping pool make lock
+ * Longest per-claim retry backoff (client-go's default is 1 000 s). Two replicas or an overlapping pool make holding
  * conflicts routine, each one doubles the claim's backoff, and a claim is what a Machine waits on: capped so a claim
  * that lost many races is retried within half a minute, while the controller's overall token bucket still protects
  * the API server.

@@ -1,23 +1,41 @@
-import { type Cache, type Client, isConflict, isNotFound } from '@tally-ipam/controller-kit';
 import type { AddressLedgers, HeldUnit } from './ledger/address-ledgers.js';
-import { entryAsLock } from './ledger/entry-view.js';
+import { parseEntryKey } from './ledger/entry-key.js';
+import { holdingOfEntry } from './ledger/entry-view.js';
 import { ledgerNameOf } from './ledger/ledger-name.js';
-import { parseLockName } from './lock-name.js';
-import { type AcquireResult, acquireLock, type LockHolder, releaseLock } from './locks.js';
 import type { PoolRef } from './pool-ref.js';
-import { LOCK_RESOURCE, type StoredLock } from './resources.js';
+import type { Holding, StoredClaim } from './resources.js';
+
+/** The claim a holding is taken for. */
+export interface Holder {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+export function holderOf(claim: StoredClaim): Holder {
+  return {
+    namespace: claim.metadata.namespace ?? '',
+    name: claim.metadata.name,
+    uid: claim.metadata.uid ?? '',
+  };
+}
+
+export type AcquireResult =
+  | { readonly acquired: true; readonly holding: Holding }
+  /** Another claim holds it (or it is a released entry still in its grace period). */
+  | { readonly acquired: false; readonly holder: Holding };
 
 /**
- * Where the API server decides who holds an address: one TallyAddressLock per address (`lockHolds`), or entries of
- * per-block TallyAddressLedgers (`ledgerHolds`). Either way a holding is seen as a `StoredLock` (a ledger entry through
- * `entryAsLock`), so the claim steps, the pool states and the garbage collector do not depend on which.
+ * Where the API server decides who holds an address: entries of per-block TallyAddressLedgers. A holding is a ledger
+ * entry seen as an object of its own (`holdingOfEntry`), so the claim steps, the pool states and the garbage collector
+ * read one holding per address while the API server keeps one object per block.
  */
 export interface AddressHolds {
-  /** Takes `unit` for `holder` (the lock rules: ours again, stale name or cooled release taken over, else refused). */
+  /** Takes `unit` for `holder` (the holding rules: ours again, stale name or cooled release taken over, else refused). */
   acquire(
     unit: HeldUnit,
     pool: PoolRef,
-    holder: LockHolder,
+    holder: Holder,
     reuseGracePeriodMs: number,
     signal: AbortSignal,
   ): Promise<AcquireResult>;
@@ -26,33 +44,27 @@ export interface AddressHolds {
    * `background`: the caller will not wait for it (see `backgroundReleases`), so it may be batched with later releases.
    */
   release(
-    lock: StoredLock,
+    holding: Holding,
     keepAsReleased: boolean,
     now: Date,
     signal: AbortSignal,
     options?: ReleaseOptions,
   ): Promise<void>;
   /** The holding of a key as the API server has it now. */
-  live(key: string, signal: AbortSignal): Promise<StoredLock | undefined>;
+  live(key: string, signal: AbortSignal): Promise<Holding | undefined>;
   /** Removes exactly this holding (garbage collection): nothing if it changed since it was read. */
-  drop(lock: StoredLock, signal: AbortSignal): Promise<void>;
+  drop(holding: Holding, signal: AbortSignal): Promise<void>;
   /**
    * Gives back the holding of `key` if, and only if, the API server shows it held for `claimUID` — decided inside the
-   * write, so the caller needs no read first. Absent where a release needs the holding's own identity (locks).
+   * write, so the caller needs no read first.
    */
-  releaseIfHeldBy?(
+  releaseIfHeldBy(
     key: string,
     claimUID: string,
     keepAsReleased: boolean,
     now: Date,
     options?: ReleaseOptions,
   ): Promise<void>;
-  /**
-   * Whether a deleted claim's releases may be left to finish after its finalizer is removed: true for ledgers, whose
-   * releases of one block are then written together (an entry left by a crash meanwhile is an orphan, which the garbage
-   * collector drops); false for locks, released one by one before the finalizer goes.
-   */
-  readonly backgroundReleases: boolean;
   /** Whether this process has a release of `key` for `claimUID` queued or in flight (ledgers; no request). */
   releasing(key: string, claimUID: string): boolean;
 }
@@ -62,39 +74,17 @@ export interface ReleaseOptions {
   readonly background?: boolean | undefined;
 }
 
-export function lockHolds(client: Client, cache: Cache, now: () => number): AddressHolds {
-  return {
-    acquire: (unit, pool, holder, reuseGracePeriodMs, signal) =>
-      acquireLock(unit, pool, holder, { client, cache, now, reuseGracePeriodMs, signal }),
-    release: (lock, keepAsReleased, at, signal) => releaseLock(lock, keepAsReleased, client, at, signal),
-    backgroundReleases: false,
-    releasing: () => false,
-    live: (key, signal) => cache.liveGet(LOCK_RESOURCE, { name: key }, signal),
-    drop: async (lock, signal) => {
-      try {
-        await client.delete(
-          LOCK_RESOURCE,
-          { name: lock.metadata.name },
-          { preconditions: { uid: lock.metadata.uid, resourceVersion: lock.metadata.resourceVersion }, signal },
-        );
-      } catch (error) {
-        if (!isNotFound(error) && !isConflict(error)) throw error;
-      }
-    },
-  };
+function unitOfHolding(holding: Holding): HeldUnit {
+  const isPrefix = holding.spec.prefix !== undefined;
+  return { address: holding.spec.address, prefix: holding.spec.prefix ?? 0, isPrefix, entryKey: holding.metadata.name };
 }
 
-function unitOfLock(lock: StoredLock): HeldUnit {
-  const isPrefix = lock.spec.prefix !== undefined;
-  return { address: lock.spec.address, prefix: lock.spec.prefix ?? 0, isPrefix, lockName: lock.metadata.name };
-}
-
-/** The unit an entry key (a lock name) stands for; undefined for a name no address has. */
+/** The unit an entry key (a holding name) stands for; undefined for a name no address has. */
 export function heldUnitOfKey(key: string): HeldUnit | undefined {
-  const value = parseLockName(key);
+  const value = parseEntryKey(key);
   if (!value) return undefined;
   const isPrefix = value.kind === 'prefix';
-  return { address: value.address, prefix: isPrefix ? value.prefixLength : 0, isPrefix, lockName: key };
+  return { address: value.address, prefix: isPrefix ? value.prefixLength : 0, isPrefix, entryKey: key };
 }
 
 export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
@@ -104,13 +94,13 @@ export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
       const ledger = ledgers.ledger(ledgerNameOf(unit));
       if (!ledger) throw new Error(`TallyAddressLedger ${ledgerNameOf(unit)} vanished right after its write`);
       if (result.ok) {
-        if (!result.entry) throw new Error(`ledger hold of ${unit.lockName} answered without an entry`);
-        return { acquired: true, lock: entryAsLock(result.entry, ledger) };
+        if (!result.entry) throw new Error(`ledger hold of ${unit.entryKey} answered without an entry`);
+        return { acquired: true, holding: holdingOfEntry(result.entry, ledger) };
       }
-      return { acquired: false, holder: entryAsLock(result.holder, ledger) };
+      return { acquired: false, holder: holdingOfEntry(result.holder, ledger) };
     },
-    release: async (lock, keepAsReleased, at, _signal, options) => {
-      await ledgers.release(unitOfLock(lock), lock.spec.claimRef.uid, keepAsReleased ? at : undefined, {
+    release: async (holding, keepAsReleased, at, _signal, options) => {
+      await ledgers.release(unitOfHolding(holding), holding.spec.claimRef.uid, keepAsReleased ? at : undefined, {
         coalesce: options?.background,
       });
     },
@@ -120,7 +110,6 @@ export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
         await ledgers.release(unit, claimUID, keepAsReleased ? at : undefined, { coalesce: options?.background });
       }
     },
-    backgroundReleases: true,
     releasing: (key, claimUID) => {
       const unit = heldUnitOfKey(key);
       return unit !== undefined && ledgers.isReleasing(unit, claimUID);
@@ -129,19 +118,19 @@ export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
       const unit = heldUnitOfKey(key);
       if (!unit) return undefined;
       const found = await ledgers.liveLedgerEntry(ledgerNameOf(unit), key, signal);
-      return found ? entryAsLock(found.entry, found.ledger) : undefined;
+      return found ? holdingOfEntry(found.entry, found.ledger) : undefined;
     },
-    drop: async (lock) => {
-      await ledgers.submit(ledgerNameOf(unitOfLock(lock)), {
+    drop: async (holding) => {
+      await ledgers.submit(ledgerNameOf(unitOfHolding(holding)), {
         kind: 'drop',
         observed: {
-          key: lock.metadata.name,
-          address: lock.spec.address,
-          ...(lock.spec.prefix === undefined ? {} : { prefix: lock.spec.prefix }),
-          poolRef: lock.spec.poolRef,
-          claimRef: lock.spec.claimRef,
-          heldSince: lock.metadata.creationTimestamp ?? '',
-          ...(lock.spec.releasedAt === undefined ? {} : { releasedAt: lock.spec.releasedAt }),
+          key: holding.metadata.name,
+          address: holding.spec.address,
+          ...(holding.spec.prefix === undefined ? {} : { prefix: holding.spec.prefix }),
+          poolRef: holding.spec.poolRef,
+          claimRef: holding.spec.claimRef,
+          heldSince: holding.metadata.creationTimestamp ?? '',
+          ...(holding.spec.releasedAt === undefined ? {} : { releasedAt: holding.spec.releasedAt }),
         },
       });
     },

@@ -1,5 +1,6 @@
 /**
- * @tally-ipam/ipam-provider: the Cluster API IPAM provider — IPAddressClaim, pool and address-lock controllers on a
+ * @tally-ipam/ipam-provider: the Cluster API IPAM provider — IPAddressClaim and pool controllers and the ledger
+ * garbage collector on a
  * controller-kit Manager, with address uniqueness enforced by the API server.
  */
 
@@ -21,18 +22,15 @@ export {
   EVENT_ALLOCATION_FAILED,
   EVENT_DUPLICATE_ADDRESS,
   EVENT_POOL_EXHAUSTED,
-  LOCK_POOL_KIND_LABEL,
-  LOCK_POOL_NAME_LABEL,
-  LOCK_POOL_NAMESPACE_LABEL,
-  MAX_LOCK_ATTEMPTS,
-  ORPHAN_LOCK_SAFETY_AGE_MS,
+  MAX_HOLD_ATTEMPTS,
+  ORPHAN_ENTRY_SAFETY_AGE_MS,
   POOL_EXHAUSTED_RECHECK_MS,
   POOL_FINALIZER,
   POOL_STATE_REBUILD_INTERVAL_MS,
   POOL_STATUS_COALESCE_MS,
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
-export { type AddressHolds, heldUnitOfKey, ledgerHolds, lockHolds } from './holds.js';
+export { type AcquireResult, type AddressHolds, type Holder, heldUnitOfKey, holderOf, ledgerHolds } from './holds.js';
 export {
   AddressLedgers,
   type AddressLedgersOptions,
@@ -40,7 +38,8 @@ export {
   RELEASE_COALESCE_MS,
   type SubmitOptions,
 } from './ledger/address-ledgers.js';
-export { entryAsLock, LedgerEntryView } from './ledger/entry-view.js';
+export { addressEntryKey, type EntryKeyValue, parseEntryKey, prefixEntryKey } from './ledger/entry-key.js';
+export { holdingOfEntry, LedgerEntryView } from './ledger/entry-view.js';
 export {
   applyOperations,
   decideHold,
@@ -50,8 +49,6 @@ export {
   type WantedEntry,
 } from './ledger/ledger-entries.js';
 export { ADDRESS_BLOCK_BITS, type LedgerUnit, ledgerNameOf } from './ledger/ledger-name.js';
-export { LockFenceMissingError, type LockMigrationResult, migrateLocksToLedgers } from './ledger/lock-migration.js';
-export { addressLockName, type LockedValue, parseLockName, prefixLockName } from './lock-name.js';
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 export { describePool, type PoolRef, poolKey } from './pool-ref.js';
 export { PoolState, PoolStates } from './pool-states.js';
@@ -67,14 +64,13 @@ export {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
+  Holding,
   LEDGER_RESOURCE,
-  LOCK_RESOURCE,
   POOL_RESOURCES,
   StoredAddress,
   StoredClaim,
   StoredCluster,
   StoredLedger,
-  StoredLock,
   StoredPool,
 } from './resources.js';
 // The pool admission webhooks (src/webhooks, built on the IPAMProvider view). `describePool` and `PoolAllocation`

@@ -1,20 +1,20 @@
 import { formatIP, parseIP } from '@tally-ipam/allocator';
 import { clusterNameOf } from '@tally-ipam/controller-kit';
 import type { Indexers } from '@tally-ipam/controller-kit/cache';
-import { poolKey, poolRefOfAddress, poolRefOfClaim, poolRefOfLock } from './pool-ref.js';
-import type { StoredAddress, StoredClaim, StoredLock } from './resources.js';
+import { poolKey, poolRefOfAddress, poolRefOfClaim, poolRefOfHolding } from './pool-ref.js';
+import type { Holding, StoredAddress, StoredClaim } from './resources.js';
 
 /**
  * Cache indexes. Each answers one question without scanning the store; the values are built by the same helpers the
  * reconcilers use, so a lookup and a write can never disagree on a key.
  */
 
-/** Claims, IPAddresses and locks by the pool they refer to (`poolKey`). */
+/** Claims, IPAddresses and holdings by the pool they refer to (`poolKey`). */
 export const POOL_INDEX = 'tally.poolKey';
 /** IPAddresses by pool and canonical address: does any IPAddress of this pool carry this address? */
 export const POOL_ADDRESS_INDEX = 'tally.poolAddress';
-/** Locks by the uid of the claim holding them: a crash between lock and IPAddress is resumed from here. */
-export const LOCK_CLAIM_UID_INDEX = 'tally.claimUID';
+/** Holdings by the uid of the claim holding them: a crash between holding and IPAddress is resumed from here. */
+export const HOLDING_CLAIM_UID_INDEX = 'tally.claimUID';
 /** Claims by `namespace/clusterName`, for the Cluster watch. */
 export const CLAIM_CLUSTER_INDEX = 'tally.cluster';
 
@@ -51,17 +51,17 @@ export function addressPoolAddressIndex(address: StoredAddress): readonly string
   return ref ? [poolAddressKey(poolKey(ref), address.spec.address)] : [];
 }
 
-export function lockPoolIndex(lock: StoredLock): readonly string[] {
-  const ref = poolRefOfLock(lock);
+export function holdingPoolIndex(holding: Holding): readonly string[] {
+  const ref = poolRefOfHolding(holding);
   return ref ? [poolKey(ref)] : [];
 }
 
-export function lockClaimUIDIndex(lock: StoredLock): readonly string[] {
-  return [lock.spec.claimRef.uid];
+export function holdingClaimUIDIndex(holding: Holding): readonly string[] {
+  return [holding.spec.claimRef.uid];
 }
 
 /**
- * The indexes the provider's informers (and the ledger entry view, for locks) carry: one definition for the provider,
+ * The indexes the provider's informers (and the ledger entry view, for holdings) carry: one definition for the provider,
  * its tests and its cache benchmark, so none of them measures or exercises a cache the provider does not build.
  */
 export const CLAIM_INDEXERS: Indexers<StoredClaim> = {
@@ -72,7 +72,7 @@ export const ADDRESS_INDEXERS: Indexers<StoredAddress> = {
   [POOL_INDEX]: addressPoolIndex,
   [POOL_ADDRESS_INDEX]: addressPoolAddressIndex,
 };
-export const LOCK_INDEXERS: Indexers<StoredLock> = {
-  [POOL_INDEX]: lockPoolIndex,
-  [LOCK_CLAIM_UID_INDEX]: lockClaimUIDIndex,
+export const HOLDING_INDEXERS: Indexers<Holding> = {
+  [POOL_INDEX]: holdingPoolIndex,
+  [HOLDING_CLAIM_UID_INDEX]: holdingClaimUIDIndex,
 };

@@ -11,9 +11,9 @@ export interface ProviderMetrics {
   readonly allocations: Counter<'kind' | 'result'>;
   /** `tally_ipam_releases_total{kind}` */
   readonly releases: Counter<'kind'>;
-  /** `tally_ipam_allocation_duration_seconds{kind}`: choosing, locking and creating the IPAddress. */
+  /** `tally_ipam_allocation_duration_seconds{kind}`: choosing, holding and creating the IPAddress. */
   readonly allocationDuration: Histogram<'kind'>;
-  /** `tally_ipam_release_duration_seconds{kind}`: deleting the IPAddress and releasing the lock. */
+  /** `tally_ipam_release_duration_seconds{kind}`: deleting the IPAddress and releasing the holding. */
   readonly releaseDuration: Histogram<'kind'>;
 }
 
@@ -64,7 +64,7 @@ export function providerMetrics(registry: Registry): ProviderMetrics {
       () =>
         new Histogram({
           name: 'tally_ipam_allocation_duration_seconds',
-          help: 'Time from choosing an address to its IPAddress existing (lock and IPAddress creates included).',
+          help: 'Time from choosing an address to its IPAddress existing (holding and IPAddress creates included).',
           labelNames: ['kind'] as const,
           buckets: DURATION_BUCKETS,
           registers: [registry],
@@ -76,7 +76,7 @@ export function providerMetrics(registry: Registry): ProviderMetrics {
       () =>
         new Histogram({
           name: 'tally_ipam_release_duration_seconds',
-          help: 'Time to release an address: IPAddress deleted, lock released or deleted, claim finalizer removed.',
+          help: 'Time to release an address: IPAddress deleted, ledger entry released or dropped, claim finalizer removed.',
           labelNames: ['kind'] as const,
           buckets: DURATION_BUCKETS,
           registers: [registry],

@@ -28,21 +28,21 @@ import {
   type TallyPoolKind,
   type TallyPrefixPoolSpec,
 } from '@tally-ipam/api-types';
-import { addressLockName, prefixLockName } from './lock-name.js';
+import { addressEntryKey, prefixEntryKey } from './ledger/entry-key.js';
 import { reservationIssues } from './reservations.js';
 
 /**
  * One pool's spec turned into allocation state, the same for address pools and prefix pools: a unit is an address
- * (IP pools) or an aligned prefix (prefix pools), carrying what the IPAddress and the lock need.
+ * (IP pools) or an aligned prefix (prefix pools), carrying what the IPAddress and the holding need.
  */
 export interface AllocationUnit {
   /** Canonical text of the address (for a prefix: its network address). */
   readonly address: string;
   /** The IPAddress `spec.prefix`: the pool's `prefix` for IP pools, the allocation length for prefix pools. */
   readonly prefix: number;
-  /** Name of the TallyAddressLock that reserves it. */
-  readonly lockName: string;
-  /** True for prefix allocations (their locks carry `spec.prefix`). */
+  /** Key of the ledger entry that holds it (`addressEntryKey` / `prefixEntryKey`). */
+  readonly entryKey: string;
+  /** True for prefix allocations (their holdings carry `spec.prefix`). */
   readonly isPrefix: boolean;
 }
 
@@ -57,13 +57,13 @@ export interface PoolAllocation {
   allocate(): AllocationUnit;
   /** Exactly this address or prefix text; throws AllocationError with the reason it cannot be had. */
   allocateSpecific(text: string, options?: { ignoreGracePeriod?: boolean }): AllocationUnit;
-  /** The unit an IPAddress / lock spec describes; undefined when its text does not parse. */
+  /** The unit an IPAddress / holding spec describes; undefined when its text does not parse. */
   unitOf(address: string, prefix: number): AllocationUnit | undefined;
   markAllocated(unit: AllocationUnit): void;
   release(unit: AllocationUnit, releasedAtMs: number): boolean;
   markReleased(unit: AllocationUnit, releasedAtMs: number): void;
   isAllocated(unit: AllocationUnit): boolean;
-  /** True when the spec allows this unit (another pool's lock on it then blocks this pool too). */
+  /** True when the spec allows this unit (another pool's holding on it then blocks this pool too). */
   covers(unit: AllocationUnit): boolean;
   counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint };
 }
@@ -71,7 +71,7 @@ export interface PoolAllocation {
 export type PoolAllocationBuild = { ok: true; allocation: PoolAllocation } | { ok: false; message: string };
 
 function addressUnit(ip: IP, prefix: number): AllocationUnit {
-  return { address: formatIP(ip), prefix, lockName: addressLockName(ip), isPrefix: false };
+  return { address: formatIP(ip), prefix, entryKey: addressEntryKey(ip), isPrefix: false };
 }
 
 function prefixUnit(prefix: Prefix): AllocationUnit {
@@ -79,7 +79,7 @@ function prefixUnit(prefix: Prefix): AllocationUnit {
   return {
     address: formatIP(network),
     prefix: prefix.prefixLength,
-    lockName: prefixLockName(network, prefix.prefixLength),
+    entryKey: prefixEntryKey(network, prefix.prefixLength),
     isPrefix: true,
   };
 }

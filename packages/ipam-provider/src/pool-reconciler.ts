@@ -39,13 +39,19 @@ import { pauseReason, poolClusterName } from './pause.js';
 import { describePool, type PoolRef, poolKey, poolRefOfAddress } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
 import type { PoolStatusBudget } from './pool-status-budget.js';
-import { ADDRESS_RESOURCE, type LockSource, POOL_RESOURCES, type StoredCluster, type StoredPool } from './resources.js';
+import {
+  ADDRESS_RESOURCE,
+  type HoldingSource,
+  POOL_RESOURCES,
+  type StoredCluster,
+  type StoredPool,
+} from './resources.js';
 
 export interface PoolReconcilerDeps {
   readonly client: Client;
   readonly cache: Cache;
   readonly pools: (ref: PoolRef) => StoredPool | undefined;
-  readonly locks: LockSource;
+  readonly holdings: HoldingSource;
   readonly clusters: SharedInformer<StoredCluster>;
   readonly states: PoolStates;
   readonly metrics: ProviderMetrics;
@@ -69,7 +75,7 @@ const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).option
  * Reconciles one pool kind (namespaced or global): the finalizer that keeps a pool with allocations, the status
  * counts from the allocation state (never from a previous status), and the `Ready` condition with observedGeneration.
  *
- * IPAddress and lock events re-queue the pool (not while a write is deferred: see `statusWriteDeferred`), so in a
+ * IPAddress and holding events re-queue the pool (not while a write is deferred: see `statusWriteDeferred`), so in a
  * burst of allocations the counts change with every claim.
  * A write that changes only the counts (and the condition's message, which quotes them) is coalesced: at most one per
  * pool every `POOL_STATUS_COALESCE_MS`, the last one deferred until then — so a burst of 2,000 allocations costs a few
@@ -205,7 +211,7 @@ export class PoolReconciler implements Reconciler {
     return summary.dueInMs;
   }
 
-  /** A deleting pool keeps its finalizer while any IPAddress or held lock still refers to it. */
+  /** A deleting pool keeps its finalizer while any IPAddress or held holding still refers to it. */
   private async reconcileDelete(pool: StoredPool, ref: PoolRef, context: ReconcileContext): Promise<Result> {
     const { deps } = this;
     if (!hasFinalizer(pool, POOL_FINALIZER)) return {};
@@ -218,9 +224,9 @@ export class PoolReconciler implements Reconciler {
       const addressRef = poolRefOfAddress(address);
       return addressRef !== undefined && poolKey(addressRef) === poolKey(ref);
     });
-    const held = deps.locks.store
+    const held = deps.holdings.store
       .byIndex(POOL_INDEX, poolKey(ref))
-      .filter((lock) => lock.spec.releasedAt === undefined);
+      .filter((holding) => holding.spec.releasedAt === undefined);
     if (inUse.length > 0 || held.length > 0) {
       const names = inUse
         .slice(0, 5)

@@ -5,7 +5,7 @@ import {
   TALLY_POOL_KINDS,
   type TallyPoolKind,
 } from '@tally-ipam/api-types';
-import type { StoredAddress, StoredClaim, StoredLock, StoredPool } from './resources.js';
+import type { Holding, StoredAddress, StoredClaim, StoredPool } from './resources.js';
 
 /**
  * One Tally pool, named without ambiguity: a namespaced pool by kind, namespace and name; a global pool by kind and
@@ -23,7 +23,7 @@ export function poolKey(ref: PoolRef): string {
   return `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
 }
 
-/** The pool as a lock or ledger entry names it: `{apiGroup, kind, name, namespace?}`. */
+/** The pool as a holding or ledger entry names it: `{apiGroup, kind, name, namespace?}`. */
 export function tallyPoolReference(pool: PoolRef): {
   apiGroup: string;
   kind: string;
@@ -74,8 +74,8 @@ export function poolRefOfAddress(address: StoredAddress): PoolRef | undefined {
   return refIn(ref.kind, ref.name, address.metadata.namespace);
 }
 
-export function poolRefOfLock(lock: StoredLock): PoolRef | undefined {
-  const ref = lock.spec.poolRef;
+export function poolRefOfHolding(holding: Holding): PoolRef | undefined {
+  const ref = holding.spec.poolRef;
   if (ref.apiGroup !== TALLY_GROUP || !isPoolKind(ref.kind)) return undefined;
   return refIn(ref.kind, ref.name, ref.namespace);
 }

@@ -3,25 +3,25 @@ import type { Logger } from 'pino';
 import { POOL_STATE_REBUILD_INTERVAL_MS } from './constants.js';
 import { POOL_ADDRESS_INDEX, POOL_INDEX, poolAddressKey } from './indexes.js';
 import { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
-import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock } from './pool-ref.js';
-import type { LockSource, StoredAddress, StoredLock, StoredPool } from './resources.js';
+import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfHolding } from './pool-ref.js';
+import type { Holding, HoldingSource, StoredAddress, StoredPool } from './resources.js';
 
 /**
  * The allocation state of one pool, kept in memory like kube-scheduler's "assume" cache: an allocation is marked
  * used the moment it is chosen (so concurrent reconciles of this process never pick the same address) and is
- * confirmed by the API server when the TallyAddressLock is created. The state is only an optimisation — the lock is
+ * confirmed by the API server when the ledger entry is written. The state is only an optimisation — the holding is
  * what makes an address unique — so a stale state costs a retry (409 → next candidate), never a duplicate.
  */
 export class PoolState {
   readonly key: string;
-  /** Addresses chosen by a reconcile whose lock may not be in the cache yet, by lock name. */
+  /** Addresses chosen by a reconcile whose holding may not be in the cache yet, by holding name. */
   private readonly assumed = new Map<string, { readonly unit: AllocationUnit; readonly claimUID: string }>();
   /**
-   * Assumed addresses whose lock or IPAddress was deleted while they were assumed: the deletion could not free them
+   * Assumed addresses whose holding or IPAddress was deleted while they were assumed: the deletion could not free them
    * then (the reconcile was still deciding), so settling the assumption must (see `PoolStates.settleAssumed`).
    */
   private readonly goneWhileAssumed = new Set<string>();
-  /** Addresses this pool's spec allows but another pool holds a lock on (overlapping ranges). */
+  /** Addresses this pool's spec allows but another pool holds (overlapping ranges). */
   private readonly foreign = new Set<string>();
   /** Static reservations: held for their claim, never handed to another, never freed by a release. */
   private readonly reserved = new Set<string>();
@@ -41,24 +41,24 @@ export class PoolState {
       const unit = this.allocation.unitOf(address, 0);
       if (!unit) continue;
       this.allocation.markAllocated(unit);
-      this.reserved.add(unit.lockName);
+      this.reserved.add(unit.entryKey);
     }
   }
 
-  isReserved(lockName: string): boolean {
-    return this.reserved.has(lockName);
+  isReserved(entryKey: string): boolean {
+    return this.reserved.has(entryKey);
   }
 
   /** Frees an address of this pool unless it is a reservation (which stays held for its claim). */
   release(unit: AllocationUnit, atMs: number): boolean {
-    if (this.reserved.has(unit.lockName)) return false;
+    if (this.reserved.has(unit.entryKey)) return false;
     return this.allocation.release(unit, atMs);
   }
 
   /** Records that a reconcile took `unit` for a claim (the allocator already marked it used). */
   assume(unit: AllocationUnit, claimUID: string): void {
     this.allocation.markAllocated(unit);
-    this.assumed.set(unit.lockName, { unit, claimUID });
+    this.assumed.set(unit.entryKey, { unit, claimUID });
   }
 
   /** Takes over the assumptions (and deletions seen during them) of the state this one replaces. */
@@ -66,38 +66,38 @@ export class PoolState {
     for (const { unit, claimUID } of previous.assumed.values()) {
       if (!this.allocation.covers(unit)) continue;
       this.assume(unit, claimUID);
-      if (previous.goneWhileAssumed.has(unit.lockName)) this.goneWhileAssumed.add(unit.lockName);
+      if (previous.goneWhileAssumed.has(unit.entryKey)) this.goneWhileAssumed.add(unit.entryKey);
     }
   }
 
-  isAssumed(lockName: string): boolean {
-    return this.assumed.has(lockName);
+  isAssumed(entryKey: string): boolean {
+    return this.assumed.has(entryKey);
   }
 
   /**
-   * The lock is now visible in the cache (or the attempt failed): the lock itself speaks for the address. True when a
-   * lock or IPAddress of this address was deleted while it was assumed (the caller must then decide whether to free it).
+   * The holding is now visible in the cache (or the attempt failed): the holding itself speaks for the address. True when a
+   * holding or IPAddress of this address was deleted while it was assumed (the caller must then decide whether to free it).
    */
-  forgetAssumed(lockName: string): boolean {
-    this.assumed.delete(lockName);
-    return this.goneWhileAssumed.delete(lockName);
+  forgetAssumed(entryKey: string): boolean {
+    this.assumed.delete(entryKey);
+    return this.goneWhileAssumed.delete(entryKey);
   }
 
-  /** A lock or IPAddress of an assumed address was deleted: remembered for when the assumption is settled. */
-  noteGoneWhileAssumed(lockName: string): void {
-    if (this.assumed.has(lockName)) this.goneWhileAssumed.add(lockName);
+  /** A holding or IPAddress of an assumed address was deleted: remembered for when the assumption is settled. */
+  noteGoneWhileAssumed(entryKey: string): void {
+    if (this.assumed.has(entryKey)) this.goneWhileAssumed.add(entryKey);
   }
 
-  /** Another pool holds the lock of an address this pool could hand out. */
+  /** Another pool holds the holding of an address this pool could hand out. */
   markForeign(unit: AllocationUnit): void {
-    if (this.foreign.has(unit.lockName)) return;
+    if (this.foreign.has(unit.entryKey)) return;
     this.allocation.markAllocated(unit);
-    this.foreign.add(unit.lockName);
+    this.foreign.add(unit.entryKey);
   }
 
-  /** Frees an address held by another pool's lock; true if it was one. */
+  /** Frees an address held by another pool's holding; true if it was one. */
   releaseForeign(unit: AllocationUnit, atMs: number): boolean {
-    if (!this.foreign.delete(unit.lockName)) return false;
+    if (!this.foreign.delete(unit.entryKey)) return false;
     this.allocation.release(unit, atMs);
     return true;
   }
@@ -117,20 +117,20 @@ export type PoolStateLookup =
 export interface PoolStatesOptions {
   readonly pools: (ref: PoolRef) => StoredPool | undefined;
   readonly addresses: SharedInformer<StoredAddress>;
-  readonly locks: LockSource;
+  readonly holdings: HoldingSource;
   readonly clock: () => number;
   readonly logger: Logger;
   /** Called when addresses of a pool became free, so claims waiting on it can be re-queued. */
   readonly onSpaceFreed: (poolKey: string, waitingClaims: readonly string[]) => void;
 }
 
-function releasedAtMs(lock: StoredLock): number | undefined {
-  return lock.spec.releasedAt === undefined ? undefined : Date.parse(lock.spec.releasedAt);
+function releasedAtMs(holding: Holding): number | undefined {
+  return holding.spec.releasedAt === undefined ? undefined : Date.parse(holding.spec.releasedAt);
 }
 
 /**
- * Every pool's state, built on first use from the pool spec, the pool's IPAddresses and its locks (never from a
- * status), rebuilt when the pool's generation changes, and kept current otherwise from IPAddress and lock events.
+ * Every pool's state, built on first use from the pool spec, the pool's IPAddresses and its holdings (never from a
+ * status), rebuilt when the pool's generation changes, and kept current otherwise from IPAddress and holding events.
  */
 export class PoolStates {
   private readonly states = new Map<string, PoolState>();
@@ -143,10 +143,10 @@ export class PoolStates {
       onUpdate: (_, address) => this.addressSeen(address),
       onDelete: (address) => this.addressGone(address),
     });
-    options.locks.addEventHandler({
-      onAdd: (lock) => this.lockSeen(lock),
-      onUpdate: (_, lock) => this.lockSeen(lock),
-      onDelete: (lock) => this.lockGone(lock),
+    options.holdings.addEventHandler({
+      onAdd: (holding) => this.holdingSeen(holding),
+      onUpdate: (_, holding) => this.holdingSeen(holding),
+      onDelete: (holding) => this.holdingGone(holding),
     });
   }
 
@@ -171,7 +171,7 @@ export class PoolStates {
   /**
    * Rebuilds a pool's state from the informers' stores and returns it — when `current` says the pool has nothing left
    * for a claim — at most once per `POOL_STATE_REBUILD_INTERVAL_MS` per pool (undefined otherwise). The state follows
-   * lock and IPAddress events, and a lock created and deleted while a watch was down (a kube-apiserver restart) sends
+   * holding and IPAddress events, and an entry written and dropped while a watch was down (a kube-apiserver restart) sends
    * none, so an address can stay used in memory with nothing holding it; the stores, relisted, are exact. In-flight
    * assumptions carry over. When the rebuild frees addresses, the claims waiting on the pool are woken.
    */
@@ -236,20 +236,20 @@ export class PoolStates {
       const unit = allocation.unitOf(address.spec.address, address.spec.prefix);
       if (unit) allocation.markAllocated(unit);
     }
-    for (const lock of this.options.locks.store.byIndex(POOL_INDEX, key)) {
-      const unit = allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+    for (const holding of this.options.holdings.store.byIndex(POOL_INDEX, key)) {
+      const unit = allocation.unitOf(holding.spec.address, holding.spec.prefix ?? 0);
       if (!unit) continue;
-      const released = releasedAtMs(lock);
+      const released = releasedAtMs(holding);
       if (released === undefined) allocation.markAllocated(unit);
       else if (!allocation.isAllocated(unit)) allocation.markReleased(unit, released);
     }
-    // Locks of other pools on addresses this pool could hand out: the pools overlap, and the lock wins.
-    for (const lock of this.options.locks.store.list()) {
-      if (lock.spec.releasedAt !== undefined) continue;
-      const lockRef = poolRefOfLock(lock);
-      if (lockRef && poolKey(lockRef) === key) continue;
-      const unit = allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
-      if (unit && unit.lockName === lock.metadata.name && allocation.covers(unit) && !allocation.isAllocated(unit)) {
+    // Holdings of other pools on addresses this pool could hand out: the pools overlap, and the holding wins.
+    for (const holding of this.options.holdings.store.list()) {
+      if (holding.spec.releasedAt !== undefined) continue;
+      const holdingRef = poolRefOfHolding(holding);
+      if (holdingRef && poolKey(holdingRef) === key) continue;
+      const unit = allocation.unitOf(holding.spec.address, holding.spec.prefix ?? 0);
+      if (unit && unit.entryKey === holding.metadata.name && allocation.covers(unit) && !allocation.isAllocated(unit)) {
         state.markForeign(unit);
       }
     }
@@ -258,14 +258,14 @@ export class PoolStates {
   }
 
   /**
-   * Ends a reconcile's assumption of `unit` without it having taken the address (its lock create lost, or it gave the
-   * lock back). Normally the lock's own events keep the address right; but a deletion seen while the address was
-   * assumed was skipped, and nothing else would free the address: free it now unless a lock or IPAddress still holds
-   * it, and wake the claims waiting for space. Freeing too eagerly costs at most a 409 (the lock decides), holding on
+   * Ends a reconcile's assumption of `unit` without it having taken the address (its ledger write lost, or it gave the
+   * holding back). Normally the holding's own events keep the address right; but a deletion seen while the address was
+   * assumed was skipped, and nothing else would free the address: free it now unless a holding or IPAddress still holds
+   * it, and wake the claims waiting for space. Freeing too eagerly costs at most a 409 (the holding decides), holding on
    * would lose the address until the pool's state is rebuilt.
    */
   settleAssumed(state: PoolState, unit: AllocationUnit): void {
-    if (!state.forgetAssumed(unit.lockName) || this.stillHeld(state, unit)) return;
+    if (!state.forgetAssumed(unit.entryKey) || this.stillHeld(state, unit)) return;
     state.release(unit, this.options.clock());
     this.notifyFreed(state.key);
   }
@@ -290,40 +290,40 @@ export class PoolStates {
     if (!state) return;
     const unit = state.allocation.unitOf(address.spec.address, address.spec.prefix);
     if (!unit) return;
-    if (state.isAssumed(unit.lockName)) {
-      state.noteGoneWhileAssumed(unit.lockName);
+    if (state.isAssumed(unit.entryKey)) {
+      state.noteGoneWhileAssumed(unit.entryKey);
       return;
     }
     if (this.stillHeld(state, unit)) return;
-    const lock = this.options.locks.store.get(unit.lockName);
-    state.release(unit, (lock && releasedAtMs(lock)) ?? this.options.clock());
+    const holding = this.options.holdings.store.get(unit.entryKey);
+    state.release(unit, (holding && releasedAtMs(holding)) ?? this.options.clock());
     this.notifyFreed(state.key);
   }
 
-  /** An address stays allocated while any IPAddress of the pool carries it or a held lock of the pool names it. */
+  /** An address stays allocated while any IPAddress of the pool carries it or a held holding of the pool names it. */
   private stillHeld(state: PoolState, unit: AllocationUnit): boolean {
     if (this.options.addresses.store.byIndex(POOL_ADDRESS_INDEX, poolAddressKey(state.key, unit.address)).length > 0) {
       return true;
     }
-    const lock = this.options.locks.store.get(unit.lockName);
-    if (!lock || lock.spec.releasedAt !== undefined) return false;
-    const lockRef = poolRefOfLock(lock);
-    return lockRef !== undefined && poolKey(lockRef) === state.key;
+    const holding = this.options.holdings.store.get(unit.entryKey);
+    if (!holding || holding.spec.releasedAt !== undefined) return false;
+    const holdingRef = poolRefOfHolding(holding);
+    return holdingRef !== undefined && poolKey(holdingRef) === state.key;
   }
 
-  private lockSeen(lock: StoredLock): void {
-    const ref = poolRefOfLock(lock);
+  private holdingSeen(holding: Holding): void {
+    const ref = poolRefOfHolding(holding);
     const ownKey = ref ? poolKey(ref) : undefined;
-    const released = releasedAtMs(lock);
+    const released = releasedAtMs(holding);
     for (const state of this.states.values()) {
-      const unit = state.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
-      if (!unit || unit.lockName !== lock.metadata.name) continue;
+      const unit = state.allocation.unitOf(holding.spec.address, holding.spec.prefix ?? 0);
+      if (!unit || unit.entryKey !== holding.metadata.name) continue;
       if (state.key === ownKey) {
-        state.forgetAssumed(unit.lockName);
+        state.forgetAssumed(unit.entryKey);
         if (released === undefined) {
           state.allocation.markAllocated(unit);
         } else if (!this.stillHeld(state, unit)) {
-          if (!state.release(unit, released) && !state.isReserved(unit.lockName)) {
+          if (!state.release(unit, released) && !state.isReserved(unit.entryKey)) {
             state.allocation.markReleased(unit, released);
           }
           this.notifyFreed(state.key);
@@ -336,20 +336,20 @@ export class PoolStates {
     }
   }
 
-  private lockGone(lock: StoredLock): void {
-    const ref = poolRefOfLock(lock);
+  private holdingGone(holding: Holding): void {
+    const ref = poolRefOfHolding(holding);
     const ownKey = ref ? poolKey(ref) : undefined;
     const now = this.options.clock();
     for (const state of this.states.values()) {
-      const unit = state.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
-      if (!unit || unit.lockName !== lock.metadata.name) continue;
+      const unit = state.allocation.unitOf(holding.spec.address, holding.spec.prefix ?? 0);
+      if (!unit || unit.entryKey !== holding.metadata.name) continue;
       if (state.key === ownKey) {
-        if (state.isAssumed(unit.lockName)) {
-          state.noteGoneWhileAssumed(unit.lockName);
+        if (state.isAssumed(unit.entryKey)) {
+          state.noteGoneWhileAssumed(unit.entryKey);
           continue;
         }
         if (this.stillHeld(state, unit)) continue;
-        state.release(unit, releasedAtMs(lock) ?? now);
+        state.release(unit, releasedAtMs(holding) ?? now);
         this.notifyFreed(state.key);
       } else if (state.releaseForeign(unit, now)) {
         this.notifyFreed(state.key);

@@ -66,7 +66,7 @@ export function clusterAvailablePredicate<T extends KubeObject>(): Predicate<T> 
   };
 }
 
-/** Deletions only (the lock watch of the claim controller: a lock removed under a live claim is re-taken). */
+/** Deletions only (the holding watch of the claim controller: a holding removed under a live claim is re-taken). */
 export function deletedPredicate<T extends KubeObject>(): Predicate<T> {
   return { create: () => false, update: () => false, delete: () => true, generic: () => false };
 }

@@ -23,23 +23,22 @@ import { CreatedAddresses } from './claim/created-addresses.js';
 import { HoldAhead } from './claim/hold-ahead.js';
 import { ClaimReconciler } from './claim-reconciler.js';
 import { CLAIM_MAX_RETRY_DELAY_MS, CLAIM_RETRY_BURST, CLAIM_RETRY_QPS } from './constants.js';
-import { ledgerHolds, lockHolds } from './holds.js';
+import { ledgerHolds } from './holds.js';
 import {
   ADDRESS_INDEXERS,
   CLAIM_CLUSTER_INDEX,
   CLAIM_INDEXERS,
-  LOCK_CLAIM_UID_INDEX,
-  LOCK_INDEXERS,
+  HOLDING_CLAIM_UID_INDEX,
+  HOLDING_INDEXERS,
   POOL_INDEX,
 } from './indexes.js';
 import { newIPPoolReconciler } from './ip-pool-reconciler.js';
 import { AddressLedgers } from './ledger/address-ledgers.js';
 import { LedgerEntryView } from './ledger/entry-view.js';
-import { migrateLocksToLedgers } from './ledger/lock-migration.js';
-import { heldByCachedClaim, LockReconciler } from './lock-reconciler.js';
+import { heldByCachedClaim, LedgerCollector } from './ledger-collector.js';
 import { providerMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';
-import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfLock, poolRefOfPool } from './pool-ref.js';
+import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfHolding, poolRefOfPool } from './pool-ref.js';
 import { PoolStates } from './pool-states.js';
 import { PoolStatusBudget } from './pool-status-budget.js';
 import {
@@ -54,13 +53,12 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
+  type Holding,
+  type HoldingSource,
   LEDGER_RESOURCE,
-  LOCK_RESOURCE,
-  type LockSource,
   POOL_RESOURCES,
   type StoredAddress,
   type StoredClaim,
-  type StoredLock,
   type StoredPool,
 } from './resources.js';
 
@@ -75,8 +73,8 @@ export interface IPAMProviderOptions {
   readonly fieldManager?: string | undefined;
   /** Milliseconds since the epoch; the clock of grace periods, release times and conditions. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
-  /** Age after which a lock without claim and without IPAddress is deleted. Default 60 s. */
-  readonly orphanLockSafetyAgeMs?: number | undefined;
+  /** Age after which a holding without claim and without IPAddress is deleted. Default 60 s. */
+  readonly orphanEntrySafetyAgeMs?: number | undefined;
   /**
    * The rate of routine AddressAllocated Events on claims and of their summaries on pools (see `AllocationEvents`).
    * Default `DEFAULT_ALLOCATION_EVENTS`: 25 at once, then 1 per second; summaries at most every 10 s per pool.
@@ -87,13 +85,6 @@ export interface IPAMProviderOptions {
    * `POOL_STATUS_COALESCE_MS`). Default `POOL_STATUS_WRITES_PER_SECOND` (2).
    */
   readonly poolStatusWritesPerSecond?: number | undefined;
-  /**
-   * The retired allocation store of Tally 0.1: one TallyAddressLock per address instead of the per-block
-   * TallyAddressLedgers. Kept only so that the migration can be tested against a provider of the old kind running on
-   * the same API server (it needs a lock CRD that still accepts creates, which this version does not ship). Default
-   * false: ledgers, with every lock found at start imported and deleted before the first allocation.
-   */
-  readonly retiredAddressLocks?: boolean | undefined;
 }
 
 /** An IPAddress allocated from a pool, as the cache holds it. */
@@ -129,19 +120,13 @@ export interface IPAMProvider {
   waitForSync(signal: AbortSignal): Promise<boolean>;
   /**
    * The process's one writer of TallyAddressLedgers, for other IPAM controllers of the process (a Metal3 IPClaim
-   * controller) to hold addresses through the same batching writer; undefined in the retired lock mode.
+   * controller) to hold addresses through the same batching writer.
    */
-  readonly ledgers: AddressLedgers | undefined;
-  /** The ledger entries as locks, from the process's one ledger informer; undefined in the retired lock mode. */
-  readonly ledgerEntries: LedgerEntryView | undefined;
+  readonly ledgers: AddressLedgers;
+  /** The ledger entries as holdings, from the process's one ledger informer. */
+  readonly ledgerEntries: LedgerEntryView;
   /**
-   * Resolves once the ledgers hold every allocation: TallyAddressLocks of an older version imported (a rejection is
-   * retried on the next call). Other IPAM controllers of the process allocate nothing before it, as this one does.
-   */
-  ledgersComplete(): Promise<unknown>;
-  /**
-   * Adds a barrier: no IPAddressClaim is reconciled (so none gets a new address) before it resolves, after the lock
-   * import. Another IPAM controller of the process uses it to enter addresses only it knows (Metal3 IPAddresses) into
+   * Adds a barrier: no IPAddressClaim is reconciled (so none gets a new address) before it resolves. Another IPAM controller of the process uses it to enter addresses only it knows (Metal3 IPAddresses) into
    * the ledgers at start. A rejection is retried at the next reconcile; the barrier should memoize its success.
    */
   addAllocationBarrier(barrier: () => Promise<unknown>): void;
@@ -167,9 +152,9 @@ function closingRunnable(client: Client): { needLeaderElection: false; start(sig
 
 /**
  * Registers Tally's caches and controllers on a controller-kit Manager: the IPAddressClaim controller, one pool
- * controller per pool kind and the address-lock garbage collector. Call before `manager.start`. Safe to run in any
+ * controller per pool kind and the ledger garbage collector. Call before `manager.start`. Safe to run in any
  * number of processes against one API server at once (leader election on or off): uniqueness is enforced by the
- * API server through the TallyAddressLock names, not by this process's memory.
+ * API server through the ledgers' resourceVersions, not by this process's memory.
  */
 export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions = {}): IPAMProvider {
   const namespace = options.namespace || undefined;
@@ -191,28 +176,12 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     namespace,
     indexers: ADDRESS_INDEXERS,
   });
-  const ledgerInformer = options.retiredAddressLocks ? undefined : cache.informerFor(LEDGER_RESOURCE);
-  const ledgers = ledgerInformer ? new AddressLedgers({ client, store: ledgerInformer.store, now }) : undefined;
-  const ledgerEntries = ledgerInformer ? new LedgerEntryView(ledgerInformer, LOCK_INDEXERS) : undefined;
-  const locks: LockSource = ledgerEntries ?? cache.informerFor(LOCK_RESOURCE, { indexers: LOCK_INDEXERS });
-  const holds = ledgers ? ledgerHolds(ledgers) : lockHolds(client, cache, now);
-  // Ledgers: nothing is allocated before every lock of an older version is imported (retried until it succeeds).
-  let migration: Promise<unknown> | undefined;
+  const ledgerInformer = cache.informerFor(LEDGER_RESOURCE);
+  const ledgers = new AddressLedgers({ client, store: ledgerInformer.store, now });
+  const ledgerEntries = new LedgerEntryView(ledgerInformer, HOLDING_INDEXERS);
+  const holdings: HoldingSource = ledgerEntries;
+  const holds = ledgerHolds(ledgers);
   const allocationBarriers: (() => Promise<unknown>)[] = [];
-  const migrated = (): Promise<unknown> => {
-    if (!ledgers) return Promise.resolve();
-    migration ??= migrateLocksToLedgers(client, ledgers).then(
-      (result) => {
-        if (result.imported > 0) logger.info(result, 'TallyAddressLocks imported into TallyAddressLedgers and deleted');
-        return result;
-      },
-      (error: unknown) => {
-        migration = undefined;
-        throw error;
-      },
-    );
-    return migration;
-  };
   const clusters = cache.informerFor(CLUSTER_RESOURCE, { namespace });
   const poolScope = (kind: TallyPoolKind): { namespace?: string | undefined } =>
     isClusterScopedPoolKind(kind) ? {} : { namespace };
@@ -223,7 +192,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const assumed = {
     claims: new AssumedObjects(claims),
     addresses: new AssumedObjects(addresses),
-    locks: new AssumedObjects(locks),
+    holdings: new AssumedObjects(holdings),
   };
   const assumedPools = new Map<TallyPoolKind, AssumedObjects<StoredPool>>(
     [...poolInformers].map(([kind, informer]) => [kind, new AssumedObjects(informer)]),
@@ -253,7 +222,6 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     },
     reconciler: {
       reconcile: async (request, context) => {
-        await migrated();
         for (const barrier of allocationBarriers) await barrier();
         return claimReconciler.reconcile(request, context);
       },
@@ -272,7 +240,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const states = new PoolStates({
     pools: poolOf,
     addresses,
-    locks,
+    holdings,
     clock: now,
     logger,
     onSpaceFreed: (_pool, waitingClaims) => {
@@ -285,13 +253,13 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     claimFilters.every((predicate) => predicate.generic?.({ object: claim }) ?? true);
   const createdAddresses = new CreatedAddresses();
   const claimReconciler = new ClaimReconciler({
-    holdAhead: ledgers ? new HoldAhead(servesClaim) : undefined,
+    holdAhead: new HoldAhead(servesClaim),
     createdAddresses,
     client,
     cache,
     claims,
     addresses,
-    locks,
+    holdings,
     holds,
     clusters,
     assumed,
@@ -313,11 +281,11 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const holdsAnotherAddress = (address: StoredAddress): boolean => {
     const uid = address.metadata.ownerReferences?.find((owner) => owner.controller === true)?.uid;
     if (!uid) return true;
-    return [...locks.store.byIndex(LOCK_CLAIM_UID_INDEX, uid), ...assumed.locks.pending()].some(
-      (lock) =>
-        lock.spec.claimRef.uid === uid &&
-        lock.spec.releasedAt === undefined &&
-        lock.spec.address !== address.spec.address,
+    return [...holdings.store.byIndex(HOLDING_CLAIM_UID_INDEX, uid), ...assumed.holdings.pending()].some(
+      (holding) =>
+        holding.spec.claimRef.uid === uid &&
+        holding.spec.releasedAt === undefined &&
+        holding.spec.address !== address.spec.address,
     );
   };
   claimController.owns(ADDRESS_RESOURCE, {
@@ -356,36 +324,36 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     ],
     { namespace, predicates: [clusterAvailablePredicate()] },
   );
-  const claimOfLock = (lock: StoredLock): ObjectKey => ({
-    namespace: lock.spec.claimRef.namespace,
-    name: lock.spec.claimRef.name,
+  const claimOfHolding = (holding: Holding): ObjectKey => ({
+    namespace: holding.spec.claimRef.namespace,
+    name: holding.spec.claimRef.name,
   });
-  const ownClaimOfLock = (lock: StoredLock): ObjectKey[] =>
-    isIPAddressClaimReference(lock.spec.claimRef) ? [claimOfLock(lock)] : [];
+  const ownClaimOfHolding = (holding: Holding): ObjectKey[] =>
+    isIPAddressClaimReference(holding.spec.claimRef) ? [claimOfHolding(holding)] : [];
   // An entry held for a claim whose IPAddress carries another address is a surplus (a hold made ahead, or by another
   // replica, that lost the race for the IPAddress): the claim's reconcile gives it back.
-  const surplusOf = (lock: StoredLock): ObjectKey[] =>
-    ownClaimOfLock(lock).filter((key) => {
+  const surplusOf = (holding: Holding): ObjectKey[] =>
+    ownClaimOfHolding(holding).filter((key) => {
       const address = addresses.store.get(`${key.namespace}/${key.name}`);
-      return address !== undefined && address.spec.address !== lock.spec.address && lock.spec.releasedAt === undefined;
+      return (
+        address !== undefined && address.spec.address !== holding.spec.address && holding.spec.releasedAt === undefined
+      );
     });
-  if (ledgers)
-    locks.addEventHandler({
-      onAdd: (lock) => {
-        for (const key of surplusOf(lock)) claimController.enqueue(key);
-      },
-      onDelete: (lock) => {
-        for (const key of ownClaimOfLock(lock)) claimController.enqueue(key);
-      },
-    });
-  else claimController.watches(LOCK_RESOURCE, ownClaimOfLock, { predicates: [deletedPredicate()] });
+  holdings.addEventHandler({
+    onAdd: (holding) => {
+      for (const key of surplusOf(holding)) claimController.enqueue(key);
+    },
+    onDelete: (holding) => {
+      for (const key of ownClaimOfHolding(holding)) claimController.enqueue(key);
+    },
+  });
   manager.add(claimController);
 
   const poolDeps = {
     client,
     cache,
     pools: poolOf,
-    locks,
+    holdings,
     clusters,
     states,
     metrics,
@@ -423,86 +391,81 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
         namespace,
         predicates: [clusterAvailablePredicate()],
       });
-    const poolOfLock = (lock: StoredLock): void => {
-      for (const key of countsChangedIn(poolRefOfLock(lock))) controller.enqueue(key);
+    const poolOfHolding = (holding: Holding): void => {
+      for (const key of countsChangedIn(poolRefOfHolding(holding))) controller.enqueue(key);
     };
-    if (ledgers) {
-      locks.addEventHandler({
-        onAdd: poolOfLock,
-        onUpdate: (_old, lock) => poolOfLock(lock),
-        onDelete: poolOfLock,
-      });
-    } else controller.watches(LOCK_RESOURCE, (lock: StoredLock) => toPool(poolRefOfLock(lock)));
+    holdings.addEventHandler({
+      onAdd: poolOfHolding,
+      onUpdate: (_old, holding) => poolOfHolding(holding),
+      onDelete: poolOfHolding,
+    });
     poolControllers.set(kind, controller);
     manager.add(controller);
   }
 
-  const lockKey = (lock: StoredLock): ObjectKey => ({ name: lock.metadata.name });
-  const locksOfClaim = (claim: StoredClaim): ObjectKey[] =>
-    locks.store.byIndex(LOCK_CLAIM_UID_INDEX, claim.metadata.uid ?? '').map(lockKey);
-  const locksOfAddress = (address: StoredAddress): ObjectKey[] => {
+  const holdingKey = (holding: Holding): ObjectKey => ({ name: holding.metadata.name });
+  const holdingsOfClaim = (claim: StoredClaim): ObjectKey[] =>
+    holdings.store.byIndex(HOLDING_CLAIM_UID_INDEX, claim.metadata.uid ?? '').map(holdingKey);
+  const holdingsOfAddress = (address: StoredAddress): ObjectKey[] => {
     const ref = poolRefOfAddress(address);
     if (!ref) return [];
-    return locks.store
+    return holdings.store
       .byIndex(POOL_INDEX, poolKey(ref))
-      .filter((lock) => lock.spec.address === address.spec.address)
-      .map(lockKey);
+      .filter((holding) => holding.spec.address === address.spec.address)
+      .map(holdingKey);
   };
-  const locksOfPool = (pool: KubeObject): ObjectKey[] => {
+  const holdingsOfPool = (pool: KubeObject): ObjectKey[] => {
     const ref = poolRefOfPool(pool as StoredPool);
-    return ref ? locks.store.byIndex(POOL_INDEX, poolKey(ref)).map(lockKey) : [];
+    return ref ? holdings.store.byIndex(POOL_INDEX, poolKey(ref)).map(holdingKey) : [];
   };
-  const lockController = new Controller({
-    name: 'tally-addresslock',
-    // With ledgers the requests are entry keys, enqueued from the entry view below; ledger events enqueue nothing.
-    for: ledgerInformer ? LEDGER_RESOURCE : LOCK_RESOURCE,
-    ...(ledgerInformer
-      ? {
-          forOptions: {
-            predicates: [{ create: () => false, update: () => false, delete: () => false, generic: () => false }],
-          },
-        }
-      : {}),
-    reconciler: new LockReconciler({
+  const collectorController = new Controller({
+    name: 'tally-ledger-collector',
+    // The requests are entry keys, enqueued from the entry view below; ledger events enqueue nothing.
+    for: LEDGER_RESOURCE,
+    forOptions: {
+      predicates: [{ create: () => false, update: () => false, delete: () => false, generic: () => false }],
+    },
+    reconciler: new LedgerCollector({
       client,
       cache,
-      locks,
+      holdings,
       holds,
       addresses,
       claims,
       states,
       now,
       namespace,
-      orphanSafetyAgeMs: options.orphanLockSafetyAgeMs,
+      orphanSafetyAgeMs: options.orphanEntrySafetyAgeMs,
     }),
     cache,
     registry: manager.registry,
     logger,
     maxConcurrentReconciles: 2,
   })
-    // A lock has no owner reference, so nothing else looks at it when what it stands for goes away: the locks of a
+    // A holding has no owner reference, so nothing else looks at it when what it stands for goes away: the holdings of a
     // deleted claim (clusterctl move removes the claim's finalizer and deletes it on the source), of a deleted
-    // IPAddress and of a deleted pool (released locks of a LeastRecentlyReleased pool) are looked at again at once.
-    .watches(CLAIM_RESOURCE, (claim: StoredClaim) => locksOfClaim(claim), {
+    // IPAddress and of a deleted pool (released holdings of a LeastRecentlyReleased pool) are looked at again at once.
+    .watches(CLAIM_RESOURCE, (claim: StoredClaim) => holdingsOfClaim(claim), {
       namespace,
       predicates: [deletedPredicate()],
     })
-    .watches(ADDRESS_RESOURCE, (address: StoredAddress) => locksOfAddress(address), {
+    .watches(ADDRESS_RESOURCE, (address: StoredAddress) => holdingsOfAddress(address), {
       namespace,
       predicates: [deletedPredicate()],
     });
   for (const kind of TALLY_POOL_KINDS) {
-    lockController.watches(POOL_RESOURCES[kind], locksOfPool, { ...poolScope(kind), predicates: [deletedPredicate()] });
+    collectorController.watches(POOL_RESOURCES[kind], holdingsOfPool, {
+      ...poolScope(kind),
+      predicates: [deletedPredicate()],
+    });
   }
-  if (ledgers) {
-    // Every allocation adds an entry held for a live claim, which the garbage collector would only look at and leave:
-    // those are not queued (one reconcile per allocation saved). The claim's deletion queues them (claim watch above).
-    const collectable = (lock: StoredLock): void => {
-      if (!heldByCachedClaim(lock, claims)) lockController.enqueue(lockKey(lock));
-    };
-    locks.addEventHandler({ onAdd: collectable, onUpdate: (_old, lock) => collectable(lock) });
-  }
-  manager.add(lockController);
+  // Every allocation adds an entry held for a live claim, which the garbage collector would only look at and leave:
+  // those are not queued (one reconcile per allocation saved). The claim's deletion queues them (claim watch above).
+  const collectable = (holding: Holding): void => {
+    if (!heldByCachedClaim(holding, claims)) collectorController.enqueue(holdingKey(holding));
+  };
+  holdings.addEventHandler({ onAdd: collectable, onUpdate: (_old, holding) => collectable(holding) });
+  manager.add(collectorController);
 
   const viewInformers: SharedInformer<KubeObject>[] = [
     addresses as unknown as SharedInformer<KubeObject>,
@@ -511,7 +474,6 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   return {
     ledgers,
     ledgerEntries,
-    ledgersComplete: migrated,
     addAllocationBarrier: (barrier) => {
       allocationBarriers.push(barrier);
     },

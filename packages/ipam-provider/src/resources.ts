@@ -1,14 +1,14 @@
 import {
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
+  LedgerClaimReference,
+  LedgerPoolReference,
   StoredObjectMeta as StoredMeta,
   TALLY_ADDRESS_LEDGER_KIND,
-  TALLY_ADDRESS_LOCK_KIND,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
   TALLY_V1ALPHA1_API_VERSION,
   TallyAddressLedger,
-  TallyAddressLock,
   type TallyPoolKind,
 } from '@tally-ipam/api-types';
 import { type SharedInformer, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
@@ -28,11 +28,26 @@ export {
  * The resources the provider reads and writes, each with the zod schema its objects are parsed with where they enter
  * (cache and client). Objects read from the API server always have a name, so the schemas require one.
  */
-export const StoredLock = TallyAddressLock.extend({ metadata: StoredMeta });
-export type StoredLock = z.infer<typeof StoredLock>;
 
-/** What the provider reads holdings from: the lock informer, or the ledger entries seen as locks (`LedgerEntryView`). */
-export type LockSource = Pick<SharedInformer<StoredLock>, 'store' | 'addEventHandler'>;
+/**
+ * One ledger entry seen as an object of its own (`holdingOfEntry`): named by the entry key, with the ledger's
+ * resourceVersion, `heldSince` as creation time and, as uid, the pair (claim uid, heldSince). Never written: the API
+ * server holds only the ledgers.
+ */
+export const Holding = z.object({
+  metadata: StoredMeta,
+  spec: z.object({
+    address: z.string(),
+    prefix: z.int().optional(),
+    poolRef: LedgerPoolReference,
+    claimRef: LedgerClaimReference,
+    releasedAt: z.string().optional(),
+  }),
+});
+export type Holding = z.infer<typeof Holding>;
+
+/** What the provider reads holdings from: the ledger entries seen one by one (`LedgerEntryView`). */
+export type HoldingSource = Pick<SharedInformer<Holding>, 'store' | 'addEventHandler'>;
 
 export const StoredLedger = TallyAddressLedger.extend({ metadata: StoredMeta });
 export type StoredLedger = z.infer<typeof StoredLedger>;
@@ -50,16 +65,6 @@ export const StoredPool = z.looseObject({
   status: z.unknown().optional(),
 });
 export type StoredPool = z.infer<typeof StoredPool>;
-
-export const LOCK_RESOURCE: TypedResourceKind<StoredLock> = typedResource(
-  {
-    apiVersion: TALLY_V1ALPHA1_API_VERSION,
-    kind: TALLY_ADDRESS_LOCK_KIND,
-    plural: 'tallyaddresslocks',
-    namespaced: false,
-  },
-  StoredLock,
-);
 
 export const LEDGER_RESOURCE: TypedResourceKind<StoredLedger> = typedResource(
   {

@@ -10,7 +10,7 @@ import type { Client } from '@tally-ipam/controller-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AddressLedgers,
-  addressLockName,
+  addressEntryKey,
   type EntryHolder,
   type HeldUnit,
   LEDGER_RESOURCE,
@@ -43,7 +43,7 @@ beforeAll(() => {
 
 function unit(block: number, last: number): HeldUnit {
   const address = `10.220.${block}.${last}`;
-  return { address, prefix: 24, isPrefix: false, lockName: addressLockName(address) };
+  return { address, prefix: 24, isPrefix: false, entryKey: addressEntryKey(address) };
 }
 
 function holder(name: string): EntryHolder {
@@ -89,7 +89,7 @@ describe('TallyAddressLedgers on the real API server', () => {
             claim.holder,
             0,
           );
-          if (result.ok) return { claim, key: unit(block, last).lockName };
+          if (result.ok) return { claim, key: unit(block, last).entryKey };
         }
         return { claim, key: undefined };
       }),
@@ -103,7 +103,7 @@ describe('TallyAddressLedgers on the real API server', () => {
     // A claim that got nothing found every one of its candidates held.
     for (const outcome of outcomes.filter((candidate) => candidate.key === undefined)) {
       for (const last of candidates[outcome.claim.pool]) {
-        expect(live.has(unit(block, last).lockName)).toBe(true);
+        expect(live.has(unit(block, last).entryKey)).toBe(true);
       }
     }
     expect(served.length).toBeGreaterThanOrEqual(64 - 24);
@@ -152,7 +152,7 @@ describe('TallyAddressLedgers on the real API server', () => {
     await restarted.release(unit(block, 5), claim.uid, new Date());
     expect((await first.hold(unit(block, 5), RIGHT, other, 3_600_000)).ok).toBe(false);
     expect((await first.hold(unit(block, 5), RIGHT, other, 0)).ok).toBe(true);
-    expect(await restarted.liveEntry(ledgerNameOf(unit(block, 5)), unit(block, 5).lockName)).toMatchObject({
+    expect(await restarted.liveEntry(ledgerNameOf(unit(block, 5)), unit(block, 5).entryKey)).toMatchObject({
       claimRef: { uid: other.uid },
     });
   });

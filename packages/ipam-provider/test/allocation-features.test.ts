@@ -2,12 +2,12 @@ import type { Client } from '@tally-ipam/controller-kit';
 import type { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  addressLockName,
+  addressEntryKey,
   CLAIM_RESOURCE,
+  type Holding,
   POOL_RESOURCES,
-  prefixLockName,
+  prefixEntryKey,
   REQUESTED_ADDRESS_ANNOTATION,
-  type StoredLock,
 } from '../src/index.js';
 import {
   createClaim,
@@ -24,7 +24,7 @@ import {
 } from './support.js';
 
 /** The entry of `key` kept as released (with `releasedAt`): written in the background once its claim is gone. */
-async function waitForReleased(client: Client, key: string): Promise<StoredLock> {
+async function waitForReleased(client: Client, key: string): Promise<Holding> {
   return waitFor(`the entry of ${key} kept as released`, async () => {
     const holding = await findHolding(client, key);
     return holding?.spec.releasedAt === undefined ? undefined : holding;
@@ -64,7 +64,7 @@ describe('allocation features', () => {
     await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'v6' });
     const address = await waitForAddress(client, ns, 'a');
     expect(address.spec).toMatchObject({ address: 'fd00:10::2', prefix: 64, gateway: 'fd00:10::1' });
-    expect((await getHolding(client, addressLockName('fd00:10::2'))).metadata.name).toBe('ip6-fd00-10--2');
+    expect((await getHolding(client, addressEntryKey('fd00:10::2'))).metadata.name).toBe('ip6-fd00-10--2');
   });
 
   it('Random hands out distinct addresses from the pool', async () => {
@@ -96,8 +96,8 @@ describe('allocation features', () => {
     await deleteClaim(ns, 'b'); // .2 released first
     await deleteClaim(ns, 'a'); // then .1
     // Releases are written in the background, within a few seconds of the claims going (README, "Releases").
-    await waitForReleased(client, addressLockName('10.31.0.2'));
-    await waitForReleased(client, addressLockName('10.31.0.1'));
+    await waitForReleased(client, addressEntryKey('10.31.0.2'));
+    await waitForReleased(client, addressEntryKey('10.31.0.1'));
     await createClaim(client, ns, 'c', { kind: 'TallyIPPool', name: 'lrr' });
     expect((await waitForAddress(client, ns, 'c')).spec.address).toBe('10.31.0.3'); // never used
     await createClaim(client, ns, 'd', { kind: 'TallyIPPool', name: 'lrr' });
@@ -116,7 +116,7 @@ describe('allocation features', () => {
     await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'lrr' });
     expect((await waitForAddress(client, ns, 'a')).spec.address).toBe('10.36.0.1');
     await deleteClaim(ns, 'a');
-    await waitForReleased(client, addressLockName('10.36.0.1'));
+    await waitForReleased(client, addressEntryKey('10.36.0.1'));
     // A reservation outside the pool's range: the CRD cannot see it, the pool state does not build.
     const invalid = { reservations: [{ claimName: 'elsewhere', address: '10.37.0.9' }] };
     await client.mergePatch(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'lrr' }, { spec: invalid });
@@ -132,15 +132,15 @@ describe('allocation features', () => {
         const reconciles = await metricValues(
           second.registry,
           'controller_runtime_reconcile_total',
-          'tally-addresslock',
+          'tally-ledger-collector',
         );
-        const depth = await metricValues(second.registry, 'workqueue_depth', 'tally-addresslock');
+        const depth = await metricValues(second.registry, 'workqueue_depth', 'tally-ledger-collector');
         return reconciles >= 1 && depth === 0;
       });
     } finally {
       await second.stop();
     }
-    expect((await getHolding(client, addressLockName('10.36.0.1'))).spec.releasedAt).toBeDefined();
+    expect((await getHolding(client, addressEntryKey('10.36.0.1'))).spec.releasedAt).toBeDefined();
     // The pool fixed, the release time still orders reuse: the never-used addresses go first.
     await client.mergePatch(
       POOL_RESOURCES.TallyIPPool,
@@ -167,7 +167,7 @@ describe('allocation features', () => {
     await createClaim(client, ns, 'b', { kind: 'TallyIPPool', name: 'g' });
     await waitForAddress(client, ns, 'b');
     await deleteClaim(ns, 'a');
-    const lock = await waitForReleased(client, addressLockName('10.32.0.1'));
+    const holding = await waitForReleased(client, addressEntryKey('10.32.0.1'));
     await createClaim(client, ns, 'c', { kind: 'TallyIPPool', name: 'g' });
     const waiting = await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'c' });
     const condition = readyCondition(waiting);
@@ -175,10 +175,10 @@ describe('allocation features', () => {
     if (condition) expect(condition.reason).toBe('PoolExhausted');
     const c = await waitForAddress(client, ns, 'c');
     expect(c.spec.address).toBe('10.32.0.1');
-    const retaken = await getHolding(client, addressLockName('10.32.0.1'));
+    const retaken = await getHolding(client, addressEntryKey('10.32.0.1'));
     expect(retaken.spec.releasedAt).toBeUndefined();
     expect(Date.parse(retaken.metadata.creationTimestamp ?? '')).toBeGreaterThanOrEqual(
-      Date.parse(lock.spec.releasedAt ?? '') + graceSeconds * 1_000 - 1_000,
+      Date.parse(holding.spec.releasedAt ?? '') + graceSeconds * 1_000 - 1_000,
     );
   });
 
@@ -278,8 +278,8 @@ describe('allocation features', () => {
     expect(p4.map((a) => `${a.spec.address}/${a.spec.prefix}`).sort()).toEqual(['172.20.0.0/28', '172.20.0.16/28']);
     const p6 = await waitForAddress(client, ns, 'p6-a');
     expect(p6.spec).toMatchObject({ address: 'fd00:200:0:1::', prefix: 64, gateway: 'fd00:200::1' });
-    const lock = await getHolding(client, prefixLockName('fd00:200:0:1::', 64));
-    expect(lock.spec).toMatchObject({ address: 'fd00:200:0:1::', prefix: 64 });
+    const holding = await getHolding(client, prefixEntryKey('fd00:200:0:1::', 64));
+    expect(holding.spec).toMatchObject({ address: 'fd00:200:0:1::', prefix: 64 });
     const pool = await waitFor('prefix pool counts', async () => {
       const current = await client.get(POOL_RESOURCES.TallyPrefixPool, { namespace: ns, name: 'v4' });
       const status = current.status as { prefixes?: { used: number } } | undefined;

@@ -2,7 +2,7 @@ import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADDRESS_RESOURCE, addressLockName } from '../src/index.js';
+import { ADDRESS_RESOURCE, addressEntryKey } from '../src/index.js';
 import {
   createClaim,
   createPool,
@@ -34,21 +34,21 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-/** Who holds which address (locks and IPAddresses), for the failure message of a claim left without one. */
+/** Who holds which address (holdings and IPAddresses), for the failure message of a claim left without one. */
 async function holdings(namespace: string): Promise<string> {
-  const locks = (await holdingsOfNamespace(client, namespace)).map(
-    (lock) =>
-      `entry ${lock.spec.address} → ${lock.spec.claimRef.name} (${lock.spec.claimRef.uid})` +
-      (lock.spec.releasedAt === undefined ? '' : ` released ${lock.spec.releasedAt}`),
+  const holdings = (await holdingsOfNamespace(client, namespace)).map(
+    (holding) =>
+      `entry ${holding.spec.address} → ${holding.spec.claimRef.name} (${holding.spec.claimRef.uid})` +
+      (holding.spec.releasedAt === undefined ? '' : ` released ${holding.spec.releasedAt}`),
   );
   const addresses = (await client.listAll(ADDRESS_RESOURCE, { namespace })).items.map(
     (address) => `IPAddress ${address.metadata.name} = ${address.spec.address}`,
   );
-  return [...locks.sort(), ...addresses.sort()].join('\n');
+  return [...holdings.sort(), ...addresses.sort()].join('\n');
 }
 
 describe('kube-apiserver restarted while two providers allocate', () => {
-  it('every claim is served once, with one lock per address, after the API server comes back', async () => {
+  it('every claim is served once, with one holding per address, after the API server comes back', async () => {
     const ns = (await newNamespace('restart', plane.kubeConfig())).name;
     const first = await startProvider({ concurrency: 4 }, 'restart-a', plane.kubeConfig());
     const second = await startProvider({ concurrency: 4 }, 'restart-b', plane.kubeConfig());
@@ -80,8 +80,8 @@ describe('kube-apiserver restarted while two providers allocate', () => {
       const listed = (await client.listAll(ADDRESS_RESOURCE, { namespace: ns })).items;
       expect(listed.length).toBe(names.length);
       for (const address of listed) {
-        const lock = await getHolding(client, addressLockName(address.spec.address));
-        expect(lock.spec.claimRef.name).toBe(address.metadata.name);
+        const holding = await getHolding(client, addressEntryKey(address.spec.address));
+        expect(holding.spec.claimRef.name).toBe(address.metadata.name);
       }
     } finally {
       await Promise.all([first.stop(), second.stop()]);

@@ -330,7 +330,7 @@ describe(`a burst of ${CLAIM_COUNT} claims into one pool, on an API server of it
     // the code guarantees is the status writes' bound (the test above) and that the collector has nothing to do.
     expect(figures.reconciles.get('tally-tallyippool') ?? 0).toBeGreaterThanOrEqual(1);
     // Every ledger entry of the burst is held for a live claim: nothing the garbage collector needs to look at.
-    expect(figures.reconciles.get('tally-addresslock')).toBe(0);
+    expect(figures.reconciles.get('tally-ledger-collector')).toBe(0);
   });
 
   it('writes nothing when started again over the claims it bound: every claim, IPAddress and ledger is found complete', () => {

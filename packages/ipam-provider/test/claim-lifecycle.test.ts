@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
-  addressLockName,
+  addressEntryKey,
   CLAIM_FINALIZER,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
@@ -27,7 +27,7 @@ import {
 const { client, namespace } = useTestFile({ provider: {} });
 
 describe('a claim against a TallyIPPool', () => {
-  it('gets the lowest free address: finalizers, owner references, labels, spec, status and a lock', async () => {
+  it('gets the lowest free address: finalizers, owner references, labels, spec, status and a holding', async () => {
     const ns = await namespace('claim-basic');
     const pool = await createPool(client, 'TallyIPPool', 'pool', ns, {
       addresses: ['10.10.0.0/24'],
@@ -82,8 +82,8 @@ describe('a claim against a TallyIPPool', () => {
       observedGeneration: stored.metadata.generation,
     });
 
-    const lock = await getHolding(client, addressLockName('10.10.0.2'));
-    expect(lock.spec).toMatchObject({
+    const holding = await getHolding(client, addressEntryKey('10.10.0.2'));
+    expect(holding.spec).toMatchObject({
       address: '10.10.0.2',
       poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'pool', namespace: ns },
       claimRef: { namespace: ns, name: 'machine-0', uid: claim.metadata.uid },
@@ -102,7 +102,7 @@ describe('a claim against a TallyIPPool', () => {
     });
   });
 
-  it('on deletion releases the address: IPAddress and lock gone, claim finalizer removed, address reused', async () => {
+  it('on deletion releases the address: IPAddress and holding gone, claim finalizer removed, address reused', async () => {
     const ns = await namespace('claim-delete');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.11.0.10-10.11.0.20'], prefix: 24 });
     await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
@@ -113,7 +113,7 @@ describe('a claim against a TallyIPPool', () => {
     await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
     expect(await getOrUndefined(() => client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'a' }))).toBeUndefined();
     // The entry's release is written in the background, within a few seconds of the claim going (README, "Releases").
-    await waitForNoHolding('the entry of 10.11.0.10 released', client, addressLockName('10.11.0.10'));
+    await waitForNoHolding('the entry of 10.11.0.10 released', client, addressEntryKey('10.11.0.10'));
 
     await createClaim(client, ns, 'b', { kind: 'TallyIPPool', name: 'pool' });
     expect((await waitForAddress(client, ns, 'b')).spec.address).toBe('10.11.0.10');
@@ -129,7 +129,7 @@ describe('a claim against a TallyIPPool', () => {
     await waitForGone('cluster', () => client.get(CLUSTER_RESOURCE, { namespace: ns, name: 'gone' }));
     await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
     await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
-    await waitForNoHolding('the entry of 10.12.0.10 released', client, addressLockName('10.12.0.10'));
+    await waitForNoHolding('the entry of 10.12.0.10 released', client, addressEntryKey('10.12.0.10'));
   });
 
   it('re-creates a deleted IPAddress with the identical address while the claim lives', async () => {

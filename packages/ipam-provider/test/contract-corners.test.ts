@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
-  addressLockName,
+  addressEntryKey,
   CLAIM_ADDRESS_RESERVED_REASON,
   CLAIM_RESOURCE,
   MAX_CONDITION_MESSAGE_LENGTH,
@@ -28,10 +28,10 @@ import {
   waitForReason,
 } from './support.js';
 
-/** The orphan safety age of this file's provider: the bound a lock outlives its claim and IPAddress by. */
+/** The orphan safety age of this file's provider: the bound a holding outlives its claim and IPAddress by. */
 const ORPHAN_AGE_MS = 1_000;
 
-const { client, namespace } = useTestFile({ provider: { orphanLockSafetyAgeMs: ORPHAN_AGE_MS } });
+const { client, namespace } = useTestFile({ provider: { orphanEntrySafetyAgeMs: ORPHAN_AGE_MS } });
 
 /** An IPAddress written by someone else before the claim: no finalizer, no owner references. */
 async function createBareAddress(ns: string, name: string, pool: string, address: string, prefix: number) {
@@ -99,8 +99,8 @@ describe('adoption of a pre-existing IPAddress', () => {
         blockOwnerDeletion: true,
       },
     ]);
-    const lock = await getHolding(client, addressLockName('10.70.0.15'));
-    expect(lock.spec.claimRef.uid).toBe(claim.metadata.uid);
+    const holding = await getHolding(client, addressEntryKey('10.70.0.15'));
+    expect(holding.spec.claimRef.uid).toBe(claim.metadata.uid);
   });
 
   it('refuses one the pool could not have handed out, and leaves it untouched', async () => {
@@ -121,7 +121,7 @@ describe('adoption of a pre-existing IPAddress', () => {
       const after = await client.get(ADDRESS_RESOURCE, { namespace: ns, name: before.metadata.name });
       expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     }
-    expect(await findHolding(client, addressLockName('10.71.0.99'))).toBe(undefined);
+    expect(await findHolding(client, addressEntryKey('10.71.0.99'))).toBe(undefined);
   });
 });
 
@@ -189,8 +189,8 @@ describe('claims are told what they cannot have', () => {
   });
 });
 
-describe(`no lock outlives both its claim and its pool by more than the orphan safety age`, () => {
-  it('the source side of clusterctl move: claims and IPAddresses deleted without Tally, their locks go', async () => {
+describe(`no holding outlives both its claim and its pool by more than the orphan safety age`, () => {
+  it('the source side of clusterctl move: claims and IPAddresses deleted without Tally, their holdings go', async () => {
     const ns = await namespace('move-source');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.74.0.10-10.74.0.20'], prefix: 24 });
     const names = ['m-0', 'm-1'];
@@ -210,11 +210,11 @@ describe(`no lock outlives both its claim and its pool by more than the orphan s
       await deleteAsClusterctlMove(ADDRESS_RESOURCE, ns, name);
     }
     for (const address of addresses) {
-      await waitForNoHolding(`lock of ${address}`, client, addressLockName(address));
+      await waitForNoHolding(`holding of ${address}`, client, addressEntryKey(address));
     }
   });
 
-  it('released locks of a deleted LeastRecentlyReleased pool go with the pool', async () => {
+  it('released holdings of a deleted LeastRecentlyReleased pool go with the pool', async () => {
     const ns = await namespace('lrr-deleted');
     await createPool(client, 'TallyIPPool', 'pool', ns, {
       addresses: ['10.75.0.10-10.75.0.20'],
@@ -224,13 +224,13 @@ describe(`no lock outlives both its claim and its pool by more than the orphan s
     await createClaim(client, ns, 'c-0', { kind: 'TallyIPPool', name: 'pool' });
     const address = (await waitForAddress(client, ns, 'c-0')).spec.address;
     await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'c-0' });
-    const lockName = addressLockName(address);
-    await waitFor('the lock is kept as released', async () => {
-      const lock = await getHolding(client, lockName);
-      return lock.spec.releasedAt !== undefined;
+    const entryKey = addressEntryKey(address);
+    await waitFor('the holding is kept as released', async () => {
+      const holding = await getHolding(client, entryKey);
+      return holding.spec.releasedAt !== undefined;
     });
     await client.delete(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'pool' });
     await waitForGone('the pool', () => client.get(POOL_RESOURCES.TallyIPPool, { namespace: ns, name: 'pool' }));
-    await waitForNoHolding(`released lock ${lockName}`, client, lockName);
+    await waitForNoHolding(`released holding ${entryKey}`, client, entryKey);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The ledger entries seen as locks, fed by a real ledger informer: what the pool states and claim steps will read
+ * The ledger entries seen as holdings, fed by a real ledger informer: what the pool states and claim steps will read
  * once the reconcilers are switched over from TallyAddressLocks. On a control plane of the file's own (see
  * usePrivateControlPlane): the entries name claims that do not exist, and the providers of the other files would
  * collect them (a released entry at once), which would change the events seen here.
@@ -10,12 +10,12 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   AddressLedgers,
-  addressLockName,
+  addressEntryKey,
   type HeldUnit,
+  type Holding,
   LEDGER_RESOURCE,
   LedgerEntryView,
   type PoolRef,
-  type StoredLock,
 } from '../src/index.js';
 import { testClient, usePrivateControlPlane, waitFor } from './support.js';
 
@@ -24,35 +24,35 @@ const kubeConfig = usePrivateControlPlane();
 const BY_CLAIM_UID = 'claimUID';
 const POOL: PoolRef = { kind: 'TallyIPPool', namespace: 'view-test', name: 'pool' };
 
-describe('ledger entries as a lock store', () => {
-  it('announces each entry held, released, taken over and dropped as one lock add, update or delete', async () => {
+describe('ledger entries as a holding store', () => {
+  it('announces each entry held, released, taken over and dropped as one holding add, update or delete', async () => {
     // A /24 of 10.222.0.0/16, a range no other file uses (release-coalescing holds /24s of 10.221.0.0/16).
     const block = randomInt(0, 250);
     const unit = (last: number): HeldUnit => {
       const address = `10.222.${block}.${last}`;
-      return { address, prefix: 24, isPrefix: false, lockName: addressLockName(address) };
+      return { address, prefix: 24, isPrefix: false, entryKey: addressEntryKey(address) };
     };
     const stop = new AbortController();
     const client = testClient(kubeConfig());
     const cache = new Cache({ kubeConfig: kubeConfig(), logger: pino({ level: 'silent' }) });
     const view = new LedgerEntryView(cache.informerFor(LEDGER_RESOURCE), {
-      [BY_CLAIM_UID]: (lock: StoredLock) => [lock.spec.claimRef.uid],
+      [BY_CLAIM_UID]: (holding: Holding) => [holding.spec.claimRef.uid],
     });
     const events: string[] = [];
     view.addEventHandler({
-      onAdd: (lock) => {
-        if (lock.spec.address.startsWith(`10.222.${block}.`))
-          events.push(`add ${lock.spec.address} ${lock.spec.claimRef.name}`);
+      onAdd: (holding) => {
+        if (holding.spec.address.startsWith(`10.222.${block}.`))
+          events.push(`add ${holding.spec.address} ${holding.spec.claimRef.name}`);
       },
-      onUpdate: (_old, lock) => {
-        if (lock.spec.address.startsWith(`10.222.${block}.`)) {
+      onUpdate: (_old, holding) => {
+        if (holding.spec.address.startsWith(`10.222.${block}.`)) {
           events.push(
-            `update ${lock.spec.address} ${lock.spec.claimRef.name}${lock.spec.releasedAt ? ' released' : ''}`,
+            `update ${holding.spec.address} ${holding.spec.claimRef.name}${holding.spec.releasedAt ? ' released' : ''}`,
           );
         }
       },
-      onDelete: (lock) => {
-        if (lock.spec.address.startsWith(`10.222.${block}.`)) events.push(`delete ${lock.spec.address}`);
+      onDelete: (holding) => {
+        if (holding.spec.address.startsWith(`10.222.${block}.`)) events.push(`delete ${holding.spec.address}`);
       },
     });
     const running = cache.start(stop.signal);
@@ -62,12 +62,12 @@ describe('ledger entries as a lock store', () => {
       const b = { namespace: 'view-test', name: 'b', uid: `uid-b-${block}` };
       await Promise.all([ledgers.hold(unit(1), POOL, a, 0), ledgers.hold(unit(2), POOL, b, 0)]);
       await waitFor('both entries in the view', () => view.store.byIndex(BY_CLAIM_UID, b.uid).length === 1);
-      const lock = view.store.get(unit(1).lockName);
-      expect(lock?.spec).toMatchObject({ address: unit(1).address, claimRef: a, poolRef: { kind: 'TallyIPPool' } });
-      expect(lock?.metadata.creationTimestamp).toBeDefined();
+      const holding = view.store.get(unit(1).entryKey);
+      expect(holding?.spec).toMatchObject({ address: unit(1).address, claimRef: a, poolRef: { kind: 'TallyIPPool' } });
+      expect(holding?.metadata.creationTimestamp).toBeDefined();
 
       await ledgers.release(unit(1), a.uid, new Date());
-      await waitFor('the release seen', () => view.store.get(unit(1).lockName)?.spec.releasedAt !== undefined);
+      await waitFor('the release seen', () => view.store.get(unit(1).entryKey)?.spec.releasedAt !== undefined);
       // Taken over by b once released (grace 0): an update to another claim.
       expect((await ledgers.hold(unit(1), POOL, b, 0)).ok).toBe(true);
       await waitFor('the takeover seen', () => view.store.byIndex(BY_CLAIM_UID, b.uid).length === 2);

@@ -15,7 +15,6 @@ import {
   parseMetal3IPPool,
   parseObject,
   parseTallyAddressLedger,
-  parseTallyAddressLock,
   parseTallyIPPool,
   parseTallyPrefixPool,
 } from '@tally-ipam/api-types';
@@ -398,22 +397,6 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
           gateway: '10.0.0.254',
           claimRef: { name: 'c' },
           poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'p' },
-        },
-      }),
-    },
-    {
-      name: 'TallyAddressLock',
-      parse: parseTallyAddressLock,
-      base: () => ({
-        apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
-        kind: 'TallyAddressLock',
-        metadata: { name: 'l' },
-        spec: {
-          address: 'fd00::',
-          prefix: 64,
-          poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyPrefixPool', name: 'p', namespace: 'n' },
-          claimRef: { namespace: 'n', name: 'c', uid: 'u' },
-          releasedAt: '2026-01-02T03:04:05Z',
         },
       }),
     },

@@ -2,7 +2,7 @@ import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { createGlobalSetup } from '@tally-ipam/testenv/vitest';
 
 /**
- * One control plane for the package's tests: the Tally CRDs (pools and address locks), Cluster API's IPAM and core
+ * One control plane for the package's tests: the Tally CRDs (pools and address holdings), Cluster API's IPAM and core
  * CRDs, and kube-controller-manager so that owner references are garbage-collected as in a real cluster.
  */
 export default createGlobalSetup({

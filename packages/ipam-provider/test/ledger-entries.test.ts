@@ -3,7 +3,7 @@ import { type AddressLedgerEntry, MAX_LEDGER_ENTRIES } from '@tally-ipam/api-typ
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  addressLockName,
+  addressEntryKey,
   applyOperations,
   type LedgerOperation,
   ledgerNameOf,
@@ -71,7 +71,7 @@ describe('ledger names', () => {
 const POOL = { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'p', namespace: 'ns' } as const;
 
 function wanted(address: string, claim: string, uid = `uid-${claim}`): WantedEntry {
-  return { key: addressLockName(address), address, poolRef: POOL, claimRef: { namespace: 'ns', name: claim, uid } };
+  return { key: addressEntryKey(address), address, poolRef: POOL, claimRef: { namespace: 'ns', name: claim, uid } };
 }
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
@@ -91,7 +91,7 @@ describe('ledger operations', () => {
       fc.record({ address, claim, keep: fc.boolean() }).map(
         ({ address, claim, keep }): LedgerOperation => ({
           kind: 'release',
-          key: addressLockName(address),
+          key: addressEntryKey(address),
           claimUID: `uid-${claim}`,
           ...(keep ? { releasedAt: new Date(NOW).toISOString() } : {}),
         }),
@@ -121,7 +121,7 @@ describe('ledger operations', () => {
     );
   });
 
-  it('follow the rules of the locks: ours again, stale name taken over, grace period kept', () => {
+  it('follow the rules of the holdings: ours again, stale name taken over, grace period kept', () => {
     const held = applyOperations([], [{ kind: 'hold', entry: wanted('10.0.0.1', 'a'), reuseGracePeriodMs: 0 }], NOW);
     expect(held.changed).toBe(true);
     const entries = held.entries;
@@ -152,7 +152,7 @@ describe('ledger operations', () => {
       [
         {
           kind: 'release',
-          key: addressLockName('10.0.0.1'),
+          key: addressEntryKey('10.0.0.1'),
           claimUID: 'uid-a',
           releasedAt: new Date(NOW).toISOString(),
         },
@@ -173,7 +173,7 @@ describe('ledger operations', () => {
     expect(late.results[0]?.ok).toBe(true);
     // A release by another claim's uid changes nothing; a drop of an entry that changed since it was seen neither.
     expect(
-      applyOperations(entries, [{ kind: 'release', key: addressLockName('10.0.0.1'), claimUID: 'uid-b' }], NOW).changed,
+      applyOperations(entries, [{ kind: 'release', key: addressEntryKey('10.0.0.1'), claimUID: 'uid-b' }], NOW).changed,
     ).toBe(false);
     const observed = entries[0] as AddressLedgerEntry;
     expect(applyOperations(renewed.entries, [{ kind: 'drop', observed }], NOW).changed).toBe(false);
@@ -207,7 +207,7 @@ describe('ledger operations', () => {
     expect(retaken.entries[0]?.claimRef.uid).toBe('uid-a2');
   });
 
-  it('import a lock as it is, keep an entry of the same claim, refuse a key another claim holds', () => {
+  it('import a holding as it is, keep an entry of the same claim, refuse a key another claim holds', () => {
     const entry: AddressLedgerEntry = { ...wanted('10.0.0.9', 'a'), heldSince: '2025-01-01T00:00:00Z' };
     const imported = applyOperations([], [{ kind: 'import', entry }], NOW);
     expect(imported.entries).toEqual([entry]);

@@ -43,7 +43,7 @@ describe('pool state bookkeeping', () => {
               const victim = [...held.values()][step % Math.max(held.size, 1)];
               if (victim) {
                 expect(state.release(victim, 0)).toBe(true);
-                state.forgetAssumed(victim.lockName);
+                state.forgetAssumed(victim.entryKey);
                 held.delete(victim.address);
               }
             }
@@ -72,7 +72,7 @@ describe('pool state bookkeeping', () => {
     expect(state.allocation.isAllocated(reserved)).toBe(true);
   });
 
-  it('counts an address another pool locks as neither used by this pool nor free', () => {
+  it('counts an address another pool holdings as neither used by this pool nor free', () => {
     const state = stateOf({ addresses: ['10.0.0.1-10.0.0.4'], prefix: 24 });
     const unit = state.allocation.unitOf('10.0.0.1', 0) as AllocationUnit;
     state.markForeign(unit);

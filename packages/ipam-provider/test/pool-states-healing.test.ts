@@ -4,38 +4,45 @@ import {
   IPADDRESS_KIND,
   IPAM_V1BETA2_API_VERSION,
   parseTallyIPPool,
-  TALLY_ADDRESS_LOCK_KIND,
   TALLY_GROUP,
   TALLY_IP_POOL_KIND,
   TALLY_V1ALPHA1_API_VERSION,
 } from '@tally-ipam/api-types';
-import { dropManagedFields, KubeTransport, SharedInformer, WatchConnection } from '@tally-ipam/controller-kit';
+import {
+  dropManagedFields,
+  KubeTransport,
+  SharedInformer,
+  typedResource,
+  WatchConnection,
+} from '@tally-ipam/controller-kit';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_RESOURCE,
   type AllocationUnit,
-  addressLockName,
-  LOCK_POOL_KIND_LABEL,
-  LOCK_POOL_NAME_LABEL,
-  LOCK_POOL_NAMESPACE_LABEL,
-  LOCK_RESOURCE,
+  addressEntryKey,
+  Holding,
   POOL_STATE_REBUILD_INTERVAL_MS,
   type PoolRef,
   type PoolState,
   PoolStates,
   poolKey,
   StoredAddress,
-  StoredLock,
   StoredPool,
 } from '../src/index.js';
-import { ADDRESS_INDEXERS, LOCK_INDEXERS } from '../src/indexes.js';
+import { ADDRESS_INDEXERS, HOLDING_INDEXERS } from '../src/indexes.js';
 
 /**
- * The in-memory pool state's self-healing, without an API server: the IPAddress and lock informers are real
+ * The in-memory pool state's self-healing, without an API server: the IPAddress and holding informers are real
  * controller-kit informers with the provider's indexers, never started, and fed exactly as their reflector would
  * (`replace` for a list or relist, `upsert` and `remove` for watch events), so the order of events is the test's.
+ * The holdings' informer stands in for the ledger entry view (`LedgerEntryView`): the same store of holdings with the
+ * same add, update and delete events, fed one holding at a time.
  */
+const HOLDING_RESOURCE = typedResource(
+  { apiVersion: TALLY_V1ALPHA1_API_VERSION, kind: 'Holding', plural: 'holdings', namespaced: false },
+  Holding,
+);
 
 const NAMESPACE = 'tenant';
 const REF: PoolRef = { kind: TALLY_IP_POOL_KIND, name: 'pool', namespace: NAMESPACE };
@@ -50,7 +57,7 @@ interface Holder {
 interface Harness {
   readonly states: PoolStates;
   readonly addresses: SharedInformer<StoredAddress>;
-  readonly locks: SharedInformer<StoredLock>;
+  readonly holdings: SharedInformer<Holding>;
   /** Every `onSpaceFreed` call, in order. */
   readonly freed: Array<{ poolKey: string; waitingClaims: readonly string[] }>;
   advance(ms: number): void;
@@ -91,11 +98,11 @@ function harness(pool: StoredPool): Harness {
     watchConnection,
     logger,
   });
-  const locks = new SharedInformer<StoredLock>({
-    resource: LOCK_RESOURCE,
-    parse: (raw) => StoredLock.parse(raw),
+  const holdings = new SharedInformer<Holding>({
+    resource: HOLDING_RESOURCE,
+    parse: (raw) => Holding.parse(raw),
     transform: dropManagedFields,
-    indexers: LOCK_INDEXERS,
+    indexers: HOLDING_INDEXERS,
     transport,
     watchConnection,
     logger,
@@ -105,7 +112,7 @@ function harness(pool: StoredPool): Harness {
   const states = new PoolStates({
     pools: (ref) => (poolKey(ref) === KEY ? pool : undefined),
     addresses,
-    locks,
+    holdings,
     clock: () => now,
     logger,
     onSpaceFreed: (key, waitingClaims) => freed.push({ poolKey: key, waitingClaims: [...waitingClaims] }),
@@ -113,7 +120,7 @@ function harness(pool: StoredPool): Harness {
   return {
     states,
     addresses,
-    locks,
+    holdings,
     freed,
     advance: (ms) => {
       now += ms;
@@ -132,20 +139,14 @@ function nextVersion(): string {
   return String(resourceVersion);
 }
 
-/** A lock as the provider creates it (see locks.ts), as the API server returns it. */
-function lock(address: string, holder: Holder, releasedAt?: string): StoredLock {
-  return StoredLock.parse({
-    apiVersion: TALLY_V1ALPHA1_API_VERSION,
-    kind: TALLY_ADDRESS_LOCK_KIND,
+/** A ledger entry as the entry view shows it (see `holdingOfEntry`). */
+function holding(address: string, holder: Holder, releasedAt?: string): Holding {
+  return Holding.parse({
     metadata: {
-      name: addressLockName(address),
-      uid: `lock-${address}-${holder.uid}`,
+      name: addressEntryKey(address),
+      uid: `${holder.uid}@2025-01-01T00:00:00.000Z`,
       resourceVersion: nextVersion(),
-      labels: {
-        [LOCK_POOL_KIND_LABEL]: REF.kind,
-        [LOCK_POOL_NAME_LABEL]: REF.name,
-        [LOCK_POOL_NAMESPACE_LABEL]: NAMESPACE,
-      },
+      creationTimestamp: '2025-01-01T00:00:00.000Z',
     },
     spec: {
       address,
@@ -206,24 +207,24 @@ const WAITER = `${NAMESPACE}/waiter`;
 describe('pool state: a deletion seen while an address was assumed (settleAssumed)', () => {
   it('frees the address when the assumption is settled and wakes the waiting claims', () => {
     const h = harness(ipPool({ addresses: ['10.0.0.1'] }));
-    // The released lock of an earlier claim (grace period 0): the address is free to take over.
-    const released = lock('10.0.0.1', OLD_CLAIM, '2024-12-31T23:00:00Z');
-    h.locks.replace([released], nextVersion());
+    // The released holding of an earlier claim (grace period 0): the address is free to take over.
+    const released = holding('10.0.0.1', OLD_CLAIM, '2024-12-31T23:00:00Z');
+    h.holdings.replace([released], nextVersion());
     h.addresses.replace([], nextVersion());
     const state = h.state();
     expect(counts(state)).toEqual({ total: 1, used: 0, free: 1 });
     h.states.addWaiting(REF, WAITER);
 
     const unit = chooseAndAssume(state, '10.0.0.1', 'uid-new');
-    // The takeover deletes the released lock; the deletion arrives while the reconcile still has the address assumed.
-    h.locks.remove(released);
-    expect(state.isAssumed(unit.lockName)).toBe(true);
+    // The takeover deletes the released holding; the deletion arrives while the reconcile still has the address assumed.
+    h.holdings.remove(released);
+    expect(state.isAssumed(unit.entryKey)).toBe(true);
     expect(counts(state)).toEqual({ total: 1, used: 1, free: 0 });
     expect(h.freed).toEqual([]);
 
-    // The reconcile ends its assumption without the address (its create got no lock): nothing holds it any more.
+    // The reconcile ends its assumption without the address (its create got no holding): nothing holds it any more.
     h.states.settleAssumed(state, unit);
-    expect(state.isAssumed(unit.lockName)).toBe(false);
+    expect(state.isAssumed(unit.entryKey)).toBe(false);
     expect(counts(state)).toEqual({ total: 1, used: 0, free: 1 });
     expect(h.freed).toEqual([{ poolKey: KEY, waitingClaims: [WAITER] }]);
     const next = choose(state);
@@ -232,13 +233,13 @@ describe('pool state: a deletion seen while an address was assumed (settleAssume
 
   it('also counts an IPAddress deletion seen while the address was assumed', () => {
     const h = harness(ipPool({ addresses: ['10.0.0.1-10.0.0.2'] }));
-    h.locks.replace([], nextVersion());
+    h.holdings.replace([], nextVersion());
     h.addresses.replace([], nextVersion());
     const state = h.state();
     h.states.addWaiting(REF, WAITER);
 
     const unit = chooseAndAssume(state, '10.0.0.1', 'uid-new');
-    // A stale IPAddress of that address (no lock) shows up and goes away while the address is assumed.
+    // A stale IPAddress of that address (no holding) shows up and goes away while the address is assumed.
     const stale = ipAddress('10.0.0.1', OLD_CLAIM);
     h.addresses.upsert(stale);
     h.addresses.remove(stale);
@@ -254,20 +255,20 @@ describe('pool state: a deletion seen while an address was assumed (settleAssume
 });
 
 describe('pool state: settling an assumption without a deletion (settleAssumed)', () => {
-  it('keeps the address used after a lost lock race: the holder lock exists', () => {
+  it('keeps the address used after a lost holding race: the holder holding exists', () => {
     const h = harness(ipPool({ addresses: ['10.0.0.1-10.0.0.2'] }));
-    h.locks.replace([], nextVersion());
+    h.holdings.replace([], nextVersion());
     h.addresses.replace([], nextVersion());
     const state = h.state();
     h.states.addWaiting(REF, WAITER);
 
     const unit = chooseAndAssume(state, '10.0.0.1', 'uid-new');
-    // 409: another replica created the lock; the answer came back before the watch event.
+    // 409: another replica created the holding; the answer came back before the watch event.
     h.states.settleAssumed(state, unit);
-    expect(state.isAssumed(unit.lockName)).toBe(false);
+    expect(state.isAssumed(unit.entryKey)).toBe(false);
     expect(counts(state)).toEqual({ total: 2, used: 1, free: 1 });
-    // The holder's lock event follows.
-    h.locks.upsert(lock('10.0.0.1', OTHER_REPLICA_CLAIM));
+    // The holder's holding event follows.
+    h.holdings.upsert(holding('10.0.0.1', OTHER_REPLICA_CLAIM));
     expect(counts(state)).toEqual({ total: 2, used: 1, free: 1 });
     expect(h.freed).toEqual([]);
     const next = choose(state);
@@ -276,18 +277,18 @@ describe('pool state: settling an assumption without a deletion (settleAssumed)'
 
   it('keeps the address used when a deletion was seen but an IPAddress of the pool still carries it', () => {
     const h = harness(ipPool({ addresses: ['10.0.0.1'] }));
-    const released = lock('10.0.0.1', OLD_CLAIM, '2024-12-31T23:00:00Z');
-    h.locks.replace([released], nextVersion());
+    const released = holding('10.0.0.1', OLD_CLAIM, '2024-12-31T23:00:00Z');
+    h.holdings.replace([released], nextVersion());
     h.addresses.replace([], nextVersion());
     const state = h.state();
     h.states.addWaiting(REF, WAITER);
 
     const unit = chooseAndAssume(state, '10.0.0.1', 'uid-new');
-    h.locks.remove(released);
-    // Another replica's claim got the address: its IPAddress is in the cache (its lock not yet).
+    h.holdings.remove(released);
+    // Another replica's claim got the address: its IPAddress is in the cache (its holding not yet).
     h.addresses.upsert(ipAddress('10.0.0.1', OTHER_REPLICA_CLAIM));
     h.states.settleAssumed(state, unit);
-    expect(state.isAssumed(unit.lockName)).toBe(false);
+    expect(state.isAssumed(unit.entryKey)).toBe(false);
     expect(counts(state)).toEqual({ total: 1, used: 1, free: 0 });
     expect(h.freed).toEqual([]);
     expect(choose(state)).toBe('exhausted');
@@ -295,22 +296,22 @@ describe('pool state: settling an assumption without a deletion (settleAssumed)'
 });
 
 describe('pool state: rebuilt from the informer stores (rebuildFromCaches)', () => {
-  it('frees an address whose lock came and went during a watch gap, carries assumptions over, and is rate-limited', () => {
+  it('frees an address whose holding came and went during a watch gap, carries assumptions over, and is rate-limited', () => {
     const h = harness(ipPool({ addresses: ['10.0.0.1-10.0.0.2'] }));
-    h.locks.replace([], nextVersion());
+    h.holdings.replace([], nextVersion());
     h.addresses.replace([], nextVersion());
     const state = h.state();
     h.states.addWaiting(REF, WAITER);
 
-    // Claim 1 chooses A and loses the lock race (409) to another replica whose lock this replica's watch never shows.
+    // Claim 1 chooses A and loses the holding race (409) to another replica whose holding this replica's watch never shows.
     const a = chooseAndAssume(state, '10.0.0.1', 'uid-1');
     h.states.settleAssumed(state, a);
-    // Claim 2 takes B; its lock create is still in flight.
+    // Claim 2 takes B; its holding create is still in flight.
     const b = chooseAndAssume(state, '10.0.0.2', 'uid-2');
     expect(counts(state)).toEqual({ total: 2, used: 2, free: 0 });
-    // The watch was down while the other replica created and deleted A's lock: the relist shows neither, and the
-    // informer reports nothing (it never had the lock).
-    h.locks.replace([], nextVersion());
+    // The watch was down while the other replica created and deleted A's holding: the relist shows neither, and the
+    // informer reports nothing (it never had the holding).
+    h.holdings.replace([], nextVersion());
     h.addresses.replace([], nextVersion());
     expect(counts(state)).toEqual({ total: 2, used: 2, free: 0 });
     expect(h.freed).toEqual([]);
@@ -322,8 +323,8 @@ describe('pool state: rebuilt from the informer stores (rebuildFromCaches)', () 
     expect(fresh).not.toBe(state);
     expect(h.state()).toBe(fresh);
     expect(counts(fresh)).toEqual({ total: 2, used: 1, free: 1 });
-    expect(fresh.isAssumed(b.lockName)).toBe(true);
-    expect(fresh.isAssumed(a.lockName)).toBe(false);
+    expect(fresh.isAssumed(b.entryKey)).toBe(true);
+    expect(fresh.isAssumed(a.entryKey)).toBe(false);
     expect(h.freed).toEqual([{ poolKey: KEY, waitingClaims: [WAITER] }]);
     // A reconcile still holding the replaced state is given the new one.
     expect(h.states.rebuildFromCaches(REF, state)).toBe(fresh);
@@ -341,41 +342,41 @@ describe('pool state: rebuilt from the informer stores (rebuildFromCaches)', () 
     expect(later).not.toBe(fresh);
     // Both in-flight assumptions carried over; nothing was freed, so no claim is woken again.
     expect(counts(later)).toEqual({ total: 2, used: 2, free: 0 });
-    expect(later.isAssumed(again.lockName)).toBe(true);
-    expect(later.isAssumed(b.lockName)).toBe(true);
+    expect(later.isAssumed(again.entryKey)).toBe(true);
+    expect(later.isAssumed(b.entryKey)).toBe(true);
     expect(h.freed).toHaveLength(1);
 
-    // B's lock arrives: it speaks for the address from now on, in the state that replaced the rebuilt one.
-    h.locks.upsert(lock('10.0.0.2', { name: 'claim-2', uid: 'uid-2' }));
-    expect(later.isAssumed(b.lockName)).toBe(false);
+    // B's holding arrives: it speaks for the address from now on, in the state that replaced the rebuilt one.
+    h.holdings.upsert(holding('10.0.0.2', { name: 'claim-2', uid: 'uid-2' }));
+    expect(later.isAssumed(b.entryKey)).toBe(false);
     expect(counts(later)).toEqual({ total: 2, used: 2, free: 0 });
   });
 
-  it('keeps what the stores hold: locked addresses, addresses with an IPAddress, and reservations', () => {
+  it('keeps what the stores hold: held addresses, addresses with an IPAddress, and reservations', () => {
     const h = harness(
       ipPool({
         addresses: ['10.0.0.1-10.0.0.4'],
         reservations: [{ claimName: 'pinned', address: '10.0.0.4' }],
       }),
     );
-    h.locks.replace([lock('10.0.0.1', { name: 'locked', uid: 'uid-locked' })], nextVersion());
+    h.holdings.replace([holding('10.0.0.1', { name: 'held', uid: 'uid-held' })], nextVersion());
     h.addresses.replace([ipAddress('10.0.0.2', { name: 'addressed', uid: 'uid-addressed' })], nextVersion());
     const state = h.state();
     expect(counts(state)).toEqual({ total: 4, used: 3, free: 1 });
     h.states.addWaiting(REF, WAITER);
 
-    // .3 lost to a lock this replica never sees (409, then created and deleted during a watch gap).
+    // .3 lost to a holding this replica never sees (409, then created and deleted during a watch gap).
     const lost = chooseAndAssume(state, '10.0.0.3', 'uid-lost');
     h.states.settleAssumed(state, lost);
-    h.locks.replace(h.locks.store.list(), nextVersion());
+    h.holdings.replace(h.holdings.store.list(), nextVersion());
     expect(choose(state)).toBe('exhausted');
 
     const fresh = h.states.rebuildFromCaches(REF, state);
     if (fresh === undefined) throw new Error('the first rebuild must be allowed');
     expect(counts(fresh)).toEqual({ total: 4, used: 3, free: 1 });
-    expect(fresh.isReserved(addressLockName('10.0.0.4'))).toBe(true);
+    expect(fresh.isReserved(addressEntryKey('10.0.0.4'))).toBe(true);
     expect(h.freed).toEqual([{ poolKey: KEY, waitingClaims: [WAITER] }]);
-    // Only .3 comes back: the lock holds .1, the IPAddress holds .2, the reservation holds .4 for its claim.
+    // Only .3 comes back: the holding holds .1, the IPAddress holds .2, the reservation holds .4 for its claim.
     chooseAndAssume(fresh, '10.0.0.3', 'uid-next');
     expect(choose(fresh)).toBe('exhausted');
   });

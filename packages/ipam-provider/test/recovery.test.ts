@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
-  addressLockName,
+  addressEntryKey,
   CLAIM_RESOURCE,
   type StoredClaim,
 } from '../src/index.js';
@@ -30,18 +30,18 @@ const { client, namespace } = useTestFile();
 async function createLock(address: string, ns: string, pool: string, claim: { name: string; uid: string }) {
   return holdAsAnotherWriter(
     client,
-    addressLockName(address),
+    addressEntryKey(address),
     { kind: 'TallyIPPool', name: pool, namespace: ns },
     { namespace: ns, name: claim.name, uid: claim.uid },
   );
 }
 
 describe('recovery', () => {
-  it('resumes a crash between lock and IPAddress: the address of the claim’s lock is used', async () => {
+  it('resumes a crash between holding and IPAddress: the address of the claim’s holding is used', async () => {
     const ns = await namespace('rec-crash');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.60.0.1-10.60.0.9'], prefix: 24 });
     const claim = await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
-    // The lock a crashed reconcile had taken for this claim: not the lowest free address.
+    // The holding a crashed reconcile had taken for this claim: not the lowest free address.
     await createLock('10.60.0.7', ns, 'pool', { name: 'a', uid: claim.metadata.uid ?? '' });
     const running = await startProvider();
     try {
@@ -51,11 +51,11 @@ describe('recovery', () => {
     }
   });
 
-  it('reports a duplicate instead of sharing an address whose lock another claim holds (e.g. after a move)', async () => {
+  it('reports a duplicate instead of sharing an address whose holding another claim holds (e.g. after a move)', async () => {
     const ns = await namespace('rec-duplicate');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.61.0.1-10.61.0.9'], prefix: 24 });
     const claim = await createClaim(client, ns, 'moved', { kind: 'TallyIPPool', name: 'pool' });
-    // The IPAddress as clusterctl move brings it: owned by the claim, no lock in this cluster. Created before the entry
+    // The IPAddress as clusterctl move brings it: owned by the claim, no holding in this cluster. Created before the entry
     // of the other claim, which does not exist: the providers of the other test files, which run beside this one, keep
     // that entry only because an IPAddress carries its address (contract-corners' drops an orphan after 1 s).
     await client.create(ADDRESS_RESOURCE, {
@@ -84,36 +84,36 @@ describe('recovery', () => {
       },
     });
     await createLock('10.61.0.1', ns, 'pool', { name: 'other', uid: 'uid-of-other' });
-    const running = await startProvider({ orphanLockSafetyAgeMs: 3_600_000 });
+    const running = await startProvider({ orphanEntrySafetyAgeMs: 3_600_000 });
     try {
       const failed = await waitForReason(client, ns, 'moved', 'AllocationFailed');
       expect(readyCondition(failed)?.message).toContain('duplicate address: 10.61.0.1');
       expect(readyCondition(failed)?.message).toContain(`${ns}/other`);
-      const lock = await getHolding(client, addressLockName('10.61.0.1'));
-      expect(lock.spec.claimRef.uid).toBe('uid-of-other');
+      const holding = await getHolding(client, addressEntryKey('10.61.0.1'));
+      expect(holding.spec.claimRef.uid).toBe('uid-of-other');
     } finally {
       await running.stop();
-      await dropHolding(client, addressLockName('10.61.0.1'));
+      await dropHolding(client, addressEntryKey('10.61.0.1'));
     }
   });
 
-  it('deletes orphaned locks after the safety age, and keeps locks whose claim lives', async () => {
+  it('deletes orphaned holdings after the safety age, and keeps holdings whose claim lives', async () => {
     const ns = await namespace('rec-orphan');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.62.0.1-10.62.0.9'], prefix: 24 });
     await createLock('10.62.0.9', ns, 'pool', { name: 'vanished', uid: 'uid-of-vanished' });
-    const running = await startProvider({ orphanLockSafetyAgeMs: 1_000, namespace: ns });
+    const running = await startProvider({ orphanEntrySafetyAgeMs: 1_000, namespace: ns });
     try {
       await createClaim(client, ns, 'live', { kind: 'TallyIPPool', name: 'pool' });
       const live = await waitForAddress(client, ns, 'live');
-      await waitForNoHolding('orphaned lock', client, addressLockName('10.62.0.9'));
-      const held = await getHolding(client, addressLockName(live.spec.address));
+      await waitForNoHolding('orphaned holding', client, addressEntryKey('10.62.0.9'));
+      const held = await getHolding(client, addressEntryKey(live.spec.address));
       expect(held.spec.claimRef.name).toBe('live');
     } finally {
       await running.stop();
     }
   });
 
-  it('releases the lock only after the IPAddress is really gone (another finalizer holding it)', async () => {
+  it('releases the holding only after the IPAddress is really gone (another finalizer holding it)', async () => {
     const ns = await namespace('rec-finalizer');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.63.0.1-10.63.0.9'], prefix: 24 });
     const running = await startProvider();
@@ -133,14 +133,14 @@ describe('recovery', () => {
         return onlyForeign && current.metadata.deletionTimestamp !== undefined ? current : undefined;
       });
       // While the IPAddress exists, its address stays locked and the claim stays.
-      expect((await getHolding(client, addressLockName('10.63.0.1'))).spec.claimRef.name).toBe('a');
+      expect((await getHolding(client, addressEntryKey('10.63.0.1'))).spec.claimRef.name).toBe('a');
       expect((await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' })).metadata.deletionTimestamp).toBeDefined();
 
       await client.mergePatch(ADDRESS_RESOURCE, held.metadata, {
         metadata: { resourceVersion: held.metadata.resourceVersion, finalizers: null },
       });
       await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
-      await waitForNoHolding('the entry of 10.63.0.1 released', client, addressLockName('10.63.0.1'));
+      await waitForNoHolding('the entry of 10.63.0.1 released', client, addressEntryKey('10.63.0.1'));
     } finally {
       await running.stop();
     }

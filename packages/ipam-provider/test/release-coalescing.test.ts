@@ -12,7 +12,7 @@ import type { Client } from '@tally-ipam/controller-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AddressLedgers,
-  addressLockName,
+  addressEntryKey,
   type EntryHolder,
   type HeldUnit,
   LEDGER_RESOURCE,
@@ -46,7 +46,7 @@ beforeAll(() => {
 
 function unit(block: number, last: number): HeldUnit {
   const address = `10.221.${block}.${last}`;
-  return { address, prefix: 24, isPrefix: false, lockName: addressLockName(address) };
+  return { address, prefix: 24, isPrefix: false, entryKey: addressEntryKey(address) };
 }
 
 function holder(index: number): EntryHolder {
@@ -95,7 +95,7 @@ describe('background releases of one ledger', () => {
     const block = blocks[1] as number;
     const held = await holdMany(first, block);
     // The second writer has seen the ledger with every entry held (as a replica's informer has).
-    expect(await second.liveEntry(ledgerNameOf(unit(block, 1)), unit(block, 1).lockName)).toBeDefined();
+    expect(await second.liveEntry(ledgerNameOf(unit(block, 1)), unit(block, 1).entryKey)).toBeDefined();
     const writesBefore = first.writes + second.writes;
     await Promise.all([releaseOneByOne(first, held), releaseOneByOne(second, held)]);
     expect(

@@ -1,14 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  TALLY_ADDRESS_LOCK_KIND,
-  TALLY_GROUP,
-  TALLY_V1ALPHA1_API_VERSION,
-  tallyAddressLockCustomResourceDefinition,
-  tallyCRDDirectory,
-  WATCH_FILTER_LABEL,
-} from '@tally-ipam/api-types';
-import { Client, isInvalid, isNotFound, Manager, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit';
+import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, tallyCRDDirectory, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
+import { Client, isNotFound, Manager, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit';
 import {
   type ControlPlane,
   createTestNamespace,
@@ -26,18 +19,17 @@ import {
   AddressLedgers,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
-  entryAsLock,
+  type Holding,
   heldUnitOfKey,
+  holdingOfEntry,
   type IPAMProvider,
   type IPAMProviderOptions,
   LEDGER_RESOURCE,
-  LOCK_RESOURCE,
   ledgerNameOf,
   POOL_RESOURCES,
   type PoolRef,
   type StoredAddress,
   type StoredClaim,
-  type StoredLock,
   type StoredPool,
   setupIPAMProvider,
 } from '../src/index.js';
@@ -308,19 +300,19 @@ export async function waitForGone(description: string, read: () => Promise<unkno
 }
 
 /**
- * The holding of an address (its entry key, the lock name of old) as the API server has it now: the entry of its
- * TallyAddressLedger, seen as a lock (`entryAsLock`); undefined when no entry holds it.
+ * The holding of an address (its entry key) as the API server has it now: the entry of its
+ * TallyAddressLedger, seen as a holding (`holdingOfEntry`); undefined when no entry holds it.
  */
-export async function findHolding(client: Client, key: string): Promise<StoredLock | undefined> {
+export async function findHolding(client: Client, key: string): Promise<Holding | undefined> {
   const unit = heldUnitOfKey(key);
   if (!unit) throw new Error(`"${key}" names no address`);
   const ledger = await getOrUndefined(() => client.get(LEDGER_RESOURCE, { name: ledgerNameOf(unit) }));
   const entry = ledger?.spec.entries?.find((candidate) => candidate.key === key);
-  return ledger && entry ? entryAsLock(entry, ledger) : undefined;
+  return ledger && entry ? holdingOfEntry(entry, ledger) : undefined;
 }
 
 /** `findHolding`, failing when no entry holds the key. */
-export async function getHolding(client: Client, key: string): Promise<StoredLock> {
+export async function getHolding(client: Client, key: string): Promise<Holding> {
   const holding = await findHolding(client, key);
   if (!holding) throw new Error(`no TallyAddressLedger entry holds ${key}`);
   return holding;
@@ -330,13 +322,13 @@ export async function waitForNoHolding(description: string, client: Client, key:
   await waitFor(description, async () => (await findHolding(client, key)) === undefined);
 }
 
-/** Every ledger entry in the cluster (as a lock) whose claim lives in `namespace`. */
-export async function holdingsOfNamespace(client: Client, namespace: string): Promise<StoredLock[]> {
+/** Every ledger entry in the cluster (as a holding) whose claim lives in `namespace`. */
+export async function holdingsOfNamespace(client: Client, namespace: string): Promise<Holding[]> {
   const ledgers = (await client.listAll(LEDGER_RESOURCE)).items;
   return ledgers.flatMap((ledger) =>
     (ledger.spec.entries ?? [])
       .filter((entry) => entry.claimRef.namespace === namespace)
-      .map((entry) => entryAsLock(entry, ledger)),
+      .map((entry) => holdingOfEntry(entry, ledger)),
   );
 }
 
@@ -349,7 +341,7 @@ export async function holdAsAnotherWriter(
   key: string,
   pool: PoolRef,
   holder: { namespace: string; name: string; uid: string },
-): Promise<StoredLock> {
+): Promise<Holding> {
   const unit = heldUnitOfKey(key);
   if (!unit) throw new Error(`"${key}" names no address`);
   const result = await new AddressLedgers({ client, now: Date.now }).hold(unit, pool, holder, 0);
@@ -365,45 +357,6 @@ export async function dropHolding(client: Client, key: string): Promise<void> {
   const writer = new AddressLedgers({ client, now: Date.now });
   const entry = await writer.liveEntry(ledgerNameOf(unit), key);
   if (entry) await writer.submit(ledgerNameOf(unit), { kind: 'drop', observed: entry });
-}
-
-const CRD_RESOURCE: ResourceKind = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
-
-/**
- * Replaces the lock CRD's versions with this version's (`retired`: the fence, which refuses every create) or the open
- * one Tally 0.1 shipped, and waits until a dry-run create shows it in force. For API servers of a test file's own: the
- * shared one keeps the retired CRD.
- */
-export async function setLockCRD(client: Client, retired: boolean): Promise<void> {
-  const wanted = tallyAddressLockCustomResourceDefinition({ retired });
-  await client.mergePatch(CRD_RESOURCE, { name: wanted.metadata.name }, { spec: { versions: wanted.spec.versions } });
-  await waitFor(retired ? 'the lock CRD refusing creates' : 'the lock CRD accepting creates', async () => {
-    try {
-      await client.create(
-        LOCK_RESOURCE,
-        {
-          apiVersion: TALLY_V1ALPHA1_API_VERSION,
-          kind: TALLY_ADDRESS_LOCK_KIND,
-          metadata: { name: 'crd-probe' },
-          spec: {
-            address: '0.0.0.0',
-            poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'p' },
-            claimRef: { namespace: 'n', name: 'c', uid: 'u' },
-          },
-        },
-        { dryRun: 'All' },
-      );
-      return !retired;
-    } catch (error) {
-      if (!isInvalid(error)) throw error;
-      return retired;
-    }
-  });
 }
 
 /** Runs `work` on every item, at most `limit` at once (claims created or deleted as a client would send a burst). */

@@ -1,6 +1,6 @@
 import { WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { describe, expect, it } from 'vitest';
-import { ADDRESS_RESOURCE, addressLockName, CLAIM_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../src/index.js';
+import { ADDRESS_RESOURCE, addressEntryKey, CLAIM_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../src/index.js';
 import {
   createClaim,
   createPool,
@@ -79,19 +79,19 @@ describe('uniqueness enforced by the API server', () => {
     );
     await holdAsAnotherWriter(
       client,
-      addressLockName('10.41.0.1'),
+      addressEntryKey('10.41.0.1'),
       { kind: 'TallyIPPool', name: 'pool', namespace: ns },
       { namespace: ns, name: 'elsewhere', uid: elsewhere.metadata.uid ?? '' },
     );
-    const running = await startProvider({ orphanLockSafetyAgeMs: 3_600_000 });
+    const running = await startProvider({ orphanEntrySafetyAgeMs: 3_600_000 });
     try {
       await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
       expect((await waitForAddress(client, ns, 'a')).spec.address).toBe('10.41.0.2');
-      const foreign = await getHolding(client, addressLockName('10.41.0.1'));
+      const foreign = await getHolding(client, addressEntryKey('10.41.0.1'));
       expect(foreign.spec.claimRef.name).toBe('elsewhere');
     } finally {
       await running.stop();
-      await dropHolding(client, addressLockName('10.41.0.1'));
+      await dropHolding(client, addressEntryKey('10.41.0.1'));
     }
   });
 
@@ -108,16 +108,18 @@ describe('uniqueness enforced by the API server', () => {
       const listed = await addressesOf(ns);
       expect(listed.length).toBe(30);
       expectNoDuplicates(listed);
-      // Every IPAddress is backed by the lock of its address, held by its claim; no stray locks are left behind.
+      // Every IPAddress is backed by the holding of its address, held by its claim; no stray holdings are left behind.
       const claims = await Promise.all(names.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })));
       const uidOf = new Map(claims.map((claim) => [claim.metadata.name, claim.metadata.uid]));
       await waitFor('one held entry per address', async () => {
-        const locks = (await holdingsOfNamespace(client, ns)).filter((lock) => lock.spec.releasedAt === undefined);
-        return locks.length === 30 ? locks : undefined;
+        const holdings = (await holdingsOfNamespace(client, ns)).filter(
+          (holding) => holding.spec.releasedAt === undefined,
+        );
+        return holdings.length === 30 ? holdings : undefined;
       });
       for (const address of listed) {
-        const lock = await getHolding(client, addressLockName(address.spec.address));
-        expect(lock.spec.claimRef.uid).toBe(uidOf.get(address.metadata.name));
+        const holding = await getHolding(client, addressEntryKey(address.spec.address));
+        expect(holding.spec.claimRef.uid).toBe(uidOf.get(address.metadata.name));
       }
     } finally {
       await Promise.all([first.stop(), second.stop()]);
@@ -156,8 +158,8 @@ describe('uniqueness enforced by the API server', () => {
     const before = await Promise.all(['a', 'b', 'c'].map((name) => waitForAddress(client, ns, name)));
     await running.stop();
 
-    // What a move leaves in the target cluster: the objects without status, and no cluster-scoped locks.
-    for (const lock of await holdingsOfNamespace(client, ns)) await dropHolding(client, lock.metadata.name);
+    // What a move leaves in the target cluster: the objects without status, and no cluster-scoped holdings.
+    for (const holding of await holdingsOfNamespace(client, ns)) await dropHolding(client, holding.metadata.name);
     for (const name of ['a', 'b', 'c']) {
       const claim = await client.get(CLAIM_RESOURCE, { namespace: ns, name });
       await client.mergePatch(CLAIM_RESOURCE, claim.metadata, { status: null }, { subresource: 'status' });
@@ -175,11 +177,11 @@ describe('uniqueness enforced by the API server', () => {
         ['a', 'b', 'c'].map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })),
       );
       for (const [index, address] of after.entries()) {
-        const lock = await waitFor(`lock of ${address.spec.address}`, async () => {
-          const locks = await holdingsOfNamespace(client, ns);
-          return locks.find((candidate) => candidate.spec.address === address.spec.address);
+        const holding = await waitFor(`holding of ${address.spec.address}`, async () => {
+          const holdings = await holdingsOfNamespace(client, ns);
+          return holdings.find((candidate) => candidate.spec.address === address.spec.address);
         });
-        expect(lock.spec.claimRef.uid).toBe(claims[index]?.metadata.uid);
+        expect(holding.spec.claimRef.uid).toBe(claims[index]?.metadata.uid);
       }
       await createClaim(client, ns, 'd', { kind: 'TallyIPPool', name: 'pool' });
       expect((await waitForAddress(client, ns, 'd')).spec.address).toBe('10.44.0.4');

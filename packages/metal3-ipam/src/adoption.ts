@@ -1,6 +1,6 @@
 import type { KubeObject, SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import type { AddressLedgers, StoredLock } from '@tally-ipam/ipam-provider';
+import type { AddressLedgers, Holding } from '@tally-ipam/ipam-provider';
 import { ledgerSlot, metal3Entry } from './holdings.js';
 import type { RecentHolds } from './ipclaim/recent-holds.js';
 import { claimKeyOfAddress, type StoredMetal3Address, type StoredMetal3Claim } from './resources.js';
@@ -17,11 +17,11 @@ export interface Metal3AdoptionDeps {
   readonly claims: Pick<SharedInformer<StoredMetal3Claim>, 'store' | 'whenSynced' | 'hasSynced'>;
   /** The TallyAddressLedger informer behind `entries`: waited for, so entries already held are not written again. */
   readonly ledgerInformer: Pick<SharedInformer<KubeObject>, 'whenSynced' | 'hasSynced'>;
-  /** The ledger entries as locks, keyed by entry key (`LedgerEntryView.store`). */
-  readonly entries: Pick<Store<StoredLock>, 'get'>;
+  /** The ledger entries as holdings, keyed by entry key (`LedgerEntryView.store`). */
+  readonly entries: Pick<Store<Holding>, 'get'>;
   readonly ledgers: Pick<AddressLedgers, 'submit'>;
   readonly recentHolds: RecentHolds;
-  /** The provider's lock → ledger import; adoption runs after it. */
+  /** A gate of the embedding process (`Metal3IPAMOptions.ledgersComplete`); adoption runs after it. */
   readonly ledgersComplete?: (() => Promise<unknown>) | undefined;
   readonly logger: Pick<Manager['logger'], 'info' | 'warn'>;
 }

@@ -1,12 +1,12 @@
 import { parseIP } from '@tally-ipam/allocator';
 import {
-  type AddressLockClaimReference,
+  type LedgerClaimReference,
   METAL3_IP_CLAIM_KIND,
   METAL3_IP_POOL_KIND,
   METAL3_IPAM_GROUP,
 } from '@tally-ipam/api-types';
 import type { Store } from '@tally-ipam/controller-kit/cache';
-import { addressLockName, ledgerNameOf, type StoredLock, type WantedEntry } from '@tally-ipam/ipam-provider';
+import { addressEntryKey, type Holding, ledgerNameOf, type WantedEntry } from '@tally-ipam/ipam-provider';
 import type { HeldAddress } from './allocate.js';
 import type { Metal3PoolPlan } from './ranges.js';
 
@@ -31,7 +31,7 @@ export interface Metal3ClaimIdentity {
 }
 
 /** Whether an entry's claim is a Metal3 IPClaim. */
-export function isMetal3ClaimReference(ref: AddressLockClaimReference): boolean {
+export function isMetal3ClaimReference(ref: LedgerClaimReference): boolean {
   return ref.apiGroup === METAL3_IPAM_GROUP && ref.kind === METAL3_IP_CLAIM_KIND;
 }
 
@@ -42,13 +42,13 @@ export function isMetal3PoolReference(ref: { readonly apiGroup: string; readonly
 
 /** The ledger holding `address` and the entry key of it. */
 export function ledgerSlot(address: string): { readonly ledgerName: string; readonly key: string } {
-  return { ledgerName: ledgerNameOf({ address, prefix: 0, isPrefix: false }), key: addressLockName(address) };
+  return { ledgerName: ledgerNameOf({ address, prefix: 0, isPrefix: false }), key: addressEntryKey(address) };
 }
 
 /** The entry a hold of `address` for an IPClaim asks for. */
 export function metal3Entry(address: string, pool: Metal3PoolIdentity, claim: Metal3ClaimIdentity): WantedEntry {
   return {
-    key: addressLockName(address),
+    key: addressEntryKey(address),
     address,
     poolRef: { apiGroup: METAL3_IPAM_GROUP, kind: METAL3_IP_POOL_KIND, name: pool.name, namespace: pool.namespace },
     claimRef: {
@@ -68,7 +68,7 @@ export function metal3Entry(address: string, pool: Metal3PoolIdentity, claim: Me
  * entries are left out: a hold takes them over (`decideHold`).
  */
 export function ledgerHeldInPlan(
-  entries: Pick<Store<StoredLock>, 'list'>,
+  entries: Pick<Store<Holding>, 'list'>,
   plan: Metal3PoolPlan,
   namespace: string,
 ): HeldAddress[] {

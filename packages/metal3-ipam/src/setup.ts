@@ -1,7 +1,7 @@
 import { CLUSTER_RESOURCE, METAL3_IPAM_GROUP } from '@tally-ipam/api-types';
 import type { Controller } from '@tally-ipam/controller-kit/controller';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import { type AddressLedgers, LEDGER_RESOURCE, type LedgerEntryView, type StoredLock } from '@tally-ipam/ipam-provider';
+import { type AddressLedgers, type Holding, LEDGER_RESOURCE, type LedgerEntryView } from '@tally-ipam/ipam-provider';
 import { Metal3Adoption, type Metal3AdoptionResult } from './adoption.js';
 import { isMetal3ClaimReference } from './holdings.js';
 import { newIPClaimController } from './ipclaim/controller.js';
@@ -41,8 +41,8 @@ export interface Metal3IPAMOptions {
   /** Age after which an entry of a vanished IPClaim is dropped. Default 60 s. */
   readonly orphanSafetyAgeMs?: number | undefined;
   /**
-   * Resolves once the ledgers hold every allocation (the provider's lock → ledger migration); no IPClaim gets a new
-   * address before. Absent: the ledgers are taken as complete.
+   * Resolves once the ledgers hold every allocation the process must know of first (a gate of the embedding process);
+   * no IPClaim gets a new address before. Absent: the ledgers are taken as complete.
    */
   readonly ledgersComplete?: (() => Promise<unknown>) | undefined;
 }
@@ -113,7 +113,7 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
     ledgerEntries: options.ledgerEntries,
     recentHolds,
     orphanSafetyAgeMs: options.orphanSafetyAgeMs,
-    // Complete once the provider's lock import is done and every existing Metal3 IPAddress is entered.
+    // Complete once the embedding process's gate opened and every existing Metal3 IPAddress is entered.
     ledgersComplete: () => adoption.adopted(),
     informers: { pools, claims, addresses, clusters },
   };
@@ -133,7 +133,7 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
 }
 
 /** A named index function: the same function every time, so adding it twice is a no-op. */
-function metal3EntryClaimUID(entry: StoredLock): string[] {
+function metal3EntryClaimUID(entry: Holding): string[] {
   return isMetal3ClaimReference(entry.spec.claimRef) ? [entry.spec.claimRef.uid] : [];
 }
 

@@ -23,7 +23,7 @@ export interface Metal3ControllerContext {
   readonly ledgerEntries: LedgerEntryView;
   readonly recentHolds: RecentHolds;
   readonly orphanSafetyAgeMs: number | undefined;
-  /** Resolves once the ledgers hold every allocation: the provider's lock import and the Metal3 adoption barrier. */
+  /** Resolves once the ledgers hold every allocation: the embedding process's gate and the Metal3 adoption barrier. */
   readonly ledgersComplete: (() => Promise<unknown>) | undefined;
   readonly informers: {
     readonly pools: SharedInformer<StoredMetal3Pool>;

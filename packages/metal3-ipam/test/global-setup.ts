@@ -2,8 +2,8 @@ import { metal3CRDDirectory, tallyCRDDirectory } from '@tally-ipam/api-types';
 import { createGlobalSetup, type GlobalSetup } from '@tally-ipam/testenv/vitest';
 
 /**
- * One control plane of the package's own (never an external test cluster): Tally's CRDs as shipped (the lock CRD
- * retired, as the provider requires before it allocates), Metal3's CRDs and Cluster API's core and IPAM CRDs.
+ * One control plane of the package's own (never an external test cluster): Tally's CRDs as shipped, Metal3's CRDs
+ * and Cluster API's core and IPAM CRDs.
  */
 const setup: GlobalSetup = createGlobalSetup({
   ignoreTestKubeconfig: true,

@@ -314,7 +314,7 @@ describe('pause and deletion', () => {
 });
 
 describe('ledgersComplete', () => {
-  // The provider's migration from lock objects: no IPClaim gets a new address before the ledgers hold everything.
+  // A gate of the embedding process: no IPClaim gets a new address before the ledgers hold everything.
   it('holds back every new allocation until it resolves, while the claim is already finalized', async () => {
     const gated = await namespaces.create('metal3-gate');
     let open: (value: unknown) => void = () => undefined;

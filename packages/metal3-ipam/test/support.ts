@@ -124,7 +124,6 @@ export async function startMetal3(
   const served = setupMetal3IPAM(manager, {
     ledgers,
     ledgerEntries,
-    ...(provider ? { ledgersComplete: () => provider.ledgersComplete() } : {}),
     ...metal3,
   });
   provider?.addAllocationBarrier(() => served.addressesAdopted());

@@ -54,8 +54,6 @@ const HOW_KINDS_MOVE: Readonly<Record<string, 'owner chain' | 'hierarchy' | 'sta
   GlobalTallyPrefixPool: 'hierarchy',
   // Ledgers name claims by uid, which a move changes: the target enters the moved IPAddresses into its own.
   TallyAddressLedger: 'stays',
-  // Refuses every create; kept only until the lock era is retired.
-  TallyAddressLock: 'stays',
   SimCluster: 'owner chain',
   SimClusterTemplate: 'owner chain',
   SimMachine: 'owner chain',

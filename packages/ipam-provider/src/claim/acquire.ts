@@ -1,7 +1,7 @@
 /**
- * Step 2: make the chosen address the claim's in a way the API server decides — the lock create — resuming a lock a
- * crashed reconcile took, holding the lock of an IPAddress that exists without one (clusterctl move), and giving back
- * locks a lost race left to the claim.
+ * Step 2: make the chosen address the claim's in a way the API server decides — the ledger write — resuming a holding a
+ * crashed reconcile took, holding the holding of an IPAddress that exists without one (clusterctl move), and giving back
+ * holdings a lost race left to the claim.
  */
 import { IPADDRESSCLAIM_ALLOCATION_FAILED_REASON } from '@tally-ipam/api-types';
 import type { ReconcileContext, Result } from '@tally-ipam/controller-kit';
@@ -9,53 +9,56 @@ import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { notReady } from '../claim-status.js';
 import {
   EVENT_DUPLICATE_ADDRESS,
-  MAX_LOCK_ATTEMPTS,
+  MAX_HOLD_ATTEMPTS,
   POOL_EXHAUSTED_RECHECK_MS,
   UNREADABLE_LEDGER_RECHECK_MS,
 } from '../constants.js';
-import { LOCK_CLAIM_UID_INDEX } from '../indexes.js';
+import { type AcquireResult, holderOf } from '../holds.js';
+import { HOLDING_CLAIM_UID_INDEX } from '../indexes.js';
 import { unreadableLedgerMessage } from '../ledger/unreadable-ledger.js';
-import { type AcquireResult, holderOf } from '../locks.js';
 import type { AllocationUnit } from '../pool-allocation.js';
-import { type PoolRef, poolRefOfLock, samePool } from '../pool-ref.js';
+import { type PoolRef, poolRefOfHolding, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-states.js';
-import type { StoredAddress, StoredClaim, StoredLock } from '../resources.js';
+import type { Holding, StoredAddress, StoredClaim } from '../resources.js';
 import { chooseAddress, eventNote } from './choose.js';
 import { finishClaim, liveAddress } from './materialise.js';
 
 /**
- * A claim with an IPAddress needs exactly one lock: that address's. Any other lock held for its uid was taken by a
+ * A claim with an IPAddress needs exactly one holding: that address's. Any other holding held for its uid was taken by a
  * reconcile that lost a race (another replica created the IPAddress first) or whose answer was lost (the API server
  * went away mid-request), and could not give it back; no IPAddress can ever be created with it (the claim's
  * IPAddress name is taken), so it is deleted — otherwise it would hold an address of the pool for as long as the
  * claim lives.
  */
-export async function releaseSurplusLocks(
+export async function releaseSurplusHoldings(
   deps: ClaimReconcilerDeps,
   claim: StoredClaim,
-  keptLockName: string,
+  keptEntryKey: string,
   context: ReconcileContext,
 ): Promise<void> {
   const uid = claim.metadata.uid ?? '';
-  const surplus = new Map<string, StoredLock>();
-  for (const lock of [...deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, uid), ...deps.assumed.locks.pending()]) {
-    const current = deps.assumed.locks.get(lock.metadata.name) ?? lock;
-    if (current.metadata.name === keptLockName || current.spec.claimRef.uid !== uid) continue;
+  const surplus = new Map<string, Holding>();
+  for (const holding of [
+    ...deps.holdings.store.byIndex(HOLDING_CLAIM_UID_INDEX, uid),
+    ...deps.assumed.holdings.pending(),
+  ]) {
+    const current = deps.assumed.holdings.get(holding.metadata.name) ?? holding;
+    if (current.metadata.name === keptEntryKey || current.spec.claimRef.uid !== uid) continue;
     if (current.spec.releasedAt !== undefined) continue;
     surplus.set(current.metadata.name, current);
   }
-  for (const lock of surplus.values()) {
-    const ref = poolRefOfLock(lock);
+  for (const holding of surplus.values()) {
+    const ref = poolRefOfHolding(holding);
     if (ref) deps.holdAhead?.contended(ref);
-    await deps.holds.release(lock, false, new Date(deps.now()), context.signal);
-    deps.assumed.locks.forget(lock.metadata.name);
-    context.logger.info({ lock: lock.metadata.name }, 'surplus lock of an allocated claim released');
+    await deps.holds.release(holding, false, new Date(deps.now()), context.signal);
+    deps.assumed.holdings.forget(holding.metadata.name);
+    context.logger.info({ holding: holding.metadata.name }, 'surplus holding of an allocated claim released');
   }
 }
 
 /** What acquiring a unit for a claim ended in. */
 export type Acquisition =
-  /** The claim holds the lock of `unit` (taken now, or resumed after a crash); `state` may have been rebuilt. */
+  /** The claim holds the holding of `unit` (taken now, or resumed after a crash); `state` may have been rebuilt. */
   | { readonly kind: 'acquired'; readonly unit: AllocationUnit; readonly state: PoolState }
   /** Another replica gave the claim an IPAddress meanwhile: adopt it. */
   | { readonly kind: 'adopt'; readonly existing: StoredAddress; readonly state: PoolState }
@@ -68,8 +71,8 @@ export interface AcquireOptions {
 }
 
 /**
- * Takes the lock of an address for a claim that has no IPAddress: resumes the lock a crashed reconcile already took
- * for it, else chooses candidates (see `chooseAddress`) and creates their locks until one is won. The lock create is
+ * Takes the holding of an address for a claim that has no IPAddress: resumes the holding a crashed reconcile already took
+ * for it, else chooses candidates (see `chooseAddress`) and holds them until one is won. The ledger write is
  * the step the API server decides: of all claims, pools and replicas racing for an address exactly one wins.
  */
 export async function acquireUnit(
@@ -88,15 +91,15 @@ export async function acquireUnit(
   // the claim does not get a second address in a second write.
   await deps.holdAhead?.inFlight(holder.uid);
   deps.holdAhead?.served(holder.uid);
-  // A lock already held for this claim (the reconcile that took it crashed before the IPAddress, or its IPAddress
-  // create failed): reuse it. Locks this process created are looked at too, before the informer shows them.
-  const held = [...deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, holder.uid), ...deps.assumed.locks.pending()]
-    .map((lock) => deps.assumed.locks.get(lock.metadata.name) ?? lock)
+  // A holding already held for this claim (the reconcile that took it crashed before the IPAddress, or its IPAddress
+  // create failed): reuse it. Holdings this process created are looked at too, before the informer shows them.
+  const held = [...deps.holdings.store.byIndex(HOLDING_CLAIM_UID_INDEX, holder.uid), ...deps.assumed.holdings.pending()]
+    .map((holding) => deps.assumed.holdings.get(holding.metadata.name) ?? holding)
     .find(
-      (lock) =>
-        lock.spec.claimRef.uid === holder.uid &&
-        lock.spec.releasedAt === undefined &&
-        samePool(poolRefOfLock(lock), ref),
+      (holding) =>
+        holding.spec.claimRef.uid === holder.uid &&
+        holding.spec.releasedAt === undefined &&
+        samePool(poolRefOfHolding(holding), ref),
     );
   const resumed = held ? state.allocation.unitOf(held.spec.address, held.spec.prefix ?? 0) : undefined;
   if (held && resumed) {
@@ -110,16 +113,16 @@ export async function acquireUnit(
     // Otherwise the cache may be behind a release by another replica: only a holding that still exists live is resumed.
     const live = await deps.holds.live(held.metadata.name, context.signal);
     if (!live || live.spec.claimRef.uid !== holder.uid || live.spec.releasedAt !== undefined) {
-      deps.assumed.locks.forget(held.metadata.name);
+      deps.assumed.holdings.forget(held.metadata.name);
       return { kind: 'done', result: { requeue: true } };
     }
     return { kind: 'acquired', unit: resumed, state };
   }
 
   for (let attempt = 0; ; attempt += 1) {
-    if (attempt >= MAX_LOCK_ATTEMPTS) {
+    if (attempt >= MAX_HOLD_ATTEMPTS) {
       deps.metrics.allocations.inc({ kind: ref.kind, result: 'conflict' });
-      context.logger.info({ attempts: attempt }, 'every candidate address was locked elsewhere, retrying');
+      context.logger.info({ attempts: attempt }, 'every candidate address was held elsewhere, retrying');
       return { kind: 'done', result: { requeue: true } };
     }
     const choice = chooseAddress(deps, claim, ref, state);
@@ -158,11 +161,11 @@ export async function acquireUnit(
         context.signal,
       );
     } catch (error) {
-      // No answer (the API server went away): the lock may or may not exist. Freeing the address here is safe — if
-      // the lock exists, its event marks the address used again, and a create for another claim fails with 409 —
+      // No answer (the API server went away): the holding may or may not exist. Freeing the address here is safe — if
+      // the holding exists, its event marks the address used again, and a create for another claim fails with 409 —
       // while keeping it assumed would hold it in this process's memory for good.
-      state.forgetAssumed(choice.unit.lockName);
-      if (!deps.assumed.locks.get(choice.unit.lockName)) state.release(choice.unit, deps.now());
+      state.forgetAssumed(choice.unit.entryKey);
+      if (!deps.assumed.holdings.get(choice.unit.entryKey)) state.release(choice.unit, deps.now());
       // A ledger a person wrote wrong: the claim says why it waits, instead of only the log.
       const unreadable = unreadableLedgerMessage(error);
       if (unreadable === undefined) throw error;
@@ -182,12 +185,12 @@ export async function acquireUnit(
       };
     }
     if (acquired.acquired) {
-      deps.assumed.locks.assume(acquired.lock);
+      deps.assumed.holdings.assume(acquired.holding);
       return { kind: 'acquired', unit: choice.unit, state };
     }
     // Someone else holds it (another replica, an overlapping pool): it stays marked used here; next candidate.
     deps.states.settleAssumed(state, choice.unit);
-    if (!samePool(poolRefOfLock(acquired.holder), ref)) state.markForeign(choice.unit);
+    if (!samePool(poolRefOfHolding(acquired.holder), ref)) state.markForeign(choice.unit);
     deps.metrics.allocations.inc({ kind: ref.kind, result: 'conflict' });
     if (choice.specific !== undefined) {
       const by = acquired.holder.spec.claimRef;
@@ -197,7 +200,7 @@ export async function acquireUnit(
         notReady(
           IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
           `${choice.specific} cannot be allocated: it is held by IPAddressClaim ${by.namespace}/${by.name} ` +
-            `(lock ${acquired.holder.metadata.name}); release it there or ask for another address`,
+            `(ledger entry ${acquired.holder.metadata.name}); release it there or ask for another address`,
         ),
         context,
       );
@@ -207,11 +210,11 @@ export async function acquireUnit(
 }
 
 /**
- * An IPAddress of the claim exists (written by this or another replica, or moved here by clusterctl without any lock):
- * its address's lock must be the claim's. Taken if nobody holds it; held by another claim, the duplicate is reported on
- * the claim (Event and status) and the result returned — undefined when the claim holds the lock.
+ * An IPAddress of the claim exists (written by this or another replica, or moved here by clusterctl without any holding):
+ * its address's holding must be the claim's. Taken if nobody holds it; held by another claim, the duplicate is reported on
+ * the claim (Event and status) and the result returned — undefined when the claim holds the holding.
  */
-export async function holdLockOfExisting(
+export async function holdEntryOfExisting(
   deps: ClaimReconcilerDeps,
   claim: StoredClaim,
   ref: PoolRef,
@@ -220,21 +223,21 @@ export async function holdLockOfExisting(
   unit: AllocationUnit,
   context: ReconcileContext,
 ): Promise<Result | undefined> {
-  const cached = deps.assumed.locks.get(unit.lockName);
-  const lockHeld =
+  const cached = deps.assumed.holdings.get(unit.entryKey);
+  const holdingHeld =
     cached !== undefined && cached.spec.claimRef.uid === claim.metadata.uid && cached.spec.releasedAt === undefined;
-  if (lockHeld) return undefined;
+  if (holdingHeld) return undefined;
   state.assume(unit, claim.metadata.uid ?? '');
   const acquired = await deps.holds.acquire(unit, ref, holderOf(claim), 0, context.signal);
   if (acquired.acquired) {
-    deps.assumed.locks.assume(acquired.lock);
+    deps.assumed.holdings.assume(acquired.holding);
     return undefined;
   }
   deps.states.settleAssumed(state, unit);
   const by = acquired.holder.spec.claimRef;
   const message =
     `duplicate address: ${existing.spec.address} of IPAddress ${existing.metadata.namespace}/${existing.metadata.name} ` +
-    `is also held by IPAddressClaim ${by.namespace}/${by.name} (lock ${acquired.holder.metadata.name}); ` +
+    `is also held by IPAddressClaim ${by.namespace}/${by.name} (ledger entry ${acquired.holder.metadata.name}); ` +
     'delete one of the two claims so that each address has one owner';
   void deps.recorder.warning(claim, EVENT_DUPLICATE_ADDRESS, 'Allocate', eventNote(message));
   return finishClaim(deps, claim, notReady(IPADDRESSCLAIM_ALLOCATION_FAILED_REASON, message), context);

@@ -27,7 +27,7 @@ import type { StoredClaim } from '../resources.js';
 /** The longest address or CIDR text (IPv6 in mixed notation with a /128); a longer annotation is never parsed. */
 const MAX_REQUESTED_ADDRESS_LENGTH = MAX_IP_LENGTH + 4;
 
-/** The outcome of choosing an address: a unit to lock, or the reason there is none. */
+/** The outcome of choosing an address: a unit to holding, or the reason there is none. */
 export type Choice =
   | { readonly ok: true; readonly unit: AllocationUnit; readonly specific: string | undefined }
   | { readonly ok: false; readonly outcome: ClaimOutcome; readonly retryAfterMs?: number | undefined };
@@ -70,7 +70,7 @@ export function chooseAddress(deps: ClaimReconcilerDeps, claim: StoredClaim, ref
       };
     }
     if (reservation !== undefined) {
-      // Held back from the strategy since the pool state was built; only this claim may lock it.
+      // Held back from the strategy since the pool state was built; only this claim may holding it.
       const unit = state.allocation.unitOf(reservation, 0);
       if (unit) return { ok: true, unit, specific: `reserved address ${reservation} (spec.reservations)` };
     }

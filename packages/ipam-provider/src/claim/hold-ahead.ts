@@ -12,11 +12,11 @@
 import { clusterNameOf, hasFinalizer } from '@tally-ipam/controller-kit';
 import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { CLAIM_FINALIZER, REQUESTED_ADDRESS_ANNOTATION } from '../constants.js';
-import { LOCK_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
-import { holderOf } from '../locks.js';
+import { holderOf } from '../holds.js';
+import { HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
 import { pauseReason } from '../pause.js';
 import type { AllocationUnit } from '../pool-allocation.js';
-import { type PoolRef, poolKey, poolRefOfLock, samePool } from '../pool-ref.js';
+import { type PoolRef, poolKey, poolRefOfHolding, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-states.js';
 import type { StoredClaim, StoredCluster } from '../resources.js';
 
@@ -148,18 +148,18 @@ export class HoldAhead {
         (result) => {
           pending.answeredAt = performance.now();
           if (result.acquired) {
-            deps.assumed.locks.assume(result.lock);
+            deps.assumed.holdings.assume(result.holding);
             return;
           }
           this.pending.delete(holder.uid);
           deps.states.settleAssumed(state, unit);
-          if (!samePool(poolRefOfLock(result.holder), ref)) state.markForeign(unit);
+          if (!samePool(poolRefOfHolding(result.holder), ref)) state.markForeign(unit);
         },
         () => {
           // No answer: as in acquireUnit, free the address unless the entry turns out to exist (its event marks it).
           this.pending.delete(holder.uid);
-          state.forgetAssumed(unit.lockName);
-          if (!deps.assumed.locks.get(unit.lockName)) state.release(unit, deps.now());
+          state.forgetAssumed(unit.entryKey);
+          if (!deps.assumed.holdings.get(unit.entryKey)) state.release(unit, deps.now());
         },
       );
       const pending: Pending = {
@@ -193,15 +193,15 @@ export class HoldAhead {
     if (state.allocation.reservations.has(claim.metadata.name)) return false;
     if (deps.assumed.addresses.get(key)) return false;
     // A holding this process wrote for the claim that its informer does not show yet.
-    if (deps.assumed.locks.pending().some((lock) => lock.spec.claimRef.uid === uid)) return false;
+    if (deps.assumed.holdings.pending().some((holding) => holding.spec.claimRef.uid === uid)) return false;
     const clusterName = clusterNameOf(claim);
     const clusterOf = (namespace: string, name: string): StoredCluster | undefined =>
       deps.clusters.store.get(`${namespace}/${name}`);
     if (clusterName && !clusterOf(claim.metadata.namespace ?? '', clusterName)) return false;
     if (pauseReason(claim, clusterName, clusterOf) !== undefined) return false;
-    return !deps.locks.store
-      .byIndex(LOCK_CLAIM_UID_INDEX, uid)
-      .some((lock) => lock.spec.releasedAt === undefined && lock.spec.claimRef.uid === uid);
+    return !deps.holdings.store
+      .byIndex(HOLDING_CLAIM_UID_INDEX, uid)
+      .some((holding) => holding.spec.releasedAt === undefined && holding.spec.claimRef.uid === uid);
   }
 
   /**

@@ -100,8 +100,8 @@ export async function completeAddress(
 }
 
 /**
- * Creates the IPAddress for a locked unit. AlreadyExists means a concurrent reconcile (another replica) won: if that
- * IPAddress carries another address, our lock is given back and the next reconcile adopts the winner's.
+ * Creates the IPAddress for a held unit. AlreadyExists means a concurrent reconcile (another replica) won: if that
+ * IPAddress carries another address, our holding is given back and the next reconcile adopts the winner's.
  */
 export async function createAddress(
   deps: ClaimReconcilerDeps,
@@ -146,7 +146,7 @@ export async function createAddress(
     );
     // Unless its create event has been seen already (the watch can be quicker than this answer).
     if (deps.addresses.store.get(addressKey)?.metadata.uid !== created.metadata.uid) createdUID = created.metadata.uid;
-    const recreated = deps.assumed.locks.get(unit.lockName)?.spec.claimRef.uid === claim.metadata.uid;
+    const recreated = deps.assumed.holdings.get(unit.entryKey)?.spec.claimRef.uid === claim.metadata.uid;
     if (recreated && claim.status?.addressRef?.name) {
       void deps.recorder.normal(
         claim,
@@ -163,13 +163,13 @@ export async function createAddress(
   }
   const live = await liveAddress(deps, claim, context);
   if (live && live.spec.address === unit.address && samePool(poolRefOfAddress(live), ref)) return live;
-  // Another writer created the claim's IPAddress with a different address: our lock must not outlive this moment.
+  // Another writer created the claim's IPAddress with a different address: our holding must not outlive this moment.
   deps.holdAhead?.contended(ref);
-  const lock = await deps.holds.live(unit.lockName, context.signal);
-  if (lock && lock.spec.claimRef.uid === claim.metadata.uid) {
-    await deps.holds.release(lock, false, new Date(deps.now()), context.signal);
+  const holding = await deps.holds.live(unit.entryKey, context.signal);
+  if (holding && holding.spec.claimRef.uid === claim.metadata.uid) {
+    await deps.holds.release(holding, false, new Date(deps.now()), context.signal);
   }
-  deps.assumed.locks.forget(unit.lockName);
+  deps.assumed.holdings.forget(unit.entryKey);
   deps.states.settleAssumed(state, unit);
   return undefined;
 }

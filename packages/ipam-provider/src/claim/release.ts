@@ -1,5 +1,5 @@
 /**
- * Step 4: a deleted claim gives everything back (IPAddress, then its lock, then the claim's finalizer); an IPAddress
+ * Step 4: a deleted claim gives everything back (IPAddress, then its holding, then the claim's finalizer); an IPAddress
  * whose claim vanished unseen is cleaned up.
  */
 import {
@@ -13,21 +13,15 @@ import {
 } from '@tally-ipam/controller-kit';
 import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_RELEASED } from '../constants.js';
-import { LOCK_CLAIM_UID_INDEX } from '../indexes.js';
+import { HOLDING_CLAIM_UID_INDEX } from '../indexes.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
-import {
-  ADDRESS_RESOURCE,
-  CLAIM_RESOURCE,
-  type StoredAddress,
-  type StoredClaim,
-  type StoredLock,
-} from '../resources.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type Holding, type StoredAddress, type StoredClaim } from '../resources.js';
 
 /** How long to wait before looking again at an IPAddress another finalizer still holds. */
 const ADDRESS_GONE_POLL_MS = 1_000;
 
 /**
- * Deleted claim: IPAddress finalizer off and IPAddress deleted; once it is gone, the lock released (kept with
+ * Deleted claim: IPAddress finalizer off and IPAddress deleted; once it is gone, the holding released (kept with
  * `releasedAt` for a grace period or least-recently-released order, else deleted); then the claim's finalizer off.
  * Runs also when the Cluster or the pool no longer exist.
  */
@@ -54,11 +48,11 @@ export async function releaseClaim(
   for (let attempt = 0; current !== undefined; attempt += 1) {
     const outcome = await deleteAddress(deps, current, context.signal);
     if (outcome === 'gone') break;
-    // The lock goes only once the IPAddress is gone: until then the address is still visible as someone's.
+    // The holding goes only once the IPAddress is gone: until then the address is still visible as someone's.
     const live = await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal);
     if (live === undefined) break;
     if (outcome === 'lingers' || attempt > 0 || !isOurs(live)) {
-      context.logger.info('IPAddress still being deleted (another finalizer), waiting before releasing its lock');
+      context.logger.info('IPAddress still being deleted (another finalizer), waiting before releasing its holding');
       return { requeueAfterMs: ADDRESS_GONE_POLL_MS };
     }
     current = live;
@@ -70,32 +64,29 @@ export async function releaseClaim(
     state !== undefined &&
     (state.allocation.reuseGracePeriodMs > 0 || state.allocation.strategy === 'LeastRecentlyReleased');
   const now = new Date(deps.now());
-  const locks = new Map<string, StoredLock>();
-  for (const lock of deps.locks.store.byIndex(LOCK_CLAIM_UID_INDEX, claim.metadata.uid ?? '')) {
-    locks.set(lock.metadata.name, lock);
+  const holdings = new Map<string, Holding>();
+  for (const holding of deps.holdings.store.byIndex(HOLDING_CLAIM_UID_INDEX, claim.metadata.uid ?? '')) {
+    holdings.set(holding.metadata.name, holding);
   }
-  for (const lock of deps.assumed.locks.pending()) {
-    if (lock.spec.claimRef.uid === claim.metadata.uid) locks.set(lock.metadata.name, lock);
+  for (const holding of deps.assumed.holdings.pending()) {
+    if (holding.spec.claimRef.uid === claim.metadata.uid) holdings.set(holding.metadata.name, holding);
   }
-  // The holding of the IPAddress's address, which the cache may not show yet: ledgers release it only if the API server
-  // shows it held for this claim (decided in the write, no read first); a lock is looked up live, to delete it by uid.
+  // The holding of the IPAddress's address, which the cache may not show yet: released only if the API server shows it
+  // held for this claim (decided in the write, no read first).
   let conditional: { readonly key: string; readonly address: string; readonly prefix?: number } | undefined;
   const deleted = current ?? address;
   if (deleted && ours && state) {
     const unit = state.allocation.unitOf(deleted.spec.address, deleted.spec.prefix);
-    if (unit && !locks.has(unit.lockName) && deps.holds.releaseIfHeldBy) {
-      conditional = { key: unit.lockName, address: unit.address, ...(unit.isPrefix ? { prefix: unit.prefix } : {}) };
-    } else if (unit && !locks.has(unit.lockName)) {
-      const live = await deps.holds.live(unit.lockName, context.signal);
-      if (live && live.spec.claimRef.uid === claim.metadata.uid) locks.set(live.metadata.name, live);
+    if (unit && !holdings.has(unit.entryKey)) {
+      conditional = { key: unit.entryKey, address: unit.address, ...(unit.isPrefix ? { prefix: unit.prefix } : {}) };
     }
   }
-  // With ledgers the releases are left to finish after the finalizer is removed: those of one block arriving within
-  // about a second share one compare-and-swap write (the releases of a deletion burst, and two replicas releasing the
-  // same claims). A crash before they are written leaves entries whose claim is gone, which the garbage collector drops.
-  const background = deps.holds.backgroundReleases;
+  // The releases are left to finish after the finalizer is removed: those of one block arriving within about a second
+  // share one compare-and-swap write (the releases of a deletion burst, and two replicas releasing the same claims).
+  // A crash before they are written leaves entries whose claim is gone, which the garbage collector drops.
+  const background = true;
   const releases: Promise<void>[] = [];
-  if (conditional && deps.holds.releaseIfHeldBy) {
+  if (conditional) {
     // Freed in memory when the ledger informer shows the entry gone: it may have been another claim's.
     releases.push(
       deps.holds.releaseIfHeldBy(conditional.key, claim.metadata.uid ?? '', keepAsReleased, now, { background }),
@@ -106,17 +97,17 @@ export async function releaseClaim(
       ? conditional.address
       : `${conditional.address}/${conditional.prefix}`
     : '';
-  for (const lock of locks.values()) {
-    const release = deps.holds.release(lock, keepAsReleased, now, context.signal, { background }).then(() => {
-      const unit = state?.allocation.unitOf(lock.spec.address, lock.spec.prefix ?? 0);
+  for (const holding of holdings.values()) {
+    const release = deps.holds.release(holding, keepAsReleased, now, context.signal, { background }).then(() => {
+      const unit = state?.allocation.unitOf(holding.spec.address, holding.spec.prefix ?? 0);
       if (state && unit) {
-        state.forgetAssumed(unit.lockName);
+        state.forgetAssumed(unit.entryKey);
         state.release(unit, now.getTime());
       }
     });
-    if (background) releases.push(release);
-    else await release;
-    released = lock.spec.prefix === undefined ? lock.spec.address : `${lock.spec.address}/${lock.spec.prefix}`;
+    releases.push(release);
+    released =
+      holding.spec.prefix === undefined ? holding.spec.address : `${holding.spec.address}/${holding.spec.prefix}`;
   }
   const logger = context.logger;
   for (const release of releases) {

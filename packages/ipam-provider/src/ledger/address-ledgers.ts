@@ -7,9 +7,9 @@ import { LEDGER_RESOURCE, type StoredLedger } from '../resources.js';
 import { applyOperations, type EntryHolder, type LedgerOperation, type OperationResult } from './ledger-entries.js';
 import { type LedgerUnit, ledgerNameOf } from './ledger-name.js';
 
-/** A unit to hold: what the ledger name is computed from, plus the entry key (the old lock name). */
+/** A unit to hold: what the ledger name is computed from, plus the entry key (the old holding name). */
 export interface HeldUnit extends LedgerUnit {
-  readonly lockName: string;
+  readonly entryKey: string;
 }
 
 export interface AddressLedgersOptions {
@@ -91,7 +91,7 @@ export class AddressLedgers {
       kind: 'hold',
       reuseGracePeriodMs,
       entry: {
-        key: unit.lockName,
+        key: unit.entryKey,
         address: unit.address,
         ...(unit.isPrefix ? { prefix: unit.prefix } : {}),
         poolRef: tallyPoolReference(pool),
@@ -103,7 +103,7 @@ export class AddressLedgers {
   /** Gives the claim's entry of `unit` back: kept with `releasedAt` when given, else removed. */
   release(unit: HeldUnit, claimUID: string, releasedAt?: Date, options: SubmitOptions = {}): Promise<OperationResult> {
     const ledgerName = ledgerNameOf(unit);
-    const pendingKey = `${ledgerName}/${unit.lockName}/${claimUID}`;
+    const pendingKey = `${ledgerName}/${unit.entryKey}/${claimUID}`;
     this.releasing.set(pendingKey, (this.releasing.get(pendingKey) ?? 0) + 1);
     const settled = (): void => {
       const left = (this.releasing.get(pendingKey) ?? 1) - 1;
@@ -114,7 +114,7 @@ export class AddressLedgers {
       ledgerName,
       {
         kind: 'release',
-        key: unit.lockName,
+        key: unit.entryKey,
         claimUID,
         ...(releasedAt ? { releasedAt: releasedAt.toISOString() } : {}),
       },
@@ -126,7 +126,7 @@ export class AddressLedgers {
 
   /** Whether a release of `unit` for `claimUID` was submitted and is not answered yet (no request). */
   isReleasing(unit: HeldUnit, claimUID: string): boolean {
-    return this.releasing.has(`${ledgerNameOf(unit)}/${unit.lockName}/${claimUID}`);
+    return this.releasing.has(`${ledgerNameOf(unit)}/${unit.entryKey}/${claimUID}`);
   }
 
   /** Queues one operation on a ledger; resolves once a write carrying it (or a decision needing none) succeeded. */

@@ -1,4 +1,4 @@
-import { type AddressLedgerEntry, TALLY_ADDRESS_LOCK_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import type { AddressLedgerEntry } from '@tally-ipam/api-types';
 import {
   type HandlerRegistration,
   type Indexers,
@@ -6,18 +6,16 @@ import {
   type SharedInformer,
   Store,
 } from '@tally-ipam/controller-kit/cache';
-import type { StoredLedger, StoredLock } from '../resources.js';
+import type { Holding, StoredLedger } from '../resources.js';
 import { sameEntry } from './ledger-entries.js';
 
 /**
- * The entry of a ledger seen as the lock it replaces: named by the entry key, the claim and pool of the entry, the
+ * The entry of a ledger seen as the holding it replaces: named by the entry key, the claim and pool of the entry, the
  * ledger's resourceVersion at the write that last changed the entry, `heldSince` as creation time and, as uid, the
  * pair (claim uid, heldSince) that tells two holdings of one key apart.
  */
-export function entryAsLock(entry: AddressLedgerEntry, ledger: StoredLedger): StoredLock {
+export function holdingOfEntry(entry: AddressLedgerEntry, ledger: StoredLedger): Holding {
   return {
-    apiVersion: TALLY_V1ALPHA1_API_VERSION,
-    kind: TALLY_ADDRESS_LOCK_KIND,
     metadata: {
       name: entry.key,
       uid: `${entry.claimRef.uid}@${entry.heldSince}`,
@@ -35,18 +33,18 @@ export function entryAsLock(entry: AddressLedgerEntry, ledger: StoredLedger): St
 }
 
 /**
- * The entries of every ledger as a store of locks with add/update/delete events, diffed from the ledger informer's
- * events: the pool states, the claim steps and the garbage collector keep reading "the lock of an address" while the
+ * The entries of every ledger as a store of holdings with add/update/delete events, diffed from the ledger informer's
+ * events: the pool states, the claim steps and the garbage collector keep reading "the holding of an address" while the
  * API server holds one object per block. An entry that did not change in a ledger update sends no event.
  */
 export class LedgerEntryView {
-  readonly store: Store<StoredLock>;
-  private readonly handlers = new Set<ResourceEventHandler<StoredLock>>();
+  readonly store: Store<Holding>;
+  private readonly handlers = new Set<ResourceEventHandler<Holding>>();
   /** The entries each ledger showed last, by ledger name. */
   private readonly seen = new Map<string, Map<string, AddressLedgerEntry>>();
 
-  constructor(ledgers: Pick<SharedInformer<StoredLedger>, 'addEventHandler'>, indexers: Indexers<StoredLock> = {}) {
-    this.store = new Store<StoredLock>(indexers);
+  constructor(ledgers: Pick<SharedInformer<StoredLedger>, 'addEventHandler'>, indexers: Indexers<Holding> = {}) {
+    this.store = new Store<Holding>(indexers);
     ledgers.addEventHandler({
       onAdd: (ledger, initialList) => this.ledgerChanged(ledger, initialList),
       onUpdate: (_old, ledger) => this.ledgerChanged(ledger, false),
@@ -55,9 +53,9 @@ export class LedgerEntryView {
   }
 
   /** Registers a handler; the entries already seen are replayed to it as adds, as an informer does. */
-  addEventHandler(handler: ResourceEventHandler<StoredLock>): HandlerRegistration {
+  addEventHandler(handler: ResourceEventHandler<Holding>): HandlerRegistration {
     this.handlers.add(handler);
-    for (const lock of this.store.list()) handler.onAdd?.(lock, true);
+    for (const holding of this.store.list()) handler.onAdd?.(holding, true);
     return { remove: () => this.handlers.delete(handler) };
   }
 
@@ -74,11 +72,11 @@ export class LedgerEntryView {
     for (const [key, entry] of after) {
       const previous = before.get(key);
       if (previous !== undefined && sameEntry(previous, entry)) continue;
-      const lock = entryAsLock(entry, ledger);
-      const old = this.store.upsert(lock);
+      const holding = holdingOfEntry(entry, ledger);
+      const old = this.store.upsert(holding);
       for (const handler of this.handlers) {
-        if (old === undefined) handler.onAdd?.(lock, initialList);
-        else handler.onUpdate?.(old, lock);
+        if (old === undefined) handler.onAdd?.(holding, initialList);
+        else handler.onUpdate?.(old, holding);
       }
     }
   }

@@ -23,7 +23,7 @@ export type LedgerOperation =
   | { readonly kind: 'release'; readonly key: string; readonly claimUID: string; readonly releasedAt?: string }
   /** Remove exactly this entry (garbage collection): nothing if it changed since it was observed. */
   | { readonly kind: 'drop'; readonly observed: AddressLedgerEntry }
-  /** Copy an entry in as it is (lock migration); a key held by another claim is reported, never overwritten. */
+  /** Copy an entry in as it is (holding migration); a key held by another claim is reported, never overwritten. */
   | { readonly kind: 'import'; readonly entry: AddressLedgerEntry };
 
 export type OperationResult =
@@ -38,7 +38,7 @@ export interface AppliedOperations {
 }
 
 /**
- * Whether a hold may take the key from what holds it now, the rules the address locks had:
+ * Whether a hold may take the key from what holds it now, the rules the address holdings had:
  * - nothing holds it: taken;
  * - this claim (same uid) holds it, unreleased: already ours (a retry, a second replica, a crash before the IPAddress);
  * - a claim of the same API group, kind, namespace and name but another uid: that claim is gone (two claims of one name cannot coexist),

@@ -1,5 +1,5 @@
 import { addressBits, ipFromValue, networkMask, parseIP } from '@tally-ipam/allocator';
-import { encodeIP } from '../lock-name.js';
+import { encodeIP } from './entry-key.js';
 
 /**
  * Ledger names. Every allocation is recorded in the ledger of the aligned block that contains it, so the block must
@@ -8,7 +8,7 @@ import { encodeIP } from '../lock-name.js';
  * - a single address: its IPv4 /24 or IPv6 /120, `ip4-10.0.0.0.24`, `ip6-fd00--0.120`;
  * - a prefix of length L: the block of the 256 prefixes of length L that share its first L-8 bits (fewer for L < 8),
  *   `net4-10.0.0.0.16.24` (block network, block length, allocation length).
- * Addresses and prefixes use separate names, as their locks did: an address inside a prefix taken from a prefix pool
+ * Addresses and prefixes use separate names, as their holdings did: an address inside a prefix taken from a prefix pool
  * is not held against an IP pool covering the same range (see the README).
  */
 export const ADDRESS_BLOCK_BITS = 8;

@@ -18,7 +18,7 @@ import {
   removeFinalizer,
 } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
-import type { AddressLedgers, StoredLock } from '@tally-ipam/ipam-provider';
+import type { AddressLedgers, Holding } from '@tally-ipam/ipam-provider';
 import { allocateForClaim, type HeldAddress, type Metal3Allocation } from '../allocate.js';
 import { Metal3AllocationError } from '../errors.js';
 import { ledgerHeldInPlan, ledgerSlot, metal3Entry } from '../holdings.js';
@@ -51,11 +51,11 @@ export interface IPClaimReconcilerDeps {
   readonly addresses: Pick<SharedInformer<StoredMetal3Address>, 'store'>;
   readonly clusters: Pick<SharedInformer<StoredCluster>, 'store'>;
   readonly ledgers: AddressLedgers;
-  /** The ledger entries as locks (`LedgerEntryView.store`), with the `ENTRY_CLAIM_UID_INDEX` index. */
-  readonly entries: Store<StoredLock>;
+  /** The ledger entries as holdings (`LedgerEntryView.store`), with the `ENTRY_CLAIM_UID_INDEX` index. */
+  readonly entries: Store<Holding>;
   readonly recentHolds: RecentHolds;
   /**
-   * Resolves once the ledgers hold every allocation of the cluster (the provider's migration from lock objects);
+   * Resolves once the ledgers hold every allocation of the cluster (a gate of the embedding process, then the adoption);
    * no address is chosen before. Absent: the ledgers are complete from the start.
    */
   readonly ledgersComplete?: (() => Promise<unknown>) | undefined;

@@ -1,6 +1,6 @@
 import type { ObjectKey } from '@tally-ipam/controller-kit/client';
 import { Controller } from '@tally-ipam/controller-kit/controller';
-import { LEDGER_RESOURCE, type StoredLock } from '@tally-ipam/ipam-provider';
+import { type Holding, LEDGER_RESOURCE } from '@tally-ipam/ipam-provider';
 import { isMetal3ClaimReference, ledgerSlot } from '../holdings.js';
 import { ENTRY_CLAIM_UID_INDEX } from '../ipclaim/reconciler.js';
 import { METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE } from '../resources.js';
@@ -54,7 +54,7 @@ export function newOrphanEntryController(shared: Metal3ControllerContext): Contr
       },
       { ...scope, predicates: [deletedOnly()] },
     );
-  const enqueue = (entry: StoredLock): void => {
+  const enqueue = (entry: Holding): void => {
     if (isMetal3ClaimReference(entry.spec.claimRef)) controller.enqueue({ name: entry.metadata.name });
   };
   ledgerEntries.addEventHandler({ onAdd: enqueue, onUpdate: (_old, entry) => enqueue(entry) });

@@ -1,7 +1,7 @@
 import type { SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
 import { type Client, isNotFound } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
-import type { AddressLedgers, StoredLock } from '@tally-ipam/ipam-provider';
+import type { AddressLedgers, Holding } from '@tally-ipam/ipam-provider';
 import { isMetal3ClaimReference, ledgerSlot } from '../holdings.js';
 import {
   METAL3_CLAIM_RESOURCE,
@@ -16,7 +16,7 @@ export const ORPHAN_ENTRY_SAFETY_AGE_MS = 60_000;
 export interface OrphanEntryReconcilerDeps {
   readonly client: Client;
   readonly ledgers: AddressLedgers;
-  readonly entries: Pick<Store<StoredLock>, 'get'>;
+  readonly entries: Pick<Store<Holding>, 'get'>;
   readonly claims: Pick<SharedInformer<StoredMetal3Claim>, 'store'>;
   readonly addresses: Pick<SharedInformer<StoredMetal3Address>, 'store'>;
   readonly now: () => number;

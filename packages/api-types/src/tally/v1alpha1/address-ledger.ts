@@ -1,10 +1,11 @@
 import * as z from 'zod';
 import { buildCustomResourceDefinition, type CustomResourceDefinition } from '../../crd/custom-resource-definition.js';
 import { UNCHECKED_BY_API_SERVER } from '../../crd/structural-schema.js';
-import { ObjectMeta, Time } from '../../meta/v1/types.js';
+import { IPADDRESSCLAIM_KIND, IPAM_GROUP } from '../../ipam/v1beta2/constants.js';
+import { KIND_PATTERN } from '../../meta/v1/patterns.js';
+import { ObjectMeta, ObjectName, Time } from '../../meta/v1/types.js';
 import { type ParseResult, parseObject } from '../../parse.js';
 import { echo } from '../../text/clip.js';
-import { AddressLockClaimReference, AddressLockPoolReference } from './address-lock.js';
 import {
   TALLY_GROUP,
   TALLY_PROVIDER_LABEL_VALUE,
@@ -25,13 +26,67 @@ export const TALLY_ADDRESS_LEDGER_KIND = 'TallyAddressLedger';
 /** Allocations one ledger can hold: the 256 addresses of its block. */
 export const MAX_LEDGER_ENTRIES = 256;
 
+export const LedgerPoolReference = z
+  .object({
+    apiGroup: ObjectName,
+    kind: z.string().min(1).max(63).regex(new RegExp(KIND_PATTERN)),
+    name: ObjectName,
+    namespace: z
+      .string()
+      .min(1)
+      .max(63)
+      .describe('Namespace of a namespaced pool; absent for a global pool.')
+      .optional(),
+  })
+  .describe('The pool the address was allocated from.');
+export type LedgerPoolReference = z.infer<typeof LedgerPoolReference>;
+
+export const LedgerClaimReference = z
+  .object({
+    apiGroup: ObjectName.describe(
+      'API group of the claim; absent for an IPAddressClaim of ipam.cluster.x-k8s.io (the Metal3 API: ipam.metal3.io).',
+    ).optional(),
+    kind: z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(new RegExp(KIND_PATTERN))
+      .describe('Kind of the claim; absent for IPAddressClaim (the Metal3 API: IPClaim).')
+      .optional(),
+    namespace: z.string().min(1).max(63),
+    name: ObjectName,
+    uid: z.string().min(1).max(64),
+  })
+  .describe('The claim holding the address; the uid tells a re-created claim of the same name apart.');
+export type LedgerClaimReference = z.infer<typeof LedgerClaimReference>;
+
+/** The claim's API group and kind, with the defaults an absent field stands for. */
+export function claimReferenceGroupKind(ref: LedgerClaimReference): { apiGroup: string; kind: string } {
+  return { apiGroup: ref.apiGroup ?? IPAM_GROUP, kind: ref.kind ?? IPADDRESSCLAIM_KIND };
+}
+
+/** Whether the reference names a Cluster API IPAddressClaim (rather than a claim of another IPAM API). */
+export function isIPAddressClaimReference(ref: LedgerClaimReference): boolean {
+  const { apiGroup, kind } = claimReferenceGroupKind(ref);
+  return apiGroup === IPAM_GROUP && kind === IPADDRESSCLAIM_KIND;
+}
+
+/** Whether two references name the same claim object (group, kind, namespace and name; the uid aside). */
+export function sameClaimName(a: LedgerClaimReference, b: LedgerClaimReference): boolean {
+  const left = claimReferenceGroupKind(a);
+  const right = claimReferenceGroupKind(b);
+  return (
+    left.apiGroup === right.apiGroup && left.kind === right.kind && a.namespace === b.namespace && a.name === b.name
+  );
+}
+
 export const AddressLedgerEntry = z
   .object({
     key: z
       .string()
       .min(1)
       .max(63)
-      .describe('What is allocated, named as the address lock of old named it: ip4-10.0.0.5, net4-10.0.1.0.24, …'),
+      .describe('What is allocated, named by the address alone: ip4-10.0.0.5, ip6-fd00--1, net4-10.0.1.0.24, …'),
     address: z.string().min(1).max(39).describe('The allocated address in canonical text (for a prefix: its network).'),
     prefix: z
       .int()
@@ -40,8 +95,8 @@ export const AddressLedgerEntry = z
       .describe('Prefix length of a prefix allocation; absent for a single address.')
       .meta({ format: 'int32' })
       .optional(),
-    poolRef: AddressLockPoolReference,
-    claimRef: AddressLockClaimReference,
+    poolRef: LedgerPoolReference,
+    claimRef: LedgerClaimReference,
     heldSince: Time.describe(
       'When the entry was written for its claim; an orphan is released only after a safety age.',
     ),

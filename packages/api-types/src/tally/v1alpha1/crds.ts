@@ -6,7 +6,6 @@ import {
   type PrinterColumn,
 } from '../../crd/custom-resource-definition.js';
 import { tallyAddressLedgerCustomResourceDefinition } from './address-ledger.js';
-import { tallyAddressLockCustomResourceDefinition } from './address-lock.js';
 import {
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
@@ -106,7 +105,7 @@ const POOL_KINDS: readonly PoolKindDefinition[] = [
 
 /**
  * The Tally CRDs, generated from the zod schemas (the provider and the demo install these): the four pool kinds and
- * the cluster-scoped TallyAddressLock and TallyAddressLedger the provider uses to make every allocation unique.
+ * the cluster-scoped TallyAddressLedger the provider uses to make every allocation unique.
  */
 export function tallyCustomResourceDefinitions(): CustomResourceDefinition[] {
   const pools = POOL_KINDS.map((pool) =>
@@ -128,10 +127,5 @@ export function tallyCustomResourceDefinitions(): CustomResourceDefinition[] {
       ],
     }),
   );
-  // The lock CRD ships retired: it refuses every create (the fence of the lock → ledger migration, see the provider).
-  return [
-    ...pools,
-    tallyAddressLockCustomResourceDefinition({ retired: true }),
-    tallyAddressLedgerCustomResourceDefinition(),
-  ];
+  return [...pools, tallyAddressLedgerCustomResourceDefinition()];
 }

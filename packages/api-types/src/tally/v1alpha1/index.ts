@@ -1,26 +1,17 @@
 export {
   AddressLedgerEntry,
+  claimReferenceGroupKind,
+  isIPAddressClaimReference,
+  LedgerClaimReference,
+  LedgerPoolReference,
   MAX_LEDGER_ENTRIES,
   parseTallyAddressLedger,
+  sameClaimName,
   TALLY_ADDRESS_LEDGER_KIND,
   TallyAddressLedger,
   TallyAddressLedgerSpec,
   tallyAddressLedgerCustomResourceDefinition,
 } from './address-ledger.js';
-export {
-  AddressLockClaimReference,
-  type AddressLockCRDOptions,
-  AddressLockPoolReference,
-  claimReferenceGroupKind,
-  isIPAddressClaimReference,
-  parseTallyAddressLock,
-  RETIRED_LOCK_RULE,
-  sameClaimName,
-  TALLY_ADDRESS_LOCK_KIND,
-  TallyAddressLock,
-  TallyAddressLockSpec,
-  tallyAddressLockCustomResourceDefinition,
-} from './address-lock.js';
 export { type AddressInterval, type Inspection, inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
 export * from './constants.js';
 export { TALLY_CRD_LABELS, tallyCustomResourceDefinitions } from './crds.js';

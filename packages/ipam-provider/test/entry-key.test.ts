@@ -1,7 +1,7 @@
 import { formatIP, ipFromValue } from '@tally-ipam/allocator';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addressLockName, parseLockName, prefixLockName } from '../src/index.js';
+import { addressEntryKey, parseEntryKey, prefixEntryKey } from '../src/index.js';
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -23,13 +23,13 @@ const ipv6 = fc
   .map((value) => ipFromValue(6, value));
 const anyIP = fc.oneof(ipv4, ipv6);
 
-describe('address lock names', () => {
+describe('address holding names', () => {
   it('are valid DNS-1123 subdomains and decode back to the address (so distinct addresses get distinct names)', () => {
     fc.assert(
       fc.property(anyIP, (ip) => {
-        const name = addressLockName(ip);
+        const name = addressEntryKey(ip);
         expect(isValidName(name), name).toBe(true);
-        expect(parseLockName(name)).toEqual({ kind: 'address', address: formatIP(ip) });
+        expect(parseEntryKey(name)).toEqual({ kind: 'address', address: formatIP(ip) });
       }),
       { numRuns: 5000 },
     );
@@ -40,10 +40,10 @@ describe('address lock names', () => {
       fc.property(
         fc.uniqueArray(anyIP, { minLength: 2, maxLength: 60, selector: (ip) => `${ip.family}/${ip.value}` }),
         (ips) => {
-          const names = ips.map((ip) => addressLockName(ip));
+          const names = ips.map((ip) => addressEntryKey(ip));
           expect(new Set(names).size).toBe(ips.length);
           for (const ip of ips) {
-            const prefixName = prefixLockName(ip, ip.family === 4 ? 32 : 128);
+            const prefixName = prefixEntryKey(ip, ip.family === 4 ? 32 : 128);
             expect(names).not.toContain(prefixName);
           }
         },
@@ -55,24 +55,24 @@ describe('address lock names', () => {
     fc.assert(
       fc.property(anyIP, fc.nat({ max: 128 }), (ip, length) => {
         const prefixLength = ip.family === 4 ? length % 33 : length;
-        const name = prefixLockName(ip, prefixLength);
+        const name = prefixEntryKey(ip, prefixLength);
         expect(isValidName(name), name).toBe(true);
-        expect(parseLockName(name)).toEqual({ kind: 'prefix', address: formatIP(ip), prefixLength });
+        expect(parseEntryKey(name)).toEqual({ kind: 'prefix', address: formatIP(ip), prefixLength });
       }),
       { numRuns: 3000 },
     );
   });
 
   it('reads as the address: examples', () => {
-    expect(addressLockName('10.0.0.5')).toBe('ip4-10.0.0.5');
-    expect(addressLockName('fd00::1')).toBe('ip6-fd00--1');
-    expect(addressLockName('FD00:0:0::1')).toBe('ip6-fd00--1');
-    expect(addressLockName('fd00::')).toBe('ip6-fd00--0');
-    expect(addressLockName('::')).toBe('ip6---0');
-    expect(addressLockName('::ffff:10.0.0.1')).toBe('ip6---ffff-10.0.0.1');
-    expect(prefixLockName('10.0.1.0', 24)).toBe('net4-10.0.1.0.24');
-    expect(prefixLockName('fd00:1::', 64)).toBe('net6-fd00-1--0.64');
-    expect(parseLockName('something-else')).toBeUndefined();
-    expect(parseLockName('ip4-010.0.0.1')).toBeUndefined();
+    expect(addressEntryKey('10.0.0.5')).toBe('ip4-10.0.0.5');
+    expect(addressEntryKey('fd00::1')).toBe('ip6-fd00--1');
+    expect(addressEntryKey('FD00:0:0::1')).toBe('ip6-fd00--1');
+    expect(addressEntryKey('fd00::')).toBe('ip6-fd00--0');
+    expect(addressEntryKey('::')).toBe('ip6---0');
+    expect(addressEntryKey('::ffff:10.0.0.1')).toBe('ip6---ffff-10.0.0.1');
+    expect(prefixEntryKey('10.0.1.0', 24)).toBe('net4-10.0.1.0.24');
+    expect(prefixEntryKey('fd00:1::', 64)).toBe('net6-fd00-1--0.64');
+    expect(parseEntryKey('something-else')).toBeUndefined();
+    expect(parseEntryKey('ip4-010.0.0.1')).toBeUndefined();
   });
 });

@@ -1,24 +1,17 @@
 /**
  * The ledger CRD's atomic `spec.entries`, on an API server of this file's own (the shared one's CRD never changes, and
  * no other file's helpers, which list every ledger, meet the broken ledger written here):
- * - upgrading from Tally 0.1, whose CRD made it a list-map keyed by `key`: the ledgers 0.1 wrote stay readable and
- *   writable, no entry is lost, and the first write under the new CRD drops the per-entry managed fields;
  * - the atomic list lets a person write a key twice: every reader refuses that ledger, nothing is written over it;
  * - the API server checks only an entry's required fields: an entry malformed otherwise is refused the same way, and
  *   a claim whose address lies in such a ledger says so on its Ready condition.
  */
-import {
-  AddressLedgerEntry,
-  tallyAddressLedgerCustomResourceDefinition,
-  tallyCRDDirectory,
-  toStructuralSchema,
-} from '@tally-ipam/api-types';
+import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import type { Client, ResourceKind } from '@tally-ipam/controller-kit';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AddressLedgers,
-  addressLockName,
+  addressEntryKey,
   type HeldUnit,
   LEDGER_RESOURCE,
   ledgerNameOf,
@@ -31,7 +24,6 @@ import {
   readyCondition,
   startProvider,
   testClient,
-  waitFor,
   waitForReason,
 } from './support.js';
 
@@ -52,14 +44,7 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-const CRD_RESOURCE: ResourceKind = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
-
-/** Read without the provider's schema: the managed fields are what this test looks at. */
+/** Read without the provider's schema: the broken ledgers written here would not parse. */
 const UNPARSED_LEDGERS: ResourceKind = {
   apiVersion: LEDGER_RESOURCE.apiVersion,
   kind: LEDGER_RESOURCE.kind,
@@ -71,99 +56,15 @@ const POOL: PoolRef = { kind: 'TallyIPPool', namespace: 'upgrade', name: 'pool' 
 
 function unit(last: number): HeldUnit {
   const address = `10.77.0.${last}`;
-  return { address, prefix: 24, isPrefix: false, lockName: addressLockName(address) };
-}
-
-/** The ledger CRD as this version ships it, or as Tally 0.1 shipped it (a list-map of entries checked field by field). */
-async function setLedgerCRD(listMap: boolean): Promise<void> {
-  const shipped = tallyAddressLedgerCustomResourceDefinition();
-  const versions = structuredClone(shipped.spec.versions) as unknown as {
-    schema: { openAPIV3Schema: { properties: { spec: { properties: { entries: Record<string, unknown> } } } } };
-  }[];
-  for (const version of versions) {
-    const entries = version.schema.openAPIV3Schema.properties.spec.properties.entries;
-    if (listMap) {
-      // 0.1's CRD also had the API server check every field of an entry (a list-map's key must be a declared field).
-      entries.items = toStructuralSchema(AddressLedgerEntry);
-      entries['x-kubernetes-list-type'] = 'map';
-      entries['x-kubernetes-list-map-keys'] = ['key'];
-    }
-  }
-  await client.mergePatch(CRD_RESOURCE, { name: shipped.metadata.name }, { spec: { versions } });
-  // In force once a dry-run update of a two-entry ledger with one key twice is refused (list-map) or not (atomic).
-  await waitFor(listMap ? 'the list-map ledger CRD in force' : 'the atomic ledger CRD in force', async () => {
-    const entry = {
-      key: 'ip4-10.77.9.1',
-      address: '10.77.9.1',
-      poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', name: 'p' },
-      claimRef: { namespace: 'n', name: 'c', uid: 'u' },
-      heldSince: '2026-11-24T00:00:00Z',
-    };
-    try {
-      await client.create(
-        UNPARSED_LEDGERS,
-        {
-          apiVersion: LEDGER_RESOURCE.apiVersion,
-          kind: LEDGER_RESOURCE.kind,
-          metadata: { name: 'ip4-10.77.9.0.24' },
-          spec: { entries: [entry, entry] },
-        },
-        { dryRun: 'All' },
-      );
-      return !listMap;
-    } catch {
-      return listMap;
-    }
-  });
-}
-
-function managedFieldsText(object: { metadata: { managedFields?: readonly unknown[] | undefined } }): string {
-  return JSON.stringify(object.metadata.managedFields ?? []);
+  return { address, prefix: 24, isPrefix: false, entryKey: addressEntryKey(address) };
 }
 
 describe("the ledger CRD's atomic spec.entries", () => {
-  it('keeps every entry of a ledger written under 0.1, and the next write drops the per-entry managed fields', async () => {
-    await setLedgerCRD(true);
-    const before = new AddressLedgers({ client, now: Date.now });
-    const holders = Array.from({ length: 40 }, (_, index) => ({
-      namespace: 'upgrade',
-      name: `c${index}`,
-      uid: `uid-${index}`,
-    }));
-    await Promise.all(holders.slice(0, 20).map((holder, index) => before.hold(unit(index + 1), POOL, holder, 0)));
-    await Promise.all(holders.slice(20, 30).map((holder, index) => before.hold(unit(index + 21), POOL, holder, 0)));
-    const name = ledgerNameOf(unit(1));
-    const old = await client.get(UNPARSED_LEDGERS, { name });
-    // The list-map's managed fields name every entry by its key.
-    expect(managedFieldsText(old)).toContain('k:{\\"key\\":\\"ip4-10.77.0.30\\"}');
-
-    await setLedgerCRD(false);
-    // A writer of the new version, without memory: it reads the 0.1 ledger and writes on top of it.
-    const after = new AddressLedgers({ client, now: Date.now });
-    const results = await Promise.all(
-      holders.slice(30).map((holder, index) => after.hold(unit(index + 31), POOL, holder, 0)),
-    );
-    expect(results.every((result) => result.ok)).toBe(true);
-    // An address 0.1 handed out is still refused to anyone else.
-    expect((await after.hold(unit(5), POOL, { namespace: 'upgrade', name: 'late', uid: 'uid-late' }, 0)).ok).toBe(
-      false,
-    );
-
-    const live = await client.get(LEDGER_RESOURCE, { name });
-    expect(new Map((live.spec.entries ?? []).map((entry) => [entry.key, entry.claimRef.uid]))).toEqual(
-      new Map(holders.map((holder, index) => [unit(index + 1).lockName, holder.uid])),
-    );
-    const upgraded = await client.get(UNPARSED_LEDGERS, { name });
-    expect(managedFieldsText(upgraded)).not.toContain('k:{');
-    expect(managedFieldsText(upgraded).length).toBeLessThan(managedFieldsText(old).length / 10);
-  });
-
   it('a ledger with a key twice is never written over: holds in its block fail naming the key, nothing changes', async () => {
-    await setLedgerCRD(false);
-    const duplicated = { ...unit(1), address: '10.77.5.1', lockName: addressLockName('10.77.5.1') };
+    const duplicated = { ...unit(1), address: '10.77.5.1', entryKey: addressEntryKey('10.77.5.1') };
     const name = ledgerNameOf(duplicated);
     const entry = (uid: string) => ({
-      key: duplicated.lockName,
+      key: duplicated.entryKey,
       address: duplicated.address,
       poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', namespace: 'upgrade', name: 'pool' },
       claimRef: { namespace: 'upgrade', name: `dup-${uid}`, uid },
@@ -178,7 +79,7 @@ describe("the ledger CRD's atomic spec.entries", () => {
     });
     const before = await client.get(UNPARSED_LEDGERS, { name });
     const ledgers = new AddressLedgers({ client, now: Date.now });
-    const next = { ...duplicated, address: '10.77.5.2', lockName: addressLockName('10.77.5.2') };
+    const next = { ...duplicated, address: '10.77.5.2', entryKey: addressEntryKey('10.77.5.2') };
     await expect(
       ledgers.hold(next, POOL, { namespace: 'upgrade', name: 'after-dup', uid: 'uid-after' }, 0),
     ).rejects.toThrow(/"ip4-10\.77\.5\.1" is already the key of entries\[0\][\s\S]*spec\.entries\[1\]\.key/);
@@ -187,11 +88,10 @@ describe("the ledger CRD's atomic spec.entries", () => {
   });
 
   it('a ledger with a malformed entry is stored by the API server, but never written over: holds fail naming the field', async () => {
-    await setLedgerCRD(false);
-    const malformed = { ...unit(1), address: '10.77.6.1', lockName: addressLockName('10.77.6.1') };
+    const malformed = { ...unit(1), address: '10.77.6.1', entryKey: addressEntryKey('10.77.6.1') };
     const name = ledgerNameOf(malformed);
     const entry = {
-      key: malformed.lockName,
+      key: malformed.entryKey,
       address: malformed.address,
       poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', namespace: 'upgrade', name: 'pool' },
       claimRef: { namespace: 'upgrade', name: 'held', uid: 'uid-held' },
@@ -206,7 +106,7 @@ describe("the ledger CRD's atomic spec.entries", () => {
     });
     const before = await client.get(UNPARSED_LEDGERS, { name });
     const ledgers = new AddressLedgers({ client, now: Date.now });
-    const next = { ...malformed, address: '10.77.6.2', lockName: addressLockName('10.77.6.2') };
+    const next = { ...malformed, address: '10.77.6.2', entryKey: addressEntryKey('10.77.6.2') };
     await expect(
       ledgers.hold(next, POOL, { namespace: 'upgrade', name: 'after-malformed', uid: 'uid-after-malformed' }, 0),
     ).rejects.toThrow(/spec\.entries\[0\]\.heldSince/);
@@ -215,8 +115,7 @@ describe("the ledger CRD's atomic spec.entries", () => {
   });
 
   it('a claim whose address lies in a malformed ledger says so on its Ready condition; the ledger is not written over', async () => {
-    await setLedgerCRD(false);
-    const first = { ...unit(1), address: '10.77.8.1', lockName: addressLockName('10.77.8.1') };
+    const first = { ...unit(1), address: '10.77.8.1', entryKey: addressEntryKey('10.77.8.1') };
     const name = ledgerNameOf(first);
     await client.create(UNPARSED_LEDGERS, {
       apiVersion: LEDGER_RESOURCE.apiVersion,
@@ -225,7 +124,7 @@ describe("the ledger CRD's atomic spec.entries", () => {
       spec: {
         entries: [
           {
-            key: addressLockName('10.77.8.200'),
+            key: addressEntryKey('10.77.8.200'),
             address: '10.77.8.200',
             poolRef: { apiGroup: 'ipam.cluster.x-k8s.io', kind: 'TallyIPPool', namespace: 'elsewhere', name: 'p' },
             claimRef: { namespace: 'elsewhere', name: 'held', uid: 'uid-held-200' },
@@ -258,7 +157,6 @@ describe("the ledger CRD's atomic spec.entries", () => {
   });
 
   it('the API server still refuses an entry without a required field, naming it', async () => {
-    await setLedgerCRD(false);
     const error = await client
       .create(
         UNPARSED_LEDGERS,

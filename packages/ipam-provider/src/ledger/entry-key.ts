@@ -1,7 +1,7 @@
 import { formatIP, type IP, parseIP } from '@tally-ipam/allocator';
 
 /**
- * TallyAddressLock names. The API server refuses a second object of one name, so the name must be a function of the
+ * Ledger entry keys. A ledger holds one entry per key, so the key must be a function of the
  * address alone — the same in every pool and every replica — and distinct addresses must get distinct names.
  *
  * - IPv4 `10.0.0.5` → `ip4-10.0.0.5` (dotted decimal is already a valid DNS-1123 subdomain once prefixed).
@@ -10,8 +10,8 @@ import { formatIP, type IP, parseIP } from '@tally-ipam/allocator';
  *   such names get a `0` appended (`ip6-fd00--0`). No canonical text ends in `::0` (the zero group would have been
  *   folded into the `::`), so this cannot collide with another address.
  * - Prefix allocations use their own namespace of names: `net4-10.0.1.0.24` (network, `.`, length) and
- *   `net6-fd00-1--0.64`, so an address lock and a prefix lock never share a name. (An address inside a prefix taken
- *   from a prefix pool is therefore not locked against an IP pool covering the same range — see the README.)
+ *   `net6-fd00-1--0.64`, so an address holding and a prefix holding never share a name. (An address inside a prefix taken
+ *   from a prefix pool is therefore not held against an IP pool covering the same range — see the README.)
  */
 
 const IP4_PREFIX = 'ip4-';
@@ -29,30 +29,30 @@ function decodeIPv6(encoded: string): string {
   return restored.replaceAll('-', ':');
 }
 
-/** The address as it appears in lock and ledger names (IPv6 with `-` for `:`). */
+/** The address as it appears in holding and ledger names (IPv6 with `-` for `:`). */
 export function encodeIP(ip: IP): string {
   const canonical = formatIP(ip);
   return ip.family === 4 ? canonical : encodeIPv6(canonical);
 }
 
-/** The lock name of a single address (any valid text; it is canonicalised first). */
-export function addressLockName(address: string | IP): string {
+/** The holding name of a single address (any valid text; it is canonicalised first). */
+export function addressEntryKey(address: string | IP): string {
   const ip = typeof address === 'string' ? parseIP(address) : address;
   return `${ip.family === 4 ? IP4_PREFIX : IP6_PREFIX}${encodeIP(ip)}`;
 }
 
-/** The lock name of a prefix allocation `network/prefixLength` (the network address must be aligned). */
-export function prefixLockName(network: string | IP, prefixLength: number): string {
+/** The holding name of a prefix allocation `network/prefixLength` (the network address must be aligned). */
+export function prefixEntryKey(network: string | IP, prefixLength: number): string {
   const ip = typeof network === 'string' ? parseIP(network) : network;
   return `${ip.family === 4 ? NET4_PREFIX : NET6_PREFIX}${encodeIP(ip)}.${prefixLength}`;
 }
 
-/** What a lock name stands for; the inverse of `addressLockName` / `prefixLockName` (undefined for other names). */
-export type LockedValue =
+/** What a holding name stands for; the inverse of `addressEntryKey` / `prefixEntryKey` (undefined for other names). */
+export type EntryKeyValue =
   | { readonly kind: 'address'; readonly address: string }
   | { readonly kind: 'prefix'; readonly address: string; readonly prefixLength: number };
 
-export function parseLockName(name: string): LockedValue | undefined {
+export function parseEntryKey(name: string): EntryKeyValue | undefined {
   try {
     if (name.startsWith(IP4_PREFIX)) return { kind: 'address', address: canonical(name.slice(IP4_PREFIX.length), 4) };
     if (name.startsWith(IP6_PREFIX)) {
