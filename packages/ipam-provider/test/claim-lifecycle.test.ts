@@ -27,7 +27,7 @@ import {
 const { client, namespace } = useTestFile({ provider: {} });
 
 describe('a claim against a TallyIPPool', () => {
-  it('gets the lowest free address: finalizers, owner references, labels, spec, status and a holding', async () => {
+  it('gets the lowest free address: finalizers, owner references, labels, spec, status and a ledger entry', async () => {
     const ns = await namespace('claim-basic');
     const pool = await createPool(client, 'TallyIPPool', 'pool', ns, {
       addresses: ['10.10.0.0/24'],
@@ -102,7 +102,7 @@ describe('a claim against a TallyIPPool', () => {
     });
   });
 
-  it('on deletion releases the address: IPAddress and holding gone, claim finalizer removed, address reused', async () => {
+  it('on deletion releases the address: IPAddress and ledger entry gone, claim finalizer removed, address reused', async () => {
     const ns = await namespace('claim-delete');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.11.0.10-10.11.0.20'], prefix: 24 });
     await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });

@@ -206,17 +206,4 @@ describe('ledger operations', () => {
     const retaken = applyOperations(capi.entries, [{ kind: 'hold', entry: explicit, reuseGracePeriodMs: 0 }], NOW);
     expect(retaken.entries[0]?.claimRef.uid).toBe('uid-a2');
   });
-
-  it('import a holding as it is, keep an entry of the same claim, refuse a key another claim holds', () => {
-    const entry: AddressLedgerEntry = { ...wanted('10.0.0.9', 'a'), heldSince: '2025-01-01T00:00:00Z' };
-    const imported = applyOperations([], [{ kind: 'import', entry }], NOW);
-    expect(imported.entries).toEqual([entry]);
-    expect(applyOperations(imported.entries, [{ kind: 'import', entry }], NOW).changed).toBe(false);
-    const clash = applyOperations(
-      imported.entries,
-      [{ kind: 'import', entry: { ...entry, claimRef: { namespace: 'ns', name: 'b', uid: 'uid-b' } } }],
-      NOW,
-    );
-    expect(clash.results[0]).toMatchObject({ ok: false, holder: { claimRef: { name: 'a' } } });
-  });
 });

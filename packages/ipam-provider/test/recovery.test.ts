@@ -113,7 +113,7 @@ describe('recovery', () => {
     }
   });
 
-  it('releases the holding only after the IPAddress is really gone (another finalizer holding it)', async () => {
+  it('releases the ledger entry only after the IPAddress is really gone (another finalizer holding it)', async () => {
     const ns = await namespace('rec-finalizer');
     await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.63.0.1-10.63.0.9'], prefix: 24 });
     const running = await startProvider();
@@ -132,7 +132,7 @@ describe('recovery', () => {
         const onlyForeign = current.metadata.finalizers?.join(',') === 'example.com/hold';
         return onlyForeign && current.metadata.deletionTimestamp !== undefined ? current : undefined;
       });
-      // While the IPAddress exists, its address stays locked and the claim stays.
+      // While the IPAddress exists, its address stays held and the claim stays.
       expect((await getHolding(client, addressEntryKey('10.63.0.1'))).spec.claimRef.name).toBe('a');
       expect((await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' })).metadata.deletionTimestamp).toBeDefined();
 

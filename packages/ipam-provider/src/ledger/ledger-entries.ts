@@ -22,9 +22,7 @@ export type LedgerOperation =
   /** Give the claim's entry back: removed, or kept with `releasedAt` while reuse waits. */
   | { readonly kind: 'release'; readonly key: string; readonly claimUID: string; readonly releasedAt?: string }
   /** Remove exactly this entry (garbage collection): nothing if it changed since it was observed. */
-  | { readonly kind: 'drop'; readonly observed: AddressLedgerEntry }
-  /** Copy an entry in as it is (holding migration); a key held by another claim is reported, never overwritten. */
-  | { readonly kind: 'import'; readonly entry: AddressLedgerEntry };
+  | { readonly kind: 'drop'; readonly observed: AddressLedgerEntry };
 
 export type OperationResult =
   | { readonly ok: true; readonly entry: AddressLedgerEntry | undefined }
@@ -112,19 +110,6 @@ export function applyOperations(
           changed = true;
         }
         results.push({ ok: true, entry: undefined });
-        break;
-      }
-      case 'import': {
-        const current = byKey.get(operation.entry.key);
-        if (current === undefined) {
-          byKey.set(operation.entry.key, operation.entry);
-          changed = true;
-          results.push({ ok: true, entry: operation.entry });
-        } else if (current.claimRef.uid === operation.entry.claimRef.uid) {
-          results.push({ ok: true, entry: current });
-        } else {
-          results.push({ ok: false, holder: current });
-        }
         break;
       }
     }
