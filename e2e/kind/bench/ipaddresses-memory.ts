@@ -5,7 +5,7 @@
  *
  *   pnpm --filter @tally-ipam/e2e bench:kind-memory [--process] [--claims] [sizes…]   (default 5000 10000 20000 50000)
  *
- * With `--claims` the IPAddresses come from IPAddressClaims Tally binds (claims, IPAddresses and TallyAddressLocks
+ * With `--claims` the IPAddresses come from IPAddressClaims Tally binds (claims, IPAddresses and ledgers
  * cached, the allocator's state: what a running installation holds), not created directly.
  *
  * Needs a Docker engine (`.ci/docker-engine.sh start`). With `--process` the same objects go to testenv's control
