@@ -1,14 +1,14 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { CLAIM_MAX_RETRY_DELAY_MS, ORPHAN_LOCK_SAFETY_AGE_MS } from '@tally-ipam/ipam-provider';
+import { CLAIM_MAX_RETRY_DELAY_MS, ORPHAN_ENTRY_SAFETY_AGE_MS } from '@tally-ipam/ipam-provider';
 
 /**
  * The longest two controller replicas may go without one more claim bound (or, releasing, one more object gone) while
  * the code works as designed, so the stall bound of the chaos tests: a watch that died silently is reopened within
  * 150 s (the kit's reflector: two missed bookmarks of 60 s, plus 30 s), a replica that cannot list exits after the
  * cache sync timeout (2 min), a claim's retry waits at most CLAIM_MAX_RETRY_DELAY_MS, an orphaned ledger entry is
- * collected after ORPHAN_LOCK_SAFETY_AGE_MS. None of these is a time the machine's load sets.
+ * collected after ORPHAN_ENTRY_SAFETY_AGE_MS. None of these is a time the machine's load sets.
  */
-export const CONTROLLER_STALL_MS = 150_000 + 120_000 + CLAIM_MAX_RETRY_DELAY_MS + ORPHAN_LOCK_SAFETY_AGE_MS;
+export const CONTROLLER_STALL_MS = 150_000 + 120_000 + CLAIM_MAX_RETRY_DELAY_MS + ORPHAN_ENTRY_SAFETY_AGE_MS;
 
 /** Time as `untilNoneRemain` sees it; tests pass a manual one. */
 export interface ProgressClock {
