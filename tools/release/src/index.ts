@@ -12,7 +12,6 @@ export {
 } from './artifacts.js';
 export {
   CERT_MANAGER_STAND_IN_VERSION,
-  certManagerStandInVersion,
   type StandInRepository,
   type StandInRepositoryOptions,
   writeStandInRepository,

@@ -1,13 +1,6 @@
 export { type Capv, type CapvTarget, type StartCapvOptions, startCapv } from './capv.js';
 export { CAPV_BINARY, type CapvBinary, capvBuild, type EnsureCapvOptions, ensureCapv } from './capv-binary.js';
-export {
-  type CapvCrd,
-  type CapvManifests,
-  capvCrdManifest,
-  type InstallCapvCRDsOptions,
-  installCapvCRDs,
-  readCapvManifests,
-} from './capv-manifests.js';
+export { type CapvManifests, installCapvCRDs, readCapvManifests } from './capv-manifests.js';
 export { type CapvMetadata, type CapvNicConfig, parseCapvMetadata } from './metadata.js';
 export {
   ensureReferenceIpam,
@@ -35,7 +28,6 @@ export {
   type CapvRelease,
   type CapvVersion,
   capvRelease,
-  capvVersionFor,
   DEFAULT_CAPV_VERSION,
   GOVMOMI_MODULE,
 } from './versions.js';
