@@ -1,6 +1,8 @@
 /**
- * Cluster API core's components rendered the way its release (and so clusterctl) renders them: `kustomize build
- * config/default` of the module at the version testenv pins, the manager image set to the tag the lane loads into kind
+ * Cluster API core's components rendered the way its release (and so clusterctl) renders them: `kustomize build` of
+ * the core provider's `default/` (`config/default` up to v1.13, `core/config/default` since v1.14) of the module at the
+ * run's release (testenv's `clusterApiVersion()`: `TALLY_CAPI_VERSION`, else v1.14.2), the manager image set to the tag
+ * the lane loads into kind
  * with pull policy IfNotPresent (what CAPI's release target sets), then clusterctl's variables substituted — MachinePool
  * on, ClusterTopology off, every other variable at its default. kustomize itself is built from the Go module proxy
  * into a content-keyed cache entry next to testenv's binaries.
@@ -10,11 +12,12 @@ import { createHash } from 'node:crypto';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { capiManagerImage } from '@tally-ipam/kind';
 import { isRecord, type Manifest, parseManifests, substituteVariables } from '@tally-ipam/ship';
 import {
-  CLUSTER_API_VERSION,
   cacheRoot,
-  capiModuleDir,
+  capiCoreConfigDir,
+  clusterApiVersion,
   detectGo,
   ensureCacheEntry,
   runGoCommand,
@@ -22,11 +25,9 @@ import {
 
 const execFileAsync = promisify(execFile);
 
-/** The kustomize Cluster API v1.12 builds its manifests with (its Makefile's KUSTOMIZE_VER). */
+/** The kustomize Cluster API builds its manifests with (its Makefile's KUSTOMIZE_VER; v1.12 and v1.14 alike). */
 export const KUSTOMIZE_MODULE = 'sigs.k8s.io/kustomize/kustomize/v5';
 export const KUSTOMIZE_VERSION = 'v5.7.0';
-/** The tag of the manager image the lane builds and loads (H1's `tools/kind`). */
-export const CAPI_MANAGER_IMAGE = `registry.k8s.io/cluster-api/cluster-api-controller:${CLUSTER_API_VERSION}`;
 /** clusterctl variables the lane sets; the rest keep their defaults, as `clusterctl init` with no environment. */
 export const CAPI_VARIABLES: Readonly<Record<string, string>> = { EXP_MACHINE_POOL: 'true', CLUSTER_TOPOLOGY: 'false' };
 const CAPI_MANAGER_DEPLOYMENT = 'capi-controller-manager';
@@ -112,14 +113,19 @@ export function withManagerImage(manifests: readonly Manifest[], deployment: str
   return result;
 }
 
-/** Cluster API core's components, variables substituted, ready for the variant without cert-manager and `apply`. */
-export async function renderCapiCoreComponents(progress: (line: string) => void = () => {}): Promise<Manifest[]> {
+/**
+ * Cluster API core's components of a release (default: the run's), variables substituted, ready for the variant
+ * without cert-manager and `apply`; the manager image is the one `tools/kind` builds for that release.
+ */
+export async function renderCapiCoreComponents(
+  progress: (line: string) => void = () => {},
+  capiVersion?: string,
+): Promise<Manifest[]> {
+  const version = clusterApiVersion(capiVersion);
   const kustomize = await ensureKustomize(progress);
-  const moduleDir = await capiModuleDir();
-  const { stdout } = await execFileAsync(kustomize, ['build', join(moduleDir, 'config', 'default')], {
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const source = `${moduleDir}/config/default (kustomize ${KUSTOMIZE_VERSION})`;
+  const defaultDir = join(await capiCoreConfigDir(version), 'default');
+  const { stdout } = await execFileAsync(kustomize, ['build', defaultDir], { maxBuffer: 64 * 1024 * 1024 });
+  const source = `${defaultDir} (Cluster API ${version}, kustomize ${KUSTOMIZE_VERSION})`;
   const manifests = parseManifests(substituteVariables(stdout, CAPI_VARIABLES), source);
-  return withManagerImage(manifests, CAPI_MANAGER_DEPLOYMENT, CAPI_MANAGER_IMAGE);
+  return withManagerImage(manifests, CAPI_MANAGER_DEPLOYMENT, capiManagerImage(version));
 }

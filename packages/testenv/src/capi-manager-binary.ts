@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process';
 import type { GoToolchain } from './go.js';
-import { ensureGoBinary, type GoBinaryRequest } from './go-binary.js';
+import { ensureGoBinary, type GoBinaryRequest, type GoBuildStep } from './go-binary.js';
 import { capiManagerCacheDir } from './paths.js';
 import {
   CLUSTER_API_CACHE_FORMAT,
-  CLUSTER_API_LDFLAGS,
   CLUSTER_API_MANAGER_BINARY,
   CLUSTER_API_MODULE,
-  CLUSTER_API_VERSION,
+  type ClusterApiRelease,
+  clusterApiLdflags,
+  clusterApiRelease,
+  clusterApiVersion,
   GO_ENV,
 } from './versions.js';
 
@@ -16,7 +18,7 @@ export interface CapiManagerBinary {
   readonly dir: string;
   /** Path of the Cluster API core manager (`cluster-api`, the binary `go install sigs.k8s.io/cluster-api@…` makes). */
   readonly path: string;
-  /** e.g. `v1.12.10`; the same version as the CRDs `capiCRDPaths` returns. */
+  /** e.g. `v1.14.2`; the same version as the CRDs `capiCRDPaths({ version })` returns. */
   readonly version: string;
   readonly goVersion: string;
   /** Hash of everything that determines the binary's content. */
@@ -29,6 +31,8 @@ export interface CapiManagerBinary {
 }
 
 export interface EnsureCapiManagerOptions {
+  /** A key of `CLUSTER_API_RELEASES`; default `clusterApiVersion()` (`TALLY_CAPI_VERSION`, else the default). */
+  version?: string;
   /** Called with one human-readable line per step, and every ~15 s while Go builds. */
   onProgress?: (message: string) => void;
 }
@@ -67,50 +71,108 @@ async function verifyBuild(paths: Readonly<Record<string, string>>): Promise<voi
 }
 
 /**
- * What `ensureCapiManager` builds: `go install` of the module root at the pinned version, exactly as released (its
- * own go.mod and go.sum, checked against the checksum database).
+ * The build step of a release, the way its own release builds it: a release without nested modules with `go install`
+ * of the module root at that version, exactly as released (its own go.mod and go.sum, checked against the checksum
+ * database; no wrapper module). A release whose go.mod replaces a nested module (v1.14's `./api`) cannot be `go
+ * install`ed: `go build` of its main package in a copy of the module, the nested modules put where the replace
+ * points, with the release's build tags.
  */
-export function capiManagerBuild(onProgress?: (message: string) => void): GoBinaryRequest {
+export function capiBuildStep(
+  release: ClusterApiRelease,
+  what: { name: string; logName: string; goPackage: string; ldflags: string; tags?: string; output?: string },
+): GoBuildStep {
+  const { ldflags } = what;
+  if (release.nestedModules.length === 0) {
+    return {
+      name: what.name,
+      logName: what.logName,
+      source: { kind: 'install', version: release.version },
+      packages: [what.goPackage === '.' ? CLUSTER_API_MODULE : `${CLUSTER_API_MODULE}/${what.goPackage.slice(2)}`],
+      ldflags,
+      ...(what.tags ? { tags: what.tags } : {}),
+    };
+  }
   return {
-    cacheDir: capiManagerCacheDir(),
-    what: `the Cluster API manager ${CLUSTER_API_VERSION}`,
-    format: CLUSTER_API_CACHE_FORMAT,
-    keyMaterial: (go: GoToolchain) => ({
+    name: what.name,
+    logName: what.logName,
+    source: {
+      kind: 'proxy-module',
       module: CLUSTER_API_MODULE,
-      version: CLUSTER_API_VERSION,
-      go: go.version,
-      platform: `${go.goos}/${go.goarch}`,
-      ldflags: CLUSTER_API_LDFLAGS,
-      env: GO_ENV,
-    }),
-    binaries: [CLUSTER_API_MANAGER_BINARY],
-    steps: [
-      {
-        name: `the Cluster API core manager ${CLUSTER_API_VERSION}`,
-        logName: 'manager',
-        source: { kind: 'install', version: CLUSTER_API_VERSION },
-        packages: [CLUSTER_API_MODULE],
-        ldflags: CLUSTER_API_LDFLAGS,
-      },
-    ],
-    verify: verifyBuild,
-    stampFields: { version: CLUSTER_API_VERSION },
-    coldBuildHint: 'a cold build takes several minutes on 2 cores',
-    onProgress,
+      version: release.version,
+      nestedModules: release.nestedModules.map((nested) => ({ ...nested, version: release.version })),
+    },
+    packages: [what.goPackage],
+    ldflags,
+    ...(what.tags ? { tags: what.tags } : {}),
+    ...(what.output ? { output: what.output } : {}),
   };
 }
 
 /**
- * Returns the Cluster API core manager at the pinned version (`CLUSTER_API_VERSION`), building it with
- * `go install` into the binary cache first if needed (`<cache root>/cluster-api/<key>/cluster-api`). Safe to call
- * from many processes at once: one builds while the others wait for its result.
+ * The key members beyond the version that only releases built from a module copy have (package, tags, nested
+ * modules): a release built with `go install` keeps the material it always had, so its cached builds stay valid.
+ */
+export function capiBuildKeyExtras(
+  release: ClusterApiRelease,
+  goPackage: string,
+  tags?: string,
+): Record<string, unknown> {
+  if (release.nestedModules.length === 0 && !tags) return {};
+  return {
+    package: goPackage,
+    ...(tags ? { tags } : {}),
+    nestedModules: release.nestedModules.map((nested) => `${nested.dir}=${nested.module}@${release.version}`),
+  };
+}
+
+/** What `ensureCapiManager` builds for a release (default: `clusterApiVersion()`). */
+export function capiManagerBuild(options: EnsureCapiManagerOptions = {}): GoBinaryRequest {
+  const release = clusterApiRelease(clusterApiVersion(options.version));
+  const ldflags = clusterApiLdflags(release.version);
+  const tags = release.managerTags;
+  return {
+    cacheDir: capiManagerCacheDir(),
+    what: `the Cluster API manager ${release.version}`,
+    format: CLUSTER_API_CACHE_FORMAT,
+    keyMaterial: (go: GoToolchain) => ({
+      module: CLUSTER_API_MODULE,
+      version: release.version,
+      go: go.version,
+      platform: `${go.goos}/${go.goarch}`,
+      ldflags,
+      env: GO_ENV,
+      ...capiBuildKeyExtras(release, release.managerPackage, tags),
+    }),
+    binaries: [CLUSTER_API_MANAGER_BINARY],
+    steps: [
+      capiBuildStep(release, {
+        name: `the Cluster API core manager ${release.version}`,
+        logName: 'manager',
+        goPackage: release.managerPackage,
+        ldflags,
+        ...(tags ? { tags } : {}),
+        output: CLUSTER_API_MANAGER_BINARY,
+      }),
+    ],
+    verify: verifyBuild,
+    stampFields: { version: release.version },
+    coldBuildHint: 'a cold build takes several minutes on 2 cores',
+    onProgress: options.onProgress,
+  };
+}
+
+/**
+ * Returns the Cluster API core manager of a release (`options.version`, else `clusterApiVersion()`), building it into
+ * the binary cache first if needed (`<cache root>/cluster-api/<key>/cluster-api`). Safe to call from many processes
+ * at once: one builds while the others wait for its result.
  */
 export async function ensureCapiManager(options: EnsureCapiManagerOptions = {}): Promise<CapiManagerBinary> {
-  const entry = await ensureGoBinary(capiManagerBuild(options.onProgress));
+  const version = clusterApiVersion(options.version);
+  const entry = await ensureGoBinary(capiManagerBuild({ ...options, version }));
   return {
     dir: entry.dir,
     path: entry.paths[CLUSTER_API_MANAGER_BINARY] ?? CLUSTER_API_MANAGER_BINARY,
-    version: CLUSTER_API_VERSION,
+    version,
     goVersion: entry.goVersion,
     key: entry.key,
     builtNow: entry.builtNow,

@@ -19,14 +19,20 @@ import { kubeRequest } from './kube-request.js';
 import { freePorts } from './ports.js';
 import { type ManagedProcess, ProcessRegistry } from './processes.js';
 import { ControlPlaneStartError, startTimeoutMs, waitUntil } from './readiness.js';
+import { clusterApiVersion } from './versions.js';
 
-/** Feature gates `startCapiManager` passes unless overridden: MachinePool on (v1.12's default), ClusterTopology off. */
+/** Feature gates `startCapiManager` passes unless overridden: MachinePool on (the default since v1.12), ClusterTopology off. */
 export const CAPI_MANAGER_DEFAULT_FEATURE_GATES: Readonly<Record<string, boolean>> = {
   MachinePool: true,
   ClusterTopology: false,
 };
 
 export interface CapiManagerOptions {
+  /**
+   * A key of `CLUSTER_API_RELEASES`; default `clusterApiVersion()` (`TALLY_CAPI_VERSION`, else the default). The
+   * binary, the CRDs, the webhook configurations and the conversions all come from this release.
+   */
+  version?: string;
   /** Step-by-step progress lines (building, starting, ready). */
   onProgress?: (message: string) => void;
   /** Merged over `CAPI_MANAGER_DEFAULT_FEATURE_GATES`, e.g. `{ MachinePool: false }`. */
@@ -51,7 +57,7 @@ export interface CapiManager {
   readonly webhookPort: number;
   /** `http://127.0.0.1:<port>`: `/readyz` and `/healthz`. */
   readonly healthAddress: string;
-  /** The Cluster API version of the binary, e.g. `v1.12.10`. */
+  /** The Cluster API version of the binary (and of the CRDs and webhooks it registered), e.g. `v1.14.2`. */
   readonly version: string;
   readonly binary: CapiManagerBinary;
   /** The CRDs switched to webhook conversion (served by this manager's `/convert`). */
@@ -174,15 +180,16 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
     );
   }
   const progress = options.onProgress ?? ((): void => {});
+  const version = clusterApiVersion(options.version);
   const kc = plane.kubeConfig();
   const [binary, certs] = await Promise.all([
-    ensureCapiManager({ onProgress: progress }),
+    ensureCapiManager({ version, onProgress: progress }),
     // The admission webhooks are called at 127.0.0.1; conversions through the Service, verified against its DNS name.
     generateServingCertificates('cluster-api-webhook', {
       dnsNames: ['localhost', CAPI_WEBHOOK_SERVICE_DNS_NAME],
       ipAddresses: ['127.0.0.1'],
     }),
-    options.installCRDs === false ? Promise.resolve() : installCapiCRDs(kc),
+    options.installCRDs === false ? Promise.resolve() : installCapiCRDs(kc, { version }),
   ]);
   const stateDir = mkdtempSync(join(tmpdir(), 'tally-capi-manager-'));
   const logDir = join(stateDir, 'logs');
@@ -204,7 +211,7 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
     const running = manager;
     const endpoint = { port: spawned.webhookPort, caPem: certs.ca.certPem };
     registering = true;
-    const registered = await registerCapiWebhooks(kc, endpoint);
+    const registered = await registerCapiWebhooks(kc, endpoint, version);
     // Repairs go to the progress callback and into the manager's log, next to the webhook calls they concern.
     const keeperLog = (message: string): void => {
       progress(message);
@@ -267,7 +274,7 @@ export async function startCapiManager(plane: ControlPlane, options: CapiManager
     await keeper?.stop();
     if (registering) {
       // Best effort: the error below is what matters; leftovers would make every later Cluster API write fail.
-      await readCapiConversions()
+      await readCapiConversions(version)
         .then((all) =>
           unregisterCapiWebhooks(
             kc,

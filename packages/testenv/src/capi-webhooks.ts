@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
-import { capiModuleDir } from './capi.js';
+import { capiCoreConfigDir } from './capi.js';
 import { kubeRequest } from './kube-request.js';
 import {
   deleteWebhookConfiguration,
@@ -59,9 +59,12 @@ export interface CapiConversion {
   readonly path: string;
 }
 
-/** The webhook configurations of the pinned Cluster API module (`config/webhook/manifests.yaml`). */
-export async function readCapiWebhookConfigurations(): Promise<CapiWebhookConfiguration[]> {
-  const file = join(await capiModuleDir(), 'config', 'webhook', 'manifests.yaml');
+/**
+ * The webhook configurations of a Cluster API release (`<core config>/webhook/manifests.yaml`; default
+ * `clusterApiVersion()`).
+ */
+export async function readCapiWebhookConfigurations(version?: string): Promise<CapiWebhookConfiguration[]> {
+  const file = join(await capiCoreConfigDir(version), 'webhook', 'manifests.yaml');
   const configurations = parseWebhookConfigurations(await readFile(file, 'utf8'), file).map((configuration) => ({
     ...configuration,
     name:
@@ -77,9 +80,9 @@ export async function readCapiWebhookConfigurations(): Promise<CapiWebhookConfig
   return configurations;
 }
 
-/** The CRDs Cluster API's kustomization switches to webhook conversion, read from the pinned module. */
-export async function readCapiConversions(): Promise<CapiConversion[]> {
-  const dir = join(await capiModuleDir(), 'config', 'crd', 'patches');
+/** The CRDs a Cluster API release's kustomization switches to webhook conversion (default `clusterApiVersion()`). */
+export async function readCapiConversions(version?: string): Promise<CapiConversion[]> {
+  const dir = join(await capiCoreConfigDir(version), 'crd', 'patches');
   const files = (await readdir(dir)).filter((name) => /^webhook_in_.*\.yaml$/.test(name)).sort();
   const conversions: CapiConversion[] = [];
   for (const name of files) {
@@ -226,8 +229,15 @@ export interface RegisteredCapiWebhooks {
  * `clusterctl init` updates existing CRDs with a JSON merge patch, which keeps any field it does not mention, so a
  * `url` left here plus clusterctl's `service` made the CRDs invalid ("exactly one of url or service is required").
  */
-export async function registerCapiWebhooks(kc: KubeConfig, endpoint: WebhookEndpoint): Promise<RegisteredCapiWebhooks> {
-  const [configurations, conversions] = await Promise.all([readCapiWebhookConfigurations(), readCapiConversions()]);
+export async function registerCapiWebhooks(
+  kc: KubeConfig,
+  endpoint: WebhookEndpoint,
+  version?: string,
+): Promise<RegisteredCapiWebhooks> {
+  const [configurations, conversions] = await Promise.all([
+    readCapiWebhookConfigurations(version),
+    readCapiConversions(version),
+  ]);
   for (const configuration of configurations) {
     await registerLoopbackWebhooks(kc, configuration, endpoint, { fieldManager: CAPI_WEBHOOK_FIELD_MANAGER });
   }

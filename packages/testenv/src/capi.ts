@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { installCRDs } from './crds.js';
 import { downloadGoModule } from './go.js';
-import { CLUSTER_API_MODULE, CLUSTER_API_VERSION } from './versions.js';
+import { CLUSTER_API_MODULE, clusterApiRelease, clusterApiVersion } from './versions.js';
 
 /** The API groups of Cluster API's CRDs (their file names start with the group). */
 export const CAPI_CRD_GROUPS = [
@@ -18,22 +18,41 @@ export type CapiCRDGroup = (typeof CAPI_CRD_GROUPS)[number];
 export interface CapiCRDOptions {
   /** Which groups to include; all four by default. */
   groups?: CapiCRDGroup[];
+  /** A key of `CLUSTER_API_RELEASES`; default `clusterApiVersion()` (`TALLY_CAPI_VERSION`, else the default). */
+  version?: string;
 }
 
-let moduleDir: Promise<string> | undefined;
+const moduleDirs = new Map<string, Promise<string>>();
 
-/** The read-only source of `sigs.k8s.io/cluster-api` at the pinned version, downloaded into the Go module cache once. */
-export async function capiModuleDir(): Promise<string> {
-  moduleDir ??= downloadGoModule(CLUSTER_API_MODULE, CLUSTER_API_VERSION).catch((error: unknown) => {
-    moduleDir = undefined;
-    throw error;
-  });
-  return moduleDir;
+/**
+ * The read-only source of `sigs.k8s.io/cluster-api` at a release (default `clusterApiVersion()`), downloaded into the
+ * Go module cache once.
+ */
+export async function capiModuleDir(version?: string): Promise<string> {
+  const resolved = clusterApiVersion(version);
+  let dir = moduleDirs.get(resolved);
+  if (!dir) {
+    dir = downloadGoModule(CLUSTER_API_MODULE, resolved).catch((error: unknown) => {
+      moduleDirs.delete(resolved);
+      throw error;
+    });
+    moduleDirs.set(resolved, dir);
+  }
+  return dir;
 }
 
-/** `config/crd/bases` of `sigs.k8s.io/cluster-api` at the pinned version, downloaded into the Go module cache once. */
-export async function capiCRDDir(): Promise<string> {
-  return join(await capiModuleDir(), 'config', 'crd', 'bases');
+/**
+ * The core provider's kustomize tree of a release (`config/` up to v1.13, `core/config/` since v1.14): its `crd/`,
+ * `webhook/` and `default/`, which the release renders into its core components.
+ */
+export async function capiCoreConfigDir(version?: string): Promise<string> {
+  const resolved = clusterApiVersion(version);
+  return join(await capiModuleDir(resolved), clusterApiRelease(resolved).coreConfigDir);
+}
+
+/** The CRD bases of a release's core provider (`<core config>/crd/bases`), downloaded into the Go module cache once. */
+export async function capiCRDDir(version?: string): Promise<string> {
+  return join(await capiCoreConfigDir(version), 'crd', 'bases');
 }
 
 /**
@@ -47,7 +66,7 @@ export async function capiCRDPaths(options: CapiCRDOptions = {}): Promise<string
       throw new Error(`unknown Cluster API CRD group "${group}"; known groups: ${CAPI_CRD_GROUPS.join(', ')}`);
     }
   }
-  const dir = await capiCRDDir();
+  const dir = await capiCRDDir(options.version);
   const files = (await readdir(dir)).filter((name) => name.endsWith('.yaml')).sort();
   // File names are `<group>_<plural>.yaml`; the group before the underscore must match exactly.
   const selected = files.filter((name) => (groups as readonly string[]).includes(name.slice(0, name.indexOf('_'))));

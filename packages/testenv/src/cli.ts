@@ -7,8 +7,9 @@ import { ensureCapiManager } from './capi-manager-binary.js';
 import { startControlPlane } from './control-plane.js';
 import { errorMessage, formatBytes, formatDuration } from './format.js';
 import { capiManagerCacheDir, controlPlaneCacheDir } from './paths.js';
+import { CLUSTER_API_RELEASES, CLUSTER_API_VERSION_ENV, clusterApiVersion } from './versions.js';
 
-const USAGE = `usage: tally-testenv <command> [--capi]
+const USAGE = `usage: tally-testenv <command> [--capi] [--capi-version VERSION]
 
   prepare   build (or find in the cache) etcd, kube-apiserver and kube-controller-manager, and fetch
             Cluster API's CRDs into the Go module cache; prints progress and the build time
@@ -17,16 +18,20 @@ const USAGE = `usage: tally-testenv <command> [--capi]
             kubeconfig path, and run until Ctrl+C
             --capi: also run the Cluster API core manager with its webhooks
 
+  --capi-version VERSION  the Cluster API release (${Object.keys(CLUSTER_API_RELEASES).join(', ')});
+                          default ${CLUSTER_API_VERSION_ENV}, else ${clusterApiVersion(undefined, {})}
+
 environment: TALLY_CACHE_DIR (binary cache root), TALLY_TEST_KUBECONFIG (use that cluster instead),
-             TALLY_TESTENV_KEEP=1 (keep state and logs after stop), TALLY_TESTENV_START_TIMEOUT_MS`;
+             ${CLUSTER_API_VERSION_ENV} (the Cluster API release), TALLY_TESTENV_KEEP=1 (keep state and logs
+             after stop), TALLY_TESTENV_START_TIMEOUT_MS`;
 
 const log = (message: string): void => {
   console.error(`[tally-testenv] ${message}`);
 };
 
-async function prepareCapiManager(): Promise<void> {
+async function prepareCapiManager(version: string): Promise<void> {
   log(`Cluster API manager cache: ${capiManagerCacheDir()}`);
-  const manager = await ensureCapiManager({ onProgress: log });
+  const manager = await ensureCapiManager({ version, onProgress: log });
   if (!manager.builtNow) {
     log(
       `cached: ${manager.path} (${manager.version}, built earlier in ${formatDuration(manager.buildDurationMs)}; ` +
@@ -34,7 +39,7 @@ async function prepareCapiManager(): Promise<void> {
     );
   }
   // The release tests run the real clusterctl; built here so its first build never happens inside the test run.
-  const clusterctl = await ensureClusterctl({ onProgress: log });
+  const clusterctl = await ensureClusterctl({ version, onProgress: log });
   if (!clusterctl.builtNow) {
     log(
       `cached: ${clusterctl.path} (${clusterctl.version}, built earlier in ${formatDuration(clusterctl.buildDurationMs)}; ` +
@@ -43,7 +48,7 @@ async function prepareCapiManager(): Promise<void> {
   }
 }
 
-async function prepare(capi: boolean): Promise<void> {
+async function prepare(capi: boolean, version: string): Promise<void> {
   const started = Date.now();
   log(`binary cache: ${controlPlaneCacheDir()}`);
   const binaries = await ensureBinaries({ onProgress: log });
@@ -54,22 +59,23 @@ async function prepare(capi: boolean): Promise<void> {
   if (!binaries.builtNow) {
     log(`cached: ${binaries.dir} (built earlier in ${formatDuration(binaries.buildDurationMs)}; ${sizes})`);
   }
-  log(`Cluster API CRDs: ${await capiCRDDir()}`);
-  if (capi) await prepareCapiManager();
+  log(`Cluster API ${version} CRDs: ${await capiCRDDir(version)}`);
+  if (capi) await prepareCapiManager(version);
   log(`prepare finished in ${formatDuration(Date.now() - started)}`);
 }
 
-async function start(capi: boolean): Promise<void> {
+async function start(capi: boolean, version: string): Promise<void> {
   const plane = await startControlPlane({
     controllerManager: true,
     capiCRDs: ['cluster.x-k8s.io', 'ipam.cluster.x-k8s.io', 'addons.cluster.x-k8s.io', 'runtime.cluster.x-k8s.io'],
+    capiVersion: version,
     onProgress: log,
   });
   log(`${plane.version} at ${plane.server}; logs in ${plane.logDir ?? '(external cluster)'}`);
   let manager: CapiManager | undefined;
   if (capi && !plane.external) {
     try {
-      manager = await startCapiManager(plane, { onProgress: log });
+      manager = await startCapiManager(plane, { version, onProgress: log });
     } catch (error) {
       await plane.stop();
       throw error;
@@ -86,16 +92,32 @@ async function start(capi: boolean): Promise<void> {
   log('stopped');
 }
 
-async function main(): Promise<void> {
-  const [command, ...flags] = process.argv.slice(2);
-  const unknown = flags.filter((flag) => flag !== '--capi');
-  if (unknown.length === 0) {
-    const capi = flags.includes('--capi');
-    if (command === 'prepare') return prepare(capi);
-    if (command === 'start') return start(capi);
+/** `[command, --capi?, --capi-version V?]`, or undefined for anything else. */
+function parseArgs(args: readonly string[]): { command: string; capi: boolean; version?: string } | undefined {
+  const [command, ...rest] = args;
+  if (command !== 'prepare' && command !== 'start') return undefined;
+  let capi = false;
+  let version: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const flag = rest[i];
+    if (flag === '--capi') capi = true;
+    else if (flag === '--capi-version' && rest[i + 1]) version = rest[++i];
+    else if (flag?.startsWith('--capi-version=')) version = flag.slice('--capi-version='.length);
+    else return undefined;
   }
-  console.error(USAGE);
-  process.exitCode = 2;
+  return { command, capi, ...(version ? { version } : {}) };
+}
+
+async function main(): Promise<void> {
+  const parsed = parseArgs(process.argv.slice(2));
+  if (!parsed) {
+    console.error(USAGE);
+    process.exitCode = 2;
+    return;
+  }
+  const version = clusterApiVersion(parsed.version);
+  if (parsed.command === 'prepare') return prepare(parsed.capi, version);
+  return start(parsed.capi, version);
 }
 
 main().catch((error: unknown) => {

@@ -30,6 +30,8 @@ export interface ControlPlaneOptions {
   crds?: string[];
   /** Cluster API CRD groups to install (from the Go module cache of sigs.k8s.io/cluster-api). */
   capiCRDs?: CapiCRDGroup[];
+  /** The Cluster API release of `capiCRDs`; default `clusterApiVersion()` (`TALLY_CAPI_VERSION`, else the default). */
+  capiVersion?: string;
   /** Step-by-step progress lines (building, starting, ready). */
   onProgress?: (msg: string) => void;
   /** Extra kube-apiserver flags, e.g. `--feature-gates=…`; later flags win. Local control planes only. */
@@ -306,7 +308,7 @@ async function installRequestedCRDs(
   progress: (msg: string) => void,
 ): Promise<void> {
   const paths = [
-    ...(options.capiCRDs?.length ? await capiCRDPaths({ groups: options.capiCRDs }) : []),
+    ...(options.capiCRDs?.length ? await capiCRDPaths({ groups: options.capiCRDs, version: options.capiVersion }) : []),
     ...(options.crds ?? []),
   ];
   if (paths.length === 0) return;

@@ -21,9 +21,25 @@ export type GoSource =
   | { readonly kind: 'module-dir'; readonly dir: string }
   /**
    * `go build` in a writable copy of a module downloaded from the proxy, for modules `go install` cannot build
-   * (replace directives, or a version the proxy's list does not offer to `go install`).
+   * (replace directives, or a version the proxy's list does not offer to `go install`). `nestedModules` are modules
+   * of the same repository that its go.mod replaces with a directory (`replace x/api => ./api`): a module zip never
+   * holds a nested module, so each is downloaded at its version into that directory of the copy, as the repository
+   * has it at the tag.
    */
-  | { readonly kind: 'proxy-module'; readonly module: string; readonly version: string };
+  | {
+      readonly kind: 'proxy-module';
+      readonly module: string;
+      readonly version: string;
+      readonly nestedModules?: readonly NestedModule[];
+    };
+
+/** A module copied into a directory of the module being built (see `GoSource`). */
+export interface NestedModule {
+  /** Relative to the module root, where its go.mod's replace directive points. */
+  readonly dir: string;
+  readonly module: string;
+  readonly version: string;
+}
 
 export interface GoBuildStep {
   /** For progress lines ("clusterctl v1.12.10"). */
@@ -170,7 +186,22 @@ async function runStep(
     const workDir = await mkdtemp(join(tmpdir(), 'tally-go-module-'));
     try {
       await cp(moduleDir, workDir, { recursive: true });
+      // Writable first: the copy keeps the module cache's read-only modes, and the nested modules go inside it.
       await makeWritable(workDir);
+      for (const nested of step.source.nestedModules ?? []) {
+        progress(`downloading ${nested.module}@${nested.version} into ${nested.dir}/ of the copy`);
+        const target = join(workDir, nested.dir);
+        if (
+          await access(target).then(
+            () => true,
+            () => false,
+          )
+        ) {
+          throw new Error(`${module}@${version} already has ${nested.dir}/; it is not a nested module's place`);
+        }
+        await cp(await downloadGoModule(nested.module, nested.version), target, { recursive: true });
+        await makeWritable(target);
+      }
       await runGoCommand(args, { ...options, cwd: workDir, env: step.env });
       for (const [from, to] of Object.entries(step.copyFromModule ?? {})) {
         await cp(join(workDir, from), join(entryDir, to), { recursive: true });

@@ -17,6 +17,7 @@ export {
   CAPI_CRD_GROUPS,
   type CapiCRDGroup,
   type CapiCRDOptions,
+  capiCoreConfigDir,
   capiCRDDir,
   capiCRDPaths,
   capiModuleDir,
@@ -33,6 +34,7 @@ export {
   type ClusterctlBinary,
   clusterctlBuild,
   clusterctlCacheDir,
+  type EnsureClusterctlOptions,
   ensureClusterctl,
 } from './capi-clusterctl.js';
 export {
@@ -65,6 +67,7 @@ export {
   type ServingCertificates,
   type ServingNames,
 } from './certs.js';
+export { contractLabelProblems, metadataContract } from './contract.js';
 export {
   type AdditionalAPIServer,
   type ControlPlane,
@@ -82,6 +85,7 @@ export {
   type GoSource,
   goBinaryCacheKey,
   goBinaryKey,
+  type NestedModule,
 } from './go-binary.js';
 export { buildKubeconfigYaml, kubeConfigFromYaml } from './kubeconfig.js';
 export { createTestNamespace, TEST_NAMESPACE_LABEL, type TestNamespace } from './namespaces.js';
@@ -91,15 +95,23 @@ export { processCpuSeconds } from './process-cpu.js';
 export type { ProcessExit } from './processes.js';
 export { ControlPlaneStartError } from './readiness.js';
 export {
-  CLUSTER_API_LDFLAGS,
   CLUSTER_API_MANAGER_BINARY,
   CLUSTER_API_MODULE,
-  CLUSTER_API_VERSION,
+  CLUSTER_API_RELEASES,
+  CLUSTER_API_VERSION_ENV,
+  type ClusterApiRelease,
+  type ClusterApiVersion,
+  clusterApiLdflags,
+  clusterApiRelease,
+  clusterApiVersion,
+  DEFAULT_CLUSTER_API_VERSION,
   ETCD_VERSION,
   GO_BUILD_TAGS,
   GO_ENV,
   GO_LDFLAGS,
   KUBERNETES_VERSION,
+  type KubernetesRange,
+  OLDEST_CLUSTER_API_VERSION,
 } from './versions.js';
 export { eventually, forEachLimited, type WaitOptions, waitFor } from './wait.js';
 export { startWatchedProcess, type WatchedProcess, type WatchedProcessOptions } from './watched-process.js';

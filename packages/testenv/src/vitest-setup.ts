@@ -4,6 +4,7 @@ import { type CapiManager, type CapiManagerOptions, startCapiManager } from './c
 import { CAPI_WEBHOOK_CONFIGURATION_NAMES } from './capi-webhooks.js';
 import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from './control-plane.js';
 import { kubeRequest } from './kube-request.js';
+import { clusterApiVersion } from './versions.js';
 
 /** What the global setup hands to every test file (through vitest's `provide`/`inject`; plain data only). */
 export interface ProvidedTestEnv {
@@ -12,6 +13,11 @@ export interface ProvidedTestEnv {
   readonly server: string;
   readonly external: boolean;
   readonly version: string;
+  /**
+   * The Cluster API release of the run (`capiVersion`, else `TALLY_CAPI_VERSION`, else the default): the CRDs and the
+   * manager the setup installed and started. On an external cluster, the release the run expects to find there.
+   */
+  readonly capiVersion: string;
   /** Set when the global setup was asked for the Cluster API manager (`capiManager`). */
   readonly capiManager?: ProvidedCapiManager;
 }
@@ -39,9 +45,10 @@ export interface GlobalSetupOptions extends Omit<ControlPlaneOptions, 'onProgres
   /**
    * Also run the real Cluster API core manager (`startCapiManager`) with its webhooks and conversion registered;
    * implies all of Cluster API's CRDs. On an external cluster (`TALLY_TEST_KUBECONFIG`) nothing is started: the
-   * setup checks that Cluster API is installed there (`clusterctl init`) and leaves its CRDs alone.
+   * setup checks that Cluster API is installed there (`clusterctl init`) and leaves its CRDs alone. Its release is
+   * `capiVersion`'s, the same as the CRDs'.
    */
-  capiManager?: boolean | Omit<CapiManagerOptions, 'onProgress'>;
+  capiManager?: boolean | Omit<CapiManagerOptions, 'onProgress' | 'version'>;
 }
 
 /** The shape vitest 4 expects from a global setup module's default export. */
@@ -72,6 +79,8 @@ export function createGlobalSetup(options: GlobalSetupOptions = {}): GlobalSetup
     const verbose = options.verbose ?? true;
     const onProgress = verbose ? (message: string): void => console.error(`[tally-testenv] ${message}`) : undefined;
     const { capiManager: managerRequest, ...planeOptions } = options;
+    const capiVersion = clusterApiVersion(options.capiVersion);
+    planeOptions.capiVersion = capiVersion;
     const external = Boolean(process.env.TALLY_TEST_KUBECONFIG) && !options.ignoreTestKubeconfig;
     if (managerRequest) {
       // Local: every CAPI CRD before kube-controller-manager starts (its garbage collector learns them at once).
@@ -83,7 +92,11 @@ export function createGlobalSetup(options: GlobalSetupOptions = {}): GlobalSetup
     try {
       if (managerRequest && plane.external) await assertCapiInstalled(plane);
       if (managerRequest && !plane.external) {
-        manager = await startCapiManager(plane, { ...(managerRequest === true ? {} : managerRequest), onProgress });
+        manager = await startCapiManager(plane, {
+          ...(managerRequest === true ? {} : managerRequest),
+          version: capiVersion,
+          onProgress,
+        });
       }
     } catch (error) {
       await plane.stop();
@@ -95,6 +108,7 @@ export function createGlobalSetup(options: GlobalSetupOptions = {}): GlobalSetup
       server: plane.server,
       external: plane.external,
       version: plane.version,
+      capiVersion,
       ...(managerRequest
         ? {
             capiManager: { local: manager !== undefined, logPath: manager?.logPath, webhookPort: manager?.webhookPort },

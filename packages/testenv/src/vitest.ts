@@ -21,6 +21,11 @@ export interface TestEnv {
   readonly external: boolean;
   /** The API server's gitVersion. */
   readonly version: string;
+  /**
+   * The Cluster API release of the run: its CRDs and, when asked for, its manager (see `ProvidedTestEnv`). Always set
+   * by `testEnv()`; optional so that a `TestEnv` made by hand (a test's own control plane) stays valid without it.
+   */
+  readonly capiVersion?: string;
   /** The Cluster API manager, when the global setup was asked for it (`capiManager`). */
   readonly capiManager: ProvidedCapiManager | undefined;
 }
@@ -40,6 +45,7 @@ export function testEnv(): TestEnv {
     server: provided.server,
     external: provided.external,
     version: provided.version,
+    capiVersion: provided.capiVersion,
     capiManager: provided.capiManager,
   };
 }

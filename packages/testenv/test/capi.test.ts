@@ -3,6 +3,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { CAPI_CRD_GROUPS, type CapiCRDGroup, capiCRDPaths, installCapiCRDs } from '../src/capi.js';
 import { kubeRequest } from '../src/kube-request.js';
+import { clusterApiRelease, clusterApiVersion, OLDEST_CLUSTER_API_VERSION } from '../src/versions.js';
 import { testEnv, withTestNamespace } from '../src/vitest.js';
 
 describe('Cluster API CRDs from the Go module cache', () => {
@@ -12,17 +13,25 @@ describe('Cluster API CRDs from the Go module cache', () => {
       'ipam.cluster.x-k8s.io_ipaddressclaims.yaml',
       'ipam.cluster.x-k8s.io_ipaddresses.yaml',
     ]);
-    expect(ipam[0]).toContain('sigs.k8s.io/cluster-api@v1.12.10/config/crd/bases');
+    // The release of the run (the global setup's), from its core provider's tree in the module cache.
+    const capiVersion = clusterApiVersion(testEnv().capiVersion);
+    expect(ipam[0]).toContain(
+      `sigs.k8s.io/cluster-api@${capiVersion}/${clusterApiRelease(capiVersion).coreConfigDir}/crd/bases`,
+    );
     const core = await capiCRDPaths({ groups: ['cluster.x-k8s.io'] });
     expect(core.map((p) => basename(p))).toContain('cluster.x-k8s.io_clusters.yaml');
     expect(core.every((p) => basename(p).startsWith('cluster.x-k8s.io_'))).toBe(true);
   });
 
-  it('defaults to all groups (13 CRDs at v1.12.10)', async () => {
+  it('defaults to all groups (13 CRDs in every supported release)', async () => {
     const all = await capiCRDPaths();
     expect(all).toHaveLength(13);
     const groups = new Set(all.map((p) => basename(p).split('_')[0]));
     expect([...groups].sort()).toEqual([...CAPI_CRD_GROUPS].sort());
+    // Another release is a parameter: the same 13 CRDs from where that release keeps them.
+    const oldest = await capiCRDPaths({ version: OLDEST_CLUSTER_API_VERSION });
+    expect(oldest.map((p) => basename(p))).toEqual(all.map((p) => basename(p)));
+    expect(oldest[0]).toContain(`sigs.k8s.io/cluster-api@${OLDEST_CLUSTER_API_VERSION}/config/crd/bases`);
   });
 
   it('refuses an unknown group', async () => {

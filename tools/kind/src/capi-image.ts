@@ -6,7 +6,7 @@ import { run } from './exec.js';
 import { shortKey } from './hash.js';
 import { kindCacheDir } from './paths.js';
 import { baseStampSchema, readStamp, writeStamp } from './stamp.js';
-import { CAPI_MANAGER_IMAGE, KIND_CACHE_FORMAT } from './versions.js';
+import { capiManagerImage, KIND_CACHE_FORMAT } from './versions.js';
 
 export interface CapiManagerImageArchive {
   /** A `docker save` archive holding `image`, for `kind load image-archive`. */
@@ -42,6 +42,7 @@ async function readCompleteEntry(dir: string): Promise<Stamp | undefined> {
  */
 async function build(
   key: string,
+  image: string,
   managerBinary: string,
   tmpDir: string,
   progress: (m: string) => void,
@@ -59,7 +60,7 @@ async function build(
   await copyFile(managerBinary, join(root, 'manager'));
   await chmod(join(root, 'manager'), 0o755);
   const archive = join(tmpDir, ARCHIVE_FILE);
-  progress(`building ${CAPI_MANAGER_IMAGE} from ${managerBinary}`);
+  progress(`building ${image} from ${managerBinary}`);
   try {
     await run(
       'bash',
@@ -68,46 +69,49 @@ async function build(
         'set -euo pipefail; tar -C "$ROOT" --numeric-owner -c . | docker import --change \'ENTRYPOINT ["/manager"]\' ' +
           '--change "USER 65532:65532" - "$IMAGE" >/dev/null; docker save -o "$ARCHIVE" "$IMAGE"',
       ],
-      { env: { ...process.env, ROOT: root, IMAGE: CAPI_MANAGER_IMAGE, ARCHIVE: archive }, timeoutMs: 10 * 60_000 },
+      { env: { ...process.env, ROOT: root, IMAGE: image, ARCHIVE: archive }, timeoutMs: 10 * 60_000 },
     );
   } finally {
     // The archive is what travels; the engine keeps no tag of it.
-    await run('docker', ['rmi', CAPI_MANAGER_IMAGE]).catch(() => '');
+    await run('docker', ['rmi', image]).catch(() => '');
     await rm(root, { recursive: true, force: true });
   }
   const sizeBytes = (await stat(archive)).size;
   const stamp: Stamp = {
     format: KIND_CACHE_FORMAT,
     key,
-    image: CAPI_MANAGER_IMAGE,
+    image,
     builtAt: new Date().toISOString(),
     buildDurationMs: Date.now() - started,
     sizeBytes,
   };
   await writeStamp(tmpDir, stamp);
-  progress(
-    `built ${CAPI_MANAGER_IMAGE} in ${formatDuration(stamp.buildDurationMs)} (${formatBytes(sizeBytes)} archive)`,
-  );
+  progress(`built ${image} in ${formatDuration(stamp.buildDurationMs)} (${formatBytes(sizeBytes)} archive)`);
   return stamp;
 }
 
-/** The Cluster API core manager image, from the binary testenv builds, as an archive for `kind load image-archive`. */
+/**
+ * The Cluster API core manager image of a release (default: the run's, testenv's `clusterApiVersion()`), from the
+ * binary testenv builds for it, as an archive for `kind load image-archive`.
+ */
 export async function ensureCapiManagerImageArchive(
   onProgress: (message: string) => void = () => {},
+  capiVersion?: string,
 ): Promise<CapiManagerImageArchive> {
-  const manager = await ensureCapiManager({ onProgress });
-  const key = shortKey({ format: KIND_CACHE_FORMAT, image: CAPI_MANAGER_IMAGE, binary: manager.key });
+  const manager = await ensureCapiManager({ version: capiVersion, onProgress });
+  const image = capiManagerImage(manager.version);
+  const key = shortKey({ format: KIND_CACHE_FORMAT, image, binary: manager.key });
   const result = await ensureCacheEntry({
     cacheDir: join(kindCacheDir(), 'capi-image'),
     key,
     what: 'the Cluster API manager image',
     read: readCompleteEntry,
-    build: (tmpDir) => build(key, manager.path, tmpDir, onProgress),
+    build: (tmpDir) => build(key, image, manager.path, tmpDir, onProgress),
     progress: onProgress,
   });
   return {
     archivePath: join(result.dir, ARCHIVE_FILE),
-    image: CAPI_MANAGER_IMAGE,
+    image,
     key,
     builtNow: result.builtNow,
     sizeBytes: result.entry.sizeBytes,

@@ -15,8 +15,8 @@ export { ensureNodeImage, type NodeImage } from './node-image.js';
 export { kindCacheDir } from './paths.js';
 export { type PreparedKind, type PrepareKindOptions, type PrepareStep, prepareKind } from './prepare.js';
 export {
-  CAPI_MANAGER_IMAGE,
   COREDNS_VERSION,
+  capiManagerImage,
   ETCD_IMAGE_TAG,
   KIND_VERSION,
   NODE_IMAGE_REPOSITORY,

@@ -13,7 +13,10 @@ export interface PreparedKind {
   readonly nodeImage: string;
   readonly kindBinary: string;
   readonly kubectlBinary: string;
-  /** `registry.k8s.io/cluster-api/cluster-api-controller:<testenv's Cluster API pin>` as a `docker save` archive. */
+  /**
+   * `registry.k8s.io/cluster-api/cluster-api-controller:<the run's Cluster API release>` (testenv's
+   * `clusterApiVersion()`) as a `docker save` archive.
+   */
   readonly capiManagerImageArchive: string;
   /** Per step: how long it took in this call (a cache hit is milliseconds) and whether it built. */
   readonly steps: readonly PrepareStep[];

@@ -1,7 +1,7 @@
-import { CLUSTER_API_VERSION, ETCD_VERSION, KUBERNETES_VERSION } from '@tally-ipam/testenv';
+import { clusterApiVersion, ETCD_VERSION, KUBERNETES_VERSION } from '@tally-ipam/testenv';
 
 /**
- * Every pin of the kind lane beyond testenv's (Kubernetes, etcd, Cluster API come from there). Changing anything
+ * Every pin of the kind lane beyond testenv's (Kubernetes, etcd, the Cluster API releases come from there). Changing anything
  * here changes a cache key, so the next run rebuilds.
  */
 
@@ -35,8 +35,13 @@ export const NODE_IMAGES = {
   pause: `registry.k8s.io/pause:${PAUSE_VERSION}`,
 } as const;
 
-/** The name Cluster API's components YAML gives its core manager image. */
-export const CAPI_MANAGER_IMAGE = `registry.k8s.io/cluster-api/cluster-api-controller:${CLUSTER_API_VERSION}`;
+/**
+ * The name Cluster API's components YAML gives its core manager image, for a release (default: the run's, testenv's
+ * `clusterApiVersion()`).
+ */
+export function capiManagerImage(capiVersion?: string): string {
+  return `registry.k8s.io/cluster-api/cluster-api-controller:${clusterApiVersion(capiVersion)}`;
+}
 
 /** Repository of the node image; the tag is the Kubernetes version plus the cache key. */
 export const NODE_IMAGE_REPOSITORY = 'tally-ipam/kind-node';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { run, runCommand } from '../src/exec.js';
 import {
-  CAPI_MANAGER_IMAGE,
+  capiManagerImage,
   createKindCluster,
   ensureDockerEngine,
   type KindCluster,
@@ -155,7 +155,7 @@ if (!engine) {
       const output = await runPodToCompletion(
         c,
         'capi-manager-help',
-        { image: CAPI_MANAGER_IMAGE, args: ['--help'] },
+        { image: capiManagerImage(), args: ['--help'] },
         {
           runAsNonRoot: true,
         },

@@ -1,12 +1,13 @@
 /**
- * A local clusterctl repository for what `clusterctl init` installs besides Tally's providers, built from the pinned
- * Cluster API module (no download): the core provider (`cluster-api`), the kubeadm bootstrap and control-plane
+ * A local clusterctl repository for what `clusterctl init` installs besides Tally's providers, built from the Cluster
+ * API module of the run's release (testenv's `clusterApiVersion()`: `TALLY_CAPI_VERSION`, else its default; no
+ * download): the core provider (`cluster-api`), the kubeadm bootstrap and control-plane
  * providers and cert-manager. They are stand-ins, and say so. The core provider holds what Cluster API's
  * core-components.yaml holds around its manager, rendered the way kustomize's `config/default` renders it: the
  * `capi-system` Namespace, the CRDs with their conversion webhook settings, the webhook Service
  * (`capi-system/capi-webhook-service`, port 443 to the manager's `webhook-server` port) and both webhook
  * configurations (`config/webhook/manifests.yaml` under their `capi-` names, each webhook naming that Service, with
- * cert-manager's CA injection annotation and no caBundle). None of the providers has a Deployment (nothing on a
+ * cert-manager's CA injection annotation and no caBundle; `config/` is `core/config/` since v1.14). None of the providers has a Deployment (nothing on a
  * control plane without a kubelet could run one), nor RBAC or cert-manager's Issuer and Certificate; the bootstrap and
  * control-plane providers are their Namespace and CRDs; cert-manager is only its Issuer and Certificate CRDs, which is
  * what clusterctl's readiness probe for cert-manager creates. Where a kubelet runs the manager (the kind lane), the
@@ -17,16 +18,24 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   CAPI_WEBHOOK_SERVICE,
-  CLUSTER_API_VERSION,
+  capiCoreConfigDir,
   capiModuleDir,
+  clusterApiRelease,
+  clusterApiVersion,
+  DEFAULT_CLUSTER_API_VERSION,
   readCapiConversions,
   readCapiWebhookConfigurations,
 } from '@tally-ipam/testenv';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { z } from 'zod';
 
-/** The cert-manager version the stand-in claims (clusterctl v1.12's default). */
-export const CERT_MANAGER_STAND_IN_VERSION = 'v1.19.1';
+/** The cert-manager version the stand-in claims: the default of that Cluster API release's clusterctl. */
+export function certManagerStandInVersion(capiVersion?: string): string {
+  return clusterApiRelease(clusterApiVersion(capiVersion)).certManager;
+}
+
+/** What the stand-in claims for the default Cluster API release (`certManagerStandInVersion` for another). */
+export const CERT_MANAGER_STAND_IN_VERSION = clusterApiRelease(DEFAULT_CLUSTER_API_VERSION).certManager;
 
 export interface StandInRepository {
   /** `providers:` entries (file:// URLs) and the `cert-manager:` setting for a clusterctl config. */
@@ -45,6 +54,29 @@ function readObjects(dir: string): Record<string, unknown>[] {
     .flatMap((name) =>
       parseAllDocuments(readFileSync(join(dir, name), 'utf8')).map((d) => d.toJS() as Record<string, unknown>),
     );
+}
+
+const KustomizationLabels = z.looseObject({
+  labels: z.array(z.looseObject({ pairs: z.record(z.string(), z.string()) })).optional(),
+  commonLabels: z.record(z.string(), z.string()).optional(),
+});
+
+/**
+ * A provider's CRD bases labelled as its `config/crd/kustomization.yaml` labels them (`labels:` pairs, or
+ * `commonLabels`): among them the `cluster.x-k8s.io/<contract>` labels, which must agree with metadata.yaml's contract
+ * (v1.13's rule) and which Cluster API reads to know the contract the kinds follow.
+ */
+function labelledCRDs(crdDir: string): Record<string, unknown>[] {
+  const kustomization = KustomizationLabels.parse(parse(readFileSync(join(crdDir, 'kustomization.yaml'), 'utf8')));
+  const labels = Object.assign(
+    {},
+    kustomization.commonLabels,
+    ...(kustomization.labels ?? []).map((entry) => entry.pairs),
+  ) as Record<string, string>;
+  return readObjects(join(crdDir, 'bases')).map((object) => {
+    const metadata = (object.metadata ?? {}) as { labels?: Record<string, string> };
+    return { ...object, metadata: { ...metadata, labels: { ...metadata.labels, ...labels } } };
+  });
 }
 
 function namespace(name: string): Record<string, unknown> {
@@ -67,8 +99,8 @@ function coreWebhookService(): Record<string, unknown> {
 }
 
 /** config/webhook/manifests.yaml after config/default: `capi-` names, the Service's name and namespace, no caBundle. */
-async function coreWebhookConfigurations(): Promise<Record<string, unknown>[]> {
-  return (await readCapiWebhookConfigurations()).map((configuration) => {
+async function coreWebhookConfigurations(version: string): Promise<Record<string, unknown>[]> {
+  return (await readCapiWebhookConfigurations(version)).map((configuration) => {
     const shipped = z.array(z.record(z.string(), z.unknown())).parse(configuration.manifest.webhooks);
     return {
       ...configuration.manifest,
@@ -121,6 +153,11 @@ export interface StandInRepositoryOptions {
    * stay stand-ins.
    */
   readonly coreComponents?: readonly Record<string, unknown>[];
+  /**
+   * The Cluster API release the repository serves (default: the run's, testenv's `clusterApiVersion()`); its
+   * clusterctl must be the same release (`ensureClusterctl({ version })`).
+   */
+  readonly capiVersion?: string;
 }
 
 /** Writes the stand-in repository under `root`. */
@@ -128,10 +165,11 @@ export async function writeStandInRepository(
   root: string,
   options: StandInRepositoryOptions = {},
 ): Promise<StandInRepository> {
-  const module = await capiModuleDir();
+  const version = clusterApiVersion(options.capiVersion);
+  const module = await capiModuleDir(version);
   const metadata = join(module, 'metadata.yaml');
-  const conversions = new Map((await readCapiConversions()).map((c) => [c.crdName, c]));
-  const coreCRDs = readObjects(join(module, 'config', 'crd', 'bases')).map((object) => {
+  const conversions = new Map((await readCapiConversions(version)).map((c) => [c.crdName, c]));
+  const coreCRDs = readObjects(join(await capiCoreConfigDir(version), 'crd', 'bases')).map((object) => {
     const name = (object.metadata as { name: string }).name;
     const conversion = conversions.get(name);
     if (!conversion) return object;
@@ -156,7 +194,6 @@ export async function writeStandInRepository(
       },
     };
   });
-  const version = CLUSTER_API_VERSION;
   const core = writeComponents(
     join(root, 'cluster-api', version),
     'core-components.yaml',
@@ -165,7 +202,7 @@ export async function writeStandInRepository(
       namespace('capi-system'),
       ...coreCRDs,
       coreWebhookService(),
-      ...(await coreWebhookConfigurations()),
+      ...(await coreWebhookConfigurations(version)),
     ],
     metadata,
   );
@@ -174,7 +211,7 @@ export async function writeStandInRepository(
     'bootstrap-components.yaml',
     [
       namespace('capi-kubeadm-bootstrap-system'),
-      ...readObjects(join(module, 'bootstrap', 'kubeadm', 'config', 'crd', 'bases')),
+      ...labelledCRDs(join(module, 'bootstrap', 'kubeadm', 'config', 'crd')),
     ],
     metadata,
   );
@@ -183,11 +220,12 @@ export async function writeStandInRepository(
     'control-plane-components.yaml',
     [
       namespace('capi-kubeadm-control-plane-system'),
-      ...readObjects(join(module, 'controlplane', 'kubeadm', 'config', 'crd', 'bases')),
+      ...labelledCRDs(join(module, 'controlplane', 'kubeadm', 'config', 'crd')),
     ],
     metadata,
   );
-  const certManagerDir = join(root, 'cert-manager', CERT_MANAGER_STAND_IN_VERSION);
+  const certManager = certManagerStandInVersion(version);
+  const certManagerDir = join(root, 'cert-manager', certManager);
   mkdirSync(certManagerDir, { recursive: true });
   const certManagerFile = join(certManagerDir, 'cert-manager.yaml');
   writeFileSync(
@@ -203,7 +241,7 @@ export async function writeStandInRepository(
         { name: 'kubeadm', type: 'BootstrapProvider', url: bootstrap },
         { name: 'kubeadm', type: 'ControlPlaneProvider', url: controlPlane },
       ],
-      'cert-manager': { url: pathToFileURL(certManagerFile).href, version: CERT_MANAGER_STAND_IN_VERSION },
+      'cert-manager': { url: pathToFileURL(certManagerFile).href, version: certManager },
     },
     initArgs: [
       '--core',

@@ -12,6 +12,7 @@ export {
 } from './artifacts.js';
 export {
   CERT_MANAGER_STAND_IN_VERSION,
+  certManagerStandInVersion,
   type StandInRepository,
   type StandInRepositoryOptions,
   writeStandInRepository,

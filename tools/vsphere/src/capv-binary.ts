@@ -7,7 +7,7 @@ import {
   type CapvRelease,
   capvLdflags,
   capvRelease,
-  DEFAULT_CAPV_VERSION,
+  capvVersionFor,
   VSPHERE_CACHE_FORMAT,
 } from './versions.js';
 
@@ -26,7 +26,7 @@ export interface CapvBinary {
 }
 
 export interface EnsureCapvOptions {
-  /** A key of `CAPV_RELEASES`; default `DEFAULT_CAPV_VERSION`. */
+  /** A key of `CAPV_RELEASES`; default `capvVersionFor()`, the release paired with the run's Cluster API release. */
   readonly version?: string;
   /** One line per step, and every 15 s while Go builds. */
   readonly onProgress?: (message: string) => void;
@@ -65,13 +65,11 @@ async function verifyBuild(paths: Readonly<Record<string, string>>): Promise<voi
 
 /**
  * What `ensureCapv` builds: CAPV's manager (`main.go` at the module root) with `go build` in `go/`, whose module file
- * requires that release and pins the rest of the graph (see the README for why the graph is not exactly the release's).
- * CAPV's code comes unmodified from the module proxy, checked against go.sum.
+ * requires that release and pins the rest of the graph: the release's own graph (`graph: 'released'`), or one raised
+ * to testenv's Cluster API manager's versions (`'shared'`; the README says why). CAPV's code comes unmodified from the
+ * module proxy, checked against go.sum.
  */
-export function capvBuild(
-  version: string = DEFAULT_CAPV_VERSION,
-  onProgress?: (message: string) => void,
-): GoBinaryRequest {
+export function capvBuild(version: string = capvVersionFor(), onProgress?: (message: string) => void): GoBinaryRequest {
   const release = capvRelease(version);
   const ldflags = capvLdflags(release);
   const env = { ...GO_ENV, GOFLAGS: goFlagsFor(release) };
@@ -112,7 +110,7 @@ export function capvBuild(
  * processes at once: one builds, the others wait for it.
  */
 export async function ensureCapv(options: EnsureCapvOptions = {}): Promise<CapvBinary> {
-  const version = options.version ?? DEFAULT_CAPV_VERSION;
+  const version = options.version ?? capvVersionFor();
   const entry = await ensureGoBinary(capvBuild(version, options.onProgress));
   return {
     path: entry.paths[CAPV_BINARY] ?? join(entry.dir, CAPV_BINARY),

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { type CapvBinary, ensureCapv } from './capv-binary.js';
 import { type CapvManifests, installCapvCRDs } from './capv-manifests.js';
 import type { VcsimCredentials } from './vcsim.js';
-import { DEFAULT_CAPV_VERSION } from './versions.js';
+import { capvVersionFor } from './versions.js';
 import { waitWhileRunning } from './wait.js';
 
 /** Where CAPV runs against: a local control plane (testenv's `ControlPlane` or a vitest `testEnv()`). */
@@ -26,7 +26,7 @@ export interface CapvTarget {
 }
 
 export interface StartCapvOptions {
-  /** A key of `CAPV_RELEASES`; default `DEFAULT_CAPV_VERSION`. */
+  /** A key of `CAPV_RELEASES`; default `capvVersionFor()`, the release paired with the run's Cluster API release. */
   readonly version?: string;
   /** The credentials CAPV's manager gets (its credentials file): those of the simulators it will talk to. */
   readonly credentials: VcsimCredentials;
@@ -63,7 +63,8 @@ const DryRunMachine = z.looseObject({ spec: z.looseObject({ datacenter: z.string
 
 /**
  * Both webhook configurations answer: CAPV's mutating webhook defaults `spec.datacenter` of a dry-run VSphereMachine
- * to `*`, and its validating webhook refuses a device address that is not in CIDR form, with its own message.
+ * to `*`, and its validating webhook refuses a device address that is not in CIDR form, with its own message. The
+ * probe is a v1beta1 object, so where the release stores v1beta2 its conversion webhook answers too.
  */
 async function webhooksAnswer(kc: KubeConfig): Promise<boolean> {
   const api = kc.makeApiClient(CustomObjectsApi);
@@ -172,7 +173,7 @@ export async function startCapv(target: CapvTarget, options: StartCapvOptions): 
       'startCapv runs CAPV on this machine, where the API server of an external cluster cannot call its webhooks',
     );
   }
-  const version = options.version ?? DEFAULT_CAPV_VERSION;
+  const version = options.version ?? capvVersionFor();
   const progress = options.onProgress ?? ((): void => {});
   const kc = new KubeConfig();
   kc.loadFromFile(target.kubeconfigPath);
@@ -184,23 +185,27 @@ export async function startCapv(target: CapvTarget, options: StartCapvOptions): 
   const spawnStarted = Date.now();
   const { process: manager, webhookPort } = await spawnManager(target, binary, options, certs.serving);
   progress(`starting CAPV ${version} (log: ${manager.logPath})`);
+  const endpoint = { port: webhookPort, caPem: certs.ca.certPem };
   const registered: string[] = [];
+  let converting = false;
   const unregister = async (): Promise<void> => {
     for (const { configuration, name } of manifests.webhooks) {
       if (registered.includes(name)) await deleteWebhookConfiguration(kc, configuration.kind, name);
     }
+    // Back to the bases' `None`: a conversion webhook that is gone would fail every request at another version.
+    if (converting) await installCapvCRDs(kc, version);
   };
   try {
+    if (manifests.conversions.length > 0) {
+      converting = true;
+      await installCapvCRDs(kc, version, { conversion: endpoint });
+      progress(`CAPV ${version}: ${manifests.conversions.length} CRDs convert through its /convert on 127.0.0.1`);
+    }
     for (const { configuration, name } of manifests.webhooks) {
-      await registerLoopbackWebhooks(
-        kc,
-        configuration,
-        { port: webhookPort, caPem: certs.ca.certPem },
-        {
-          fieldManager: FIELD_MANAGER,
-          name,
-        },
-      );
+      await registerLoopbackWebhooks(kc, configuration, endpoint, {
+        fieldManager: FIELD_MANAGER,
+        name,
+      });
       registered.push(name);
     }
     await waitWhileRunning(

@@ -2,12 +2,13 @@
 import { formatDuration } from '@tally-ipam/testenv';
 import { ensureCapv } from './capv-binary.js';
 import { ensureVcsim } from './vcsim-binary.js';
-import { CAPV_RELEASES, DEFAULT_CAPV_VERSION } from './versions.js';
+import { CAPV_RELEASES, capvVersionFor, DEFAULT_CAPV_VERSION } from './versions.js';
 
 const USAGE = `usage: tally-vsphere prepare [--capv VERSION]
 
   prepare   build (or find in the cache) CAPV's manager and the vCenter simulator for a CAPV release
-            (default ${DEFAULT_CAPV_VERSION}; known: ${Object.keys(CAPV_RELEASES).join(', ')})
+            (default: the one paired with the run's Cluster API release, TALLY_CAPI_VERSION, else
+            ${DEFAULT_CAPV_VERSION}; known: ${Object.keys(CAPV_RELEASES).join(', ')})
 
 environment: TALLY_CACHE_DIR (cache root)`;
 
@@ -17,7 +18,7 @@ const log = (message: string): void => {
 
 function capvArgument(args: readonly string[]): string {
   const index = args.indexOf('--capv');
-  if (index === -1) return DEFAULT_CAPV_VERSION;
+  if (index === -1) return capvVersionFor();
   const value = args[index + 1];
   if (!value) throw new Error('--capv needs a version');
   return value;

@@ -1,6 +1,13 @@
 export { type Capv, type CapvTarget, type StartCapvOptions, startCapv } from './capv.js';
 export { CAPV_BINARY, type CapvBinary, capvBuild, type EnsureCapvOptions, ensureCapv } from './capv-binary.js';
-export { type CapvManifests, installCapvCRDs, readCapvManifests } from './capv-manifests.js';
+export {
+  type CapvCrd,
+  type CapvManifests,
+  capvCrdManifest,
+  type InstallCapvCRDsOptions,
+  installCapvCRDs,
+  readCapvManifests,
+} from './capv-manifests.js';
 export { type CapvMetadata, type CapvNicConfig, parseCapvMetadata } from './metadata.js';
 export {
   ensureReferenceIpam,
@@ -28,6 +35,7 @@ export {
   type CapvRelease,
   type CapvVersion,
   capvRelease,
+  capvVersionFor,
   DEFAULT_CAPV_VERSION,
   GOVMOMI_MODULE,
 } from './versions.js';

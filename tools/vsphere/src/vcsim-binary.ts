@@ -3,7 +3,7 @@ import { ensureGoBinary, GO_ENV, type GoBinaryRequest, type GoToolchain } from '
 import { goFlagsFor, moduleFiles } from './capv-binary.js';
 import { hashTree } from './hash.js';
 import { goModuleDir, vsphereCacheDir } from './paths.js';
-import { capvRelease, DEFAULT_CAPV_VERSION, GOVMOMI_MODULE, VSPHERE_CACHE_FORMAT } from './versions.js';
+import { capvRelease, capvVersionFor, GOVMOMI_MODULE, VSPHERE_CACHE_FORMAT } from './versions.js';
 
 export const VCSIM_BINARY = 'tally-vcsim';
 const VCSIM_PACKAGE = './vcsim';
@@ -20,7 +20,7 @@ export interface VcsimBinary {
 }
 
 export interface EnsureVcsimOptions {
-  /** The CAPV release whose govmomi the simulator is built with; default `DEFAULT_CAPV_VERSION`. */
+  /** The CAPV release whose govmomi the simulator is built with; default `capvVersionFor()`, the release paired with the run's Cluster API release. */
   readonly capvVersion?: string;
   readonly onProgress?: (message: string) => void;
 }
@@ -30,7 +30,7 @@ export interface EnsureVcsimOptions {
  * module graph of a CAPV release, so the simulator speaks the govmomi version that CAPV was released with.
  */
 export function vcsimBuild(
-  capvVersion: string = DEFAULT_CAPV_VERSION,
+  capvVersion: string = capvVersionFor(),
   onProgress?: (message: string) => void,
 ): GoBinaryRequest {
   const release = capvRelease(capvVersion);
@@ -71,7 +71,7 @@ export function vcsimBuild(
 
 /** The simulator binary, built into `<cache root>/vsphere/vcsim/<key>/` first if needed. */
 export async function ensureVcsim(options: EnsureVcsimOptions = {}): Promise<VcsimBinary> {
-  const release = capvRelease(options.capvVersion ?? DEFAULT_CAPV_VERSION);
+  const release = capvRelease(options.capvVersion ?? capvVersionFor());
   const entry = await ensureGoBinary(vcsimBuild(release.version, options.onProgress));
   return {
     path: entry.paths[VCSIM_BINARY] ?? join(entry.dir, VCSIM_BINARY),

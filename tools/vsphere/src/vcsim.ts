@@ -75,7 +75,7 @@ export function vcsimCredentials(): VcsimCredentials {
 }
 
 export interface StartVcsimOptions {
-  /** The CAPV release whose govmomi it is built with; default `DEFAULT_CAPV_VERSION`. */
+  /** The CAPV release whose govmomi it is built with; default `capvVersionFor()`, the release paired with the run's Cluster API release. */
   readonly capvVersion?: string;
   /**
    * The only credentials it accepts; made up when absent. Simulators started one after another with the same
