@@ -88,7 +88,7 @@ export const CLUSTER_API_RELEASES = {
 export type ClusterApiVersion = keyof typeof CLUSTER_API_RELEASES;
 
 /** The release used when none is named, from now on. */
-export const DEFAULT_CLUSTER_API_VERSION: ClusterApiVersion = 'v1.12.10';
+export const DEFAULT_CLUSTER_API_VERSION: ClusterApiVersion = 'v1.14.2';
 /** The oldest release still supported, which the compatibility job runs too. */
 export const OLDEST_CLUSTER_API_VERSION: ClusterApiVersion = 'v1.12.10';
 /** The release of `version`, or an error that lists the supported ones. */
