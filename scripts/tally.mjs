@@ -41,10 +41,10 @@ function elapsed(since) {
   return ((Date.now() - since) / 1000).toFixed(1);
 }
 
-function runStage(name, cmd, args) {
+function runStage(name, cmd, args, env = process.env) {
   const stageStarted = Date.now();
   console.error(`\n▶ [${elapsed(started)}s] ${name}: ${cmd} ${args.join(' ')}`);
-  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: process.env });
+  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
   const seconds = elapsed(stageStarted);
   const ok = !res.error && res.status === 0;
   const detail = res.error ? `could not run ${cmd}: ${res.error.message}` : `exit ${res.status ?? res.signal}`;
@@ -54,8 +54,8 @@ function runStage(name, cmd, args) {
 }
 
 /** A stage whose failure counts as one failed check and lets the run go on (its output is shown above). */
-function check(name, cmd, args) {
-  const ok = runStage(name, cmd, args);
+function check(name, cmd, args, env) {
+  const ok = runStage(name, cmd, args, env);
   if (!ok) failedChecks.push(name);
   return ok;
 }
@@ -115,6 +115,32 @@ function pnpmCommand() {
     `pnpm ${pinnedPnpm} not on PATH (found: ${probe.status === 0 ? probe.stdout.trim() : 'none'}); using npx pnpm@${pinnedPnpm}`,
   );
   return ['npx', ['--yes', `pnpm@${pinnedPnpm}`]];
+}
+
+// The compatibility job (README, "Compatibility"): after every test project has run on the default Cluster API
+// release, the e2e suite's contract files and the CAPV scenario run again on the oldest supported one (with the CAPV
+// release paired with it), on their own control plane; their own report.
+const COMPAT_PACKAGE = '@tally-ipam/e2e';
+const COMPAT_TEST_SCRIPT = 'test:compat';
+const COMPAT_REPORT = 'e2e/compat/test-results.json';
+
+/** Runs the compatibility job; returns the project for the summary, or undefined when the tree has none. */
+async function runCompatibilityJob(pnpm) {
+  if (!(COMPAT_TEST_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR))) return undefined;
+  // Read from testenv's build, so that the release is named in one place (its versions.ts).
+  const { CLUSTER_API_VERSION_ENV, OLDEST_CLUSTER_API_VERSION } = await import(
+    join(root, 'packages', 'testenv', 'dist', 'index.js')
+  );
+  const env = { ...process.env, [CLUSTER_API_VERSION_ENV]: OLDEST_CLUSTER_API_VERSION };
+  const name = `compatibility (Cluster API ${OLDEST_CLUSTER_API_VERSION})`;
+  const project = { name: `e2e/compat (${name})`, report: join(root, COMPAT_REPORT) };
+  const prepared =
+    check(`${name}: prepare`, 'node', ['packages/testenv/dist/cli.js', 'prepare', '--capi'], env) &&
+    check(`${name}: prepare CAPV`, ...pnpm('--filter', '@tally-ipam/vsphere', 'run', 'prepare:vsphere'), env);
+  // Without its binaries the tests would only build them inside their timeouts: the failed prepare is counted, and
+  // the missing report counts once more.
+  if (prepared) runStage(`${name}: tests`, ...pnpm('--filter', COMPAT_PACKAGE, 'run', COMPAT_TEST_SCRIPT), env);
+  return project;
 }
 
 function packageScripts(dir) {
@@ -178,10 +204,15 @@ switch (job) {
     );
 
     const lane = kindLanePresent();
-    removeTestResults(root, lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_NODE_REPORT)] : []);
+    removeTestResults(root, [
+      join(root, COMPAT_REPORT),
+      ...(lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_NODE_REPORT)] : []),
+    ]);
     // --force: "run all tests" means run them, not replay turbo's cached logs of an earlier run.
     runStage('tests', ...turbo('test', '--continue', '--force'));
     const extraProjects = [];
+    const compat = await runCompatibilityJob(pnpm);
+    if (compat) extraProjects.push(compat);
     if (lane) {
       if (dockerAnswers()) {
         runKindLane(pnpm);

@@ -16,6 +16,7 @@ import {
   CAPI_WEBHOOK_SERVICE,
   type CapiManager,
   type ControlPlane,
+  clusterApiVersion,
   createTestNamespace,
   ensureClusterctl,
   eventually,
@@ -30,6 +31,8 @@ import { appsVersion, writeClusterctlRepository } from '../src/artifacts.js';
 import { writeStandInRepository } from '../src/capi-stand-in.js';
 
 const version = appsVersion();
+/** The run's Cluster API release (TALLY_CAPI_VERSION, else testenv's default): the stand-in serves it, clusterctl installs it. */
+const capiVersion = clusterApiVersion();
 const work = mkdtempSync(join(tmpdir(), 'tally-clusterctl-init-'));
 let output = '';
 let plane: ControlPlane | undefined;
@@ -116,9 +119,9 @@ it("clusterctl init --ipam tally --infrastructure sim installs every provider ov
     }),
   );
   expect(inventory.items.map((p) => `${p.metadata.namespace}/${p.metadata.name}@${p.version}`).sort()).toEqual([
-    'capi-kubeadm-bootstrap-system/bootstrap-kubeadm@v1.12.10',
-    'capi-kubeadm-control-plane-system/control-plane-kubeadm@v1.12.10',
-    'capi-system/cluster-api@v1.12.10',
+    `capi-kubeadm-bootstrap-system/bootstrap-kubeadm@${capiVersion}`,
+    `capi-kubeadm-control-plane-system/control-plane-kubeadm@${capiVersion}`,
+    `capi-system/cluster-api@${capiVersion}`,
     `sim-system/infrastructure-sim@v${version}`,
     `tally-system/ipam-tally@v${version}`,
   ]);
