@@ -1,6 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { parseCluster } from '@tally-ipam/api-types';
-import { createClusterKubeconfigSecret } from '@tally-ipam/testenv';
+import { clusterApiVersion, createClusterKubeconfigSecret } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -64,6 +64,13 @@ function condition(cluster: ClusterV1Beta2, type: string): z.infer<typeof Condit
   return cluster.status?.conditions?.find((c) => c.type === type);
 }
 
+/** The minor of a Cluster API release, e.g. 14 for v1.14.2. */
+function clusterApiMinor(version: string): number {
+  const minor = /^v1\.(\d+)\.\d+$/.exec(version)?.[1];
+  if (!minor) throw new Error(`Cluster API release ${version} is not v1.MINOR.PATCH`);
+  return Number(minor);
+}
+
 describe('the real Cluster API manager reconciles a Cluster on Sim', () => {
   it('adds its finalizer, provisions it once the SimCluster reports provisioned, and deletes it', async () => {
     runningApps();
@@ -112,7 +119,12 @@ describe('the real Cluster API manager reconciles a Cluster on Sim', () => {
       { hint },
     );
     expect(infra.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBe(name);
-    expect(infra.metadata.ownerReferences?.find((o) => o.kind === 'Cluster')?.controller).toBe(true);
+    // Up to v1.13 the Cluster is the InfraCluster's controller; since v1.14 only a Cluster with a topology is (its
+    // `ensureOwnerRefAndLabel`: `Controller: cluster.Spec.Topology.IsDefined()`), so that other tools may control it.
+    const controllerOwner = clusterApiMinor(clusterApiVersion(env.capiVersion)) < 14;
+    expect(infra.metadata.ownerReferences?.find((o) => o.kind === 'Cluster')?.controller ?? false).toBe(
+      controllerOwner,
+    );
 
     const provisioned = await eventually(
       'the Cluster to become Provisioned',
