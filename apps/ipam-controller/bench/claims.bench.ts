@@ -486,7 +486,6 @@ function printRatios(title: string, figures: readonly Figure[], unit: string, hi
   return {
     scenario: `${title} (${unit})`,
     medians,
-    higherIsBetter,
     tallyWritesPerClaim: tallyWrites.length > 0 ? median(tallyWrites) : undefined,
   };
 }
@@ -633,12 +632,10 @@ async function memoryScenario(run: Run): Promise<ScenarioRow[]> {
   rows.push({
     scenario: `memory, ${objects} bound claims: start → synced (s)`,
     medians: byContender((figure) => figure.syncedS),
-    higherIsBetter: false,
   });
   rows.push({
     scenario: `memory, ${objects} bound claims: RSS at rest (MiB)`,
     medians: byContender((figure) => (figure.idleMiB === undefined ? [] : [figure.idleMiB])),
-    higherIsBetter: false,
     decimals: 0,
   });
   return rows;

@@ -28,8 +28,6 @@ export interface ScenarioRow {
   /** `burst, 2000 claims (claims/s)`: what the row measures and its unit. */
   readonly scenario: string;
   readonly medians: ReadonlyMap<Contender, number>;
-  /** Whether a larger figure is better (claims/s) or a smaller one (p99 ms, MiB, s): ratios read > 1 as Tally ahead. */
-  readonly higherIsBetter: boolean;
   readonly tallyWritesPerClaim?: number | undefined;
   readonly decimals?: number | undefined;
 }
@@ -38,7 +36,7 @@ function ratio(row: ScenarioRow, other: Contender): string {
   const tally = row.medians.get('tally');
   const them = row.medians.get(other);
   if (tally === undefined || them === undefined || tally === 0 || them === 0) return '—';
-  return `${(row.higherIsBetter ? tally / them : them / tally).toFixed(2)}×`;
+  return `${(tally / them).toFixed(2)}×`;
 }
 
 /** The rows as table cells, each with this run's date and machine. */
@@ -62,8 +60,8 @@ export function writeReadmeTable(rows: readonly ScenarioRow[], rounds: number): 
   writeBenchTable(README_PATH, {
     name: 'claims',
     caption:
-      'Medians over the rounds (`pnpm --filter @tally-ipam/ipam-controller bench -- --rounds=2 --readme=on`; ratios ' +
-      `above 1× mean Tally is ahead). Targets: ${TARGETS}.`,
+      'Medians over the rounds (`pnpm --filter @tally-ipam/ipam-controller bench -- --rounds=2 --readme=on`); a ratio ' +
+      `is Tally's figure over the other's, in the row's unit. Targets: ${TARGETS}.`,
     header: HEADER,
     rows: tableRows(rows, rounds),
   });

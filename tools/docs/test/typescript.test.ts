@@ -30,7 +30,12 @@ const NOT_YET_COMPILING: ReadonlyMap<string, string> = new Map([
   ['tools/vsphere/README.md', 'an excerpt without its declarations; the page is being rewritten by its owner'],
 ]);
 
-const PACKAGE_DIR = fileURLToPath(new URL('../', import.meta.url));
+/**
+ * Where the blocks are written: inside this package's node_modules, so that `@tally-ipam/*` resolves through it as in
+ * a user's project, and so that no other tool reading the workspace's sources (tools/architecture) meets them.
+ */
+const WORK_PARENT = fileURLToPath(new URL('../node_modules/', import.meta.url));
+const BASE_TSCONFIG = fileURLToPath(new URL('../../../tsconfig.base.json', import.meta.url));
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 interface Located {
@@ -55,7 +60,7 @@ function typeCheck(dir: string, blocks: readonly Located[]): { status: number | 
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
-      extends: '../../../tsconfig.base.json',
+      extends: BASE_TSCONFIG,
       compilerOptions: {
         noEmit: true,
         composite: false,
@@ -65,7 +70,7 @@ function typeCheck(dir: string, blocks: readonly Located[]): { status: number | 
         sourceMap: false,
         rootDir: '.',
       },
-      include: ['*.ts'],
+      files: files.map((file) => file.name),
     }),
   );
   const run = spawnSync(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json')], {
@@ -79,10 +84,9 @@ function typeCheck(dir: string, blocks: readonly Located[]): { status: number | 
 }
 
 describe('TypeScript blocks type-check', () => {
-  // Inside this package, so that `@tally-ipam/*` resolves through its node_modules.
   const dirs: string[] = [];
   const workDir = (): string => {
-    const dir = mkdtempSync(join(PACKAGE_DIR, '.docs-ts-'));
+    const dir = mkdtempSync(join(WORK_PARENT, '.docs-ts-'));
     dirs.push(dir);
     return dir;
   };
