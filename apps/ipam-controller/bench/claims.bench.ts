@@ -32,6 +32,7 @@ import { processCpuSeconds, startControlPlane } from '@tally-ipam/testenv';
 import { z } from 'zod';
 import { MAIN_JS } from '../test/controller-process.js';
 import { CLUSTERS, cluster } from '../test/support.js';
+import { README_PATH, type ScenarioRow, writeReadmeTable } from './readme-table.js';
 
 const APP_DIR = fileURLToPath(new URL('..', import.meta.url));
 const BUNDLE_SCRIPT = fileURLToPath(new URL('../../../tools/ship/image/bundle.sh', import.meta.url));
@@ -118,6 +119,11 @@ const flagsSchema = z.object({
    * worker. Every contender is measured the same way: the raw writers run in this process, on the controller's core.
    */
   'split-cores': z.enum(['on', 'off']).default('off'),
+  /**
+   * `on`: the medians of the scenarios run are written into the app's README, between its `bench:claims` markers
+   * (their rows replaced, the other scenarios' kept). Off by default, so that a smoke run never replaces the figures.
+   */
+  readme: z.enum(['on', 'off']).default('off'),
   'tally-baseline': z
     .string()
     .min(1)
@@ -155,6 +161,8 @@ interface Figure {
   /** The figure ratios are taken of (claims/s, or p99 ms for steady, or MiB / s for memory). */
   readonly value: number;
   readonly line: string;
+  /** All requests that change state, per claim (the claim's create included). */
+  readonly writesPerClaim?: number | undefined;
 }
 
 interface Run {
@@ -162,6 +170,8 @@ interface Run {
   readonly reference: ReferenceProviderBinary | undefined;
   /** What the `tally` contender runs: the production bundle (`--tally=bundle`) or `dist/main.js`. */
   readonly tallyEntry: string;
+  /** The medians of each scenario run, for the README's table (`--readme=on`). */
+  readonly rows: ScenarioRow[];
 }
 
 function binariesOf(run: Run): { readonly tally: string; readonly reference: string } {
@@ -429,7 +439,8 @@ async function loadScenario(
       const result = await loadRun(run, contender, pools, options);
       const line = describeLoad(contender, round, result, loadBefore);
       console.log(line);
-      figures.push({ contender, round, value: value(result), line });
+      const writesPerClaim = mutatingRequests(result.requests.byVerb) / result.claims;
+      figures.push({ contender, round, value: value(result), line, writesPerClaim });
     }
   }
   return figures;
@@ -441,13 +452,19 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
-/** Ratios of the medians over the rounds: Tally against each other contender (and the reference to the minimum). */
-function printRatios(title: string, figures: readonly Figure[], unit: string, higherIsBetter: boolean): void {
+/**
+ * Ratios of the medians over the rounds: Tally against each other contender (and the reference to the minimum).
+ * Returns the medians as the README table's row.
+ */
+function printRatios(title: string, figures: readonly Figure[], unit: string, higherIsBetter: boolean): ScenarioRow {
   const medians = new Map<Contender, number>();
   for (const contender of CONTENDERS) {
     const values = figures.filter((figure) => figure.contender === contender).map((figure) => figure.value);
     if (values.length > 0) medians.set(contender, median(values));
   }
+  const tallyWrites = figures.flatMap((figure) =>
+    figure.contender === 'tally' && figure.writesPerClaim !== undefined ? [figure.writesPerClaim] : [],
+  );
   const parts = [...medians].map(([contender, value]) => `${contender} ${value.toFixed(1)} ${unit}`);
   console.log(`  ${title}, median over rounds: ${parts.join(', ')}`);
   const pairs: [Contender, Contender][] = [
@@ -466,6 +483,11 @@ function printRatios(title: string, figures: readonly Figure[], unit: string, hi
     return [`${a} / ${b} ${(higherIsBetter ? x / y : y / x).toFixed(2)}×`];
   });
   if (ratios.length > 0) console.log(`  ratios (> 1: the first is better): ${ratios.join(', ')}`);
+  return {
+    scenario: `${title} (${unit})`,
+    medians,
+    tallyWritesPerClaim: tallyWrites.length > 0 ? median(tallyWrites) : undefined,
+  };
 }
 
 /**
@@ -506,7 +528,7 @@ async function restartSamples(run: Run, contender: Contender, plane: Plane): Pro
 }
 
 /** Start-to-synced time and memory of the providers over `objects` allocations already in the cluster. */
-async function memoryScenario(run: Run): Promise<void> {
+async function memoryScenario(run: Run): Promise<ScenarioRow[]> {
   const { objects } = run.flags;
   console.log(`\n== memory: start → synced and RSS over ${objects} bound claims with their IPAddresses`);
   const providers = run.flags.contenders.filter((contender) => PROVIDERS.includes(contender));
@@ -598,6 +620,25 @@ async function memoryScenario(run: Run): Promise<void> {
         `start → synced ${sync.toFixed(2)}× over every start (target ≤ 1.00)`,
     );
   }
+  const rows: ScenarioRow[] = [];
+  const medianOf = (values: readonly number[]): number | undefined => (values.length > 0 ? median(values) : undefined);
+  const byContender = (pick: (figure: (typeof figures)[number]) => number[]): Map<Contender, number> =>
+    new Map(
+      providers.flatMap((contender) => {
+        const value = medianOf(figures.filter((figure) => figure.contender === contender).flatMap(pick));
+        return value === undefined ? [] : [[contender, value] as const];
+      }),
+    );
+  rows.push({
+    scenario: `memory, ${objects} bound claims: start → synced (s)`,
+    medians: byContender((figure) => figure.syncedS),
+  });
+  rows.push({
+    scenario: `memory, ${objects} bound claims: RSS at rest (MiB)`,
+    medians: byContender((figure) => (figure.idleMiB === undefined ? [] : [figure.idleMiB])),
+    decimals: 0,
+  });
+  return rows;
 }
 
 async function main(): Promise<void> {
@@ -624,9 +665,13 @@ async function main(): Promise<void> {
   }
   const tallyEntry = flags.tally === 'bundle' ? bundleTally() : MAIN_JS;
   if (flags.contenders.includes('tally')) console.log(`  tally: ${tallyEntry} (--tally=${flags.tally})`);
-  const run: Run = { flags, reference, tallyEntry };
+  const run: Run = { flags, reference, tallyEntry, rows: [] };
   try {
     await runScenarios(run);
+    if (flags.readme === 'on' && run.rows.length > 0) {
+      writeReadmeTable(run.rows, flags.rounds);
+      console.log(`\nREADME: ${run.rows.length} row(s) of the bench:claims table written to ${README_PATH}`);
+    }
   } finally {
     // The bundle is this run's own (4–5 MB each): a run must not leave it behind in the temporary directory.
     if (tallyEntry !== MAIN_JS) rmSync(dirname(tallyEntry), { recursive: true, force: true });
@@ -650,7 +695,11 @@ async function runScenarios(run: Run): Promise<void> {
         { prefill: prefillCount, claimsPerPool: flags.claims },
         throughput,
       );
-      printRatios(scenario, figures, 'claims/s', true);
+      const size = scenario === 'burst' ? `${flags.claims} claims` : `${flags.claims} claims over ${prefillCount}`;
+      run.rows.push({
+        ...printRatios(scenario, figures, 'claims/s', true),
+        scenario: `${scenario}, ${size} (claims/s)`,
+      });
     } else if (scenario === 'many-pools') {
       const pools = Array.from({ length: flags.pools }, (_, index) => ({ name: `pool-${index}`, octet: index + 1 }));
       const figures = await loadScenario(
@@ -660,7 +709,10 @@ async function runScenarios(run: Run): Promise<void> {
         { prefill: 0, claimsPerPool: flags['claims-per-pool'] },
         throughput,
       );
-      printRatios(scenario, figures, 'claims/s', true);
+      run.rows.push({
+        ...printRatios(scenario, figures, 'claims/s', true),
+        scenario: `many-pools, ${flags.pools} × ${flags['claims-per-pool']} (claims/s)`,
+      });
     } else if (scenario === 'steady') {
       for (const rate of flags.rates) {
         const figures = await loadScenario(
@@ -670,10 +722,14 @@ async function runScenarios(run: Run): Promise<void> {
           { prefill: 0, claimsPerPool: flags['steady-claims'], ratePerSecond: rate },
           (result) => result.p99Ms,
         );
-        printRatios(`steady ${rate}/s p99`, figures, 'ms', false);
+        run.rows.push({
+          ...printRatios(`steady ${rate}/s p99`, figures, 'ms', false),
+          scenario: `steady ${rate}/s, ${flags['steady-claims']} claims: p99 (ms)`,
+          decimals: 0,
+        });
       }
     } else {
-      await memoryScenario(run);
+      run.rows.push(...(await memoryScenario(run)));
     }
   }
 }

@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { HOLD_AHEAD_LIMIT, HOLD_AHEAD_LOW_WATER } from '@tally-ipam/ipam-provider';
+import { readBenchTable } from '@tally-ipam/testenv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { writesTo } from '../bench/api-requests.js';
 import { type HoldAheadLimits, HoldAheadPlan, type HoldDecision } from '../bench/hold-ahead-plan.js';
+import { HEADER, README_PATH, tableRows } from '../bench/readme-table.js';
 
 const TALLY: HoldAheadLimits = { limit: HOLD_AHEAD_LIMIT, lowWater: HOLD_AHEAD_LOW_WATER };
 
@@ -121,5 +124,34 @@ describe('writes to one resource, from apiserver_request_total by target (bench/
       'POST 409': 1,
     });
     expect(writesTo(byTarget, 'ipaddressclaims').size).toBe(0);
+  });
+});
+
+describe("the README's table of the benchmark (bench:claims)", () => {
+  it('has the header the bench writes, so that a run replaces its rows instead of discarding the others', () => {
+    const table = readBenchTable(readFileSync(README_PATH, 'utf8'), 'claims');
+    expect(table?.header).toEqual(HEADER);
+    expect(table?.rows.length).toBeGreaterThan(0);
+  });
+
+  it("writes rows as wide as the header, ratios of Tally's figure over the other's", () => {
+    const [row] = tableRows(
+      [
+        {
+          scenario: 'burst, 50 claims (claims/s)',
+          medians: new Map([
+            ['tally', 10],
+            ['contract-minimum', 20],
+          ]),
+        },
+      ],
+      1,
+      new Date('2026-12-02T12:00:00Z'),
+    );
+    expect(row).toHaveLength(HEADER.length);
+    expect(row?.slice(0, 2)).toEqual(['burst, 50 claims (claims/s)', '10.0']);
+    expect(row?.[HEADER.indexOf('tally / contract-minimum')]).toBe('0.50×');
+    expect(row?.[HEADER.indexOf('tally / reference')]).toBe('—');
+    expect(row?.at(-1)).toMatch(/^2026-12-02, 1 round; \d+ cores/);
   });
 });

@@ -7,7 +7,10 @@
  * compacted in place, FOOTPRINT_TRANSFORM=drop-managed-fields the cache's transform before compaction;
  * FOOTPRINT_KEEP_MANAGED_FIELDS=1 parses the managedFields the list otherwise leaves out.
  * Run: `pnpm --filter @tally-ipam/ipam-provider exec node --expose-gc --import tsx bench/cache-footprint.ts [claims]`.
+ * `BENCH_README=on` writes the result into this package's README (`bench:cache-footprint`, the row of this size and
+ * decode).
  */
+import { fileURLToPath } from 'node:url';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE } from '@tally-ipam/api-types';
 import {
   compactObject,
@@ -23,6 +26,7 @@ import {
   Store,
 } from '@tally-ipam/controller-kit/cache';
 import { compiledSchema } from '@tally-ipam/controller-kit/client';
+import { benchDate, describeMachine, writeBenchTable } from '@tally-ipam/testenv';
 import type { z } from 'zod';
 import { ADDRESS_INDEXERS, CLAIM_INDEXERS, HOLDING_INDEXERS } from '../src/indexes.js';
 import { LedgerEntryView } from '../src/ledger/entry-view.js';
@@ -271,4 +275,28 @@ console.log(
 // The texts too: optimized code treats a variable it no longer reads as garbage, and the baseline holds them.
 if (claims.size + addresses.size + ledgers.size + view.store.size < 0) console.log('unreachable');
 if (claimList.length + addressList.length + ledgerList.length < 0) console.log('unreachable');
+if (process.env.BENCH_README === 'on') {
+  const decode = [
+    process.env.FOOTPRINT_TRANSFORM ?? "the cache's",
+    process.env.FOOTPRINT_KEEP_MANAGED_FIELDS ? 'managedFields parsed' : '',
+  ];
+  writeBenchTable(fileURLToPath(new URL('../README.md', import.meta.url)), {
+    name: 'cache-footprint',
+    caption:
+      "Heap the provider's caches hold per bound claim (its claim, IPAddress and ledger entry), decoded as the cache " +
+      'decodes a list, without a control plane (`BENCH_README=on pnpm --filter @tally-ipam/ipam-provider exec node ' +
+      "--expose-gc --import tsx bench/cache-footprint.ts [claims]`). Target: at most half the reference provider's " +
+      'memory at 50,000 claims (the claims benchmark measures the whole process).',
+    header: ['bound claims, decode', 'KiB of heap per claim', 'MiB in all', 'decode, µs per object', 'measured'],
+    rows: [
+      [
+        `${CLAIMS}, ${decode.filter(Boolean).join(', ')}`,
+        (perClaim / 1024).toFixed(2),
+        ((after - before) / 1048576).toFixed(1),
+        ((decodeMs * 1000) / (CLAIMS * 2)).toFixed(1),
+        `${benchDate()}; ${describeMachine()}`,
+      ],
+    ],
+  });
+}
 if (process.env.FOOTPRINT_SNAPSHOT) (await import('node:v8')).writeHeapSnapshot(process.env.FOOTPRINT_SNAPSHOT);

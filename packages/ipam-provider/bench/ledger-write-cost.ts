@@ -7,10 +7,12 @@
  * the round trip per PUT, in interleaved rounds; prints the ratio.
  * Run: `pnpm --filter @tally-ipam/ipam-provider exec tsx bench/ledger-write-cost.ts` (BENCH_PUTS per round, default
  * 100; BENCH_ROUNDS, default 4; BENCH_ENTRIES, default 256: what a write of a smaller block's ledger would cost).
+ * `BENCH_README=on` writes the result into this package's README (`bench:ledger-write-cost`, the row of this ledger size).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   AddressLedgerEntry,
   MAX_LEDGER_ENTRIES,
@@ -19,7 +21,7 @@ import {
   toStructuralSchema,
 } from '@tally-ipam/api-types';
 import { Client, type ResourceKind } from '@tally-ipam/controller-kit';
-import { startControlPlane } from '@tally-ipam/testenv';
+import { benchDate, describeMachine, startControlPlane, writeBenchTable } from '@tally-ipam/testenv';
 
 const PUTS = Number(process.env.BENCH_PUTS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -149,5 +151,33 @@ console.log(
     `${(per('shipped', 'cpuMs') / per('checked', 'cpuMs')).toFixed(2)}× (${per('shipped', 'cpuMs').toFixed(1)} against ` +
     `${per('checked', 'cpuMs').toFixed(1)} ms), round trip ${(per('shipped', 'wallMs') / per('checked', 'wallMs')).toFixed(2)}×`,
 );
+if (process.env.BENCH_README === 'on') {
+  writeBenchTable(fileURLToPath(new URL('../README.md', import.meta.url)), {
+    name: 'ledger-write-cost',
+    caption:
+      'kube-apiserver CPU per `PUT` of a full ledger under the shipped CRD (entries not checked field by field) and ' +
+      'under the same CRD checking every field, served side by side, interleaved rounds ' +
+      '(`BENCH_README=on pnpm --filter @tally-ipam/ipam-provider exec tsx bench/ledger-write-cost.ts`). Target: the ' +
+      'shipped CRD costs less.',
+    header: [
+      'ledger',
+      'shipped, ms per PUT',
+      'every field checked, ms per PUT',
+      'shipped / checked',
+      'round trip',
+      'measured',
+    ],
+    rows: [
+      [
+        `${ENTRIES} entries`,
+        per('shipped', 'cpuMs').toFixed(1),
+        per('checked', 'cpuMs').toFixed(1),
+        `${(per('shipped', 'cpuMs') / per('checked', 'cpuMs')).toFixed(2)}×`,
+        `${(per('shipped', 'wallMs') / per('checked', 'wallMs')).toFixed(2)}×`,
+        `${benchDate()}, ${ROUNDS} × ${PUTS} PUTs each; ${describeMachine()}`,
+      ],
+    ],
+  });
+}
 client.close();
 await plane.stop();

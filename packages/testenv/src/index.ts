@@ -1,4 +1,13 @@
 export {
+  type BenchTable,
+  benchDate,
+  describeMachine,
+  mergeBenchTable,
+  readBenchTable,
+  renderBenchTable,
+  writeBenchTable,
+} from './bench-table.js';
+export {
   type ControlPlaneBinaries,
   controlPlaneBuild,
   type EnsureBinariesOptions,

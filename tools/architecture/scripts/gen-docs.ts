@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { generatedSections, withGeneratedSections } from '../src/doc.js';
 import { ARCHITECTURE_DOC, WORKSPACE_ROOT } from '../src/paths.js';
 import { KNOWN_EXCEPTIONS, PACKAGE_RULES } from '../src/rules.js';
+import { readWorkspace } from '../src/scan.js';
 import { packageDirs } from '../src/workspace.js';
 
 const dirs = packageDirs(WORKSPACE_ROOT);
@@ -14,7 +15,7 @@ const path = join(WORKSPACE_ROOT, ARCHITECTURE_DOC);
 const before = readFileSync(path, 'utf8');
 const after = withGeneratedSections(
   before,
-  generatedSections({ packages: PACKAGE_RULES, exceptions: KNOWN_EXCEPTIONS }, dirs),
+  generatedSections({ packages: PACKAGE_RULES, exceptions: KNOWN_EXCEPTIONS }, dirs, readWorkspace(WORKSPACE_ROOT)),
 );
 writeFileSync(path, after);
 console.log(before === after ? `${ARCHITECTURE_DOC}: up to date` : `${ARCHITECTURE_DOC}: generated sections rewritten`);

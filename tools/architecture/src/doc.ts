@@ -5,6 +5,7 @@
  */
 import type { Rules } from './check.js';
 import { LAYERS, type Role } from './rules.js';
+import { packageNameOf, type Workspace } from './workspace.js';
 
 const SCOPE = '@tally-ipam/';
 
@@ -126,9 +127,41 @@ export function renderExceptionTable(rules: Rules): string {
   return ['| edge | kind | files | why it is there | way out |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
-export function generatedSections(rules: Rules, dirs: ReadonlyMap<string, string>): Record<string, string> {
+/**
+ * The graph as it is: for each package, the workspace packages its shipped code (`src/`) imports, and those only its
+ * tests, benches and scripts import, read from the sources (import sites, not declared dependencies).
+ */
+export function renderImportTable(rules: Rules, workspace: Workspace): string {
+  const names = new Set(workspace.packages.map((pkg) => pkg.name));
+  const order = Object.keys(rules.packages);
+  const rank = (name: string): number => (order.includes(name) ? order.indexOf(name) : order.length);
+  const rows = [...workspace.packages]
+    .sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name))
+    .map((pkg) => {
+      const shipped = new Set<string>();
+      const other = new Set<string>();
+      for (const site of pkg.imports) {
+        const target = packageNameOf(site.specifier);
+        if (target === undefined || target === pkg.name || !names.has(target)) continue;
+        (site.context === 'src' ? shipped : other).add(target);
+      }
+      const testsOnly = [...other].filter((name) => !shipped.has(name));
+      const sorted = (values: Iterable<string>): string[] => [...values].sort((a, b) => rank(a) - rank(b));
+      return `| ${code(short(pkg.name))} | ${list(sorted(shipped), 'nothing')} | ${list(sorted(testsOnly), '—')} |`;
+    });
+  return ['| package | its `src/` imports | its tests, benches, scripts also import |', '|---|---|---|', ...rows].join(
+    '\n',
+  );
+}
+
+export function generatedSections(
+  rules: Rules,
+  dirs: ReadonlyMap<string, string>,
+  workspace: Workspace,
+): Record<string, string> {
   return {
     packages: renderPackageTable(rules, dirs),
+    imports: renderImportTable(rules, workspace),
     graph: renderGraph(rules),
     layers: renderLayerTable(),
     rules: renderRuleTable(rules),

@@ -2,6 +2,7 @@
 // it should (and to stay quiet on a workspace that keeps the rules).
 import { describe, expect, test } from 'vitest';
 import { checkWorkspace, type Rules, type Violation } from '../src/check.js';
+import { renderImportTable } from '../src/doc.js';
 import type { PackageRule } from '../src/rules.js';
 import { fileContext, type Workspace, type WorkspacePackage } from '../src/workspace.js';
 
@@ -309,5 +310,28 @@ describe('checkWorkspace', () => {
     expect(checkWorkspace(fakeWorkspace(cleanPackages()), excepted).map((violation) => violation.rule)).toEqual([
       'exceptions-in-use',
     ]);
+  });
+});
+
+describe('the generated graph as it is (docs/ARCHITECTURE.md, imports)', () => {
+  test('lists what each package imports, its src/ apart from its tests, from the sources, not the manifests', () => {
+    const workspace = fakeWorkspace([
+      ...cleanPackages().filter((pkg) => pkg.name !== '@x/app'),
+      // Declared but never imported: not an edge of the graph as it is.
+      {
+        name: '@x/app',
+        dir: 'apps/app',
+        dependencies: ['@x/kit', '@x/allocator'],
+        imports: [['src/main.ts', '@x/kit/client']],
+      },
+    ]);
+    const table = renderImportTable(rules, workspace).split('\n');
+    expect(table.slice(0, 2)).toEqual([
+      '| package | its `src/` imports | its tests, benches, scripts also import |',
+      '|---|---|---|',
+    ]);
+    expect(table).toContain('| `@x/kit` | `@x/allocator` | `@x/testenv` |');
+    expect(table).toContain('| `@x/allocator` | nothing | — |');
+    expect(table).toContain('| `@x/app` | `@x/kit` | — |');
   });
 });

@@ -8,6 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { generatedSections, withGeneratedSections } from '../src/doc.js';
 import { ARCHITECTURE_DOC, WORKSPACE_ROOT } from '../src/paths.js';
 import { KNOWN_EXCEPTIONS, PACKAGE_RULES } from '../src/rules.js';
+import { readWorkspace } from '../src/scan.js';
 import { filesUnder, packageDirs } from '../src/workspace.js';
 
 const TEXT_FILE = /\.(?:md|ts|mts|mjs|js|json|ya?ml|sh)$|^Dockerfile$/;
@@ -20,6 +21,7 @@ describe('docs/ARCHITECTURE.md', () => {
     const sections = generatedSections(
       { packages: PACKAGE_RULES, exceptions: KNOWN_EXCEPTIONS },
       packageDirs(WORKSPACE_ROOT),
+      readWorkspace(WORKSPACE_ROOT),
     );
     expect(withGeneratedSections(document, sections)).toBe(document);
   });

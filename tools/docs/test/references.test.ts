@@ -1,4 +1,3 @@
-import { request } from 'node:https';
 import {
   IPADDRESSCLAIM_ADDRESS_ALLOCATED_REASON,
   IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
@@ -22,13 +21,11 @@ import {
 } from '@tally-ipam/ipam-provider';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { describe, expect, inject, it } from 'vitest';
-import { z } from 'zod';
 import { componentNames, readComponents, roleRules } from './support/components.js';
-import { FIELD_MANAGER } from './support/environment.js';
-import { yamlBlocks } from './support/examples.js';
 import { guidePage, guidePages } from './support/guide.js';
 import { Kube } from './support/kube.js';
 import { codeOf, tableWithHeader } from './support/markdown.js';
+import { metricsReaderToken, scrape } from './support/metrics.js';
 
 /**
  * What the guide names that the code defines: every reason and Event reason Tally sets (from the constants the
@@ -90,52 +87,11 @@ describe('the troubleshooting page names every reason Tally sets', () => {
   });
 });
 
-const TokenRequest = z.looseObject({ status: z.looseObject({ token: z.string().min(1) }) });
-
-function scrape(port: number, token?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const call = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/metrics',
-        method: 'GET',
-        // The controller's own self-signed certificate, as the page says (insecureSkipVerify).
-        rejectUnauthorized: false,
-        headers: token ? { Authorization: `Bearer ${token}` } : {},
-        timeout: 30_000,
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        response.on('error', reject);
-      },
-    );
-    call.on('timeout', () => call.destroy(new Error('GET /metrics timed out')));
-    call.on('error', reject);
-    call.end();
-  });
-}
-
 describe('the operating page: metrics, as Prometheus would scrape them', () => {
   const page = guidePage('operating.md');
 
   it("the page's ServiceAccount, bound to tally-ipam-metrics-reader, reads every metric the page names", async () => {
-    const kube = new Kube(testEnv().kubeConfig);
-    const block = yamlBlocks(page).find(
-      (entry) => entry.type === 'objects' && entry.objects.some((object) => object.kind === 'ClusterRoleBinding'),
-    );
-    if (block?.type !== 'objects') throw new Error('docs/guide/operating.md has no ClusterRoleBinding block');
-    for (const object of block.objects) await kube.apply(object, FIELD_MANAGER);
-    const account = block.objects.find((object) => object.kind === 'ServiceAccount');
-    const path = `/api/v1/namespaces/${account?.metadata.namespace}/serviceaccounts/${account?.metadata.name}/token`;
-    const answer = await kube.request('POST', path, {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 600 },
-    });
-    const token = TokenRequest.parse(answer).status.token;
+    const token = await metricsReaderToken(new Kube(testEnv().kubeConfig), page);
     const port = inject('tallyGuide').diagnosticsPort;
 
     expect((await scrape(port)).status, 'without a token').toBe(401);

@@ -1,0 +1,128 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readBenchTable } from '@tally-ipam/testenv';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { z } from 'zod';
+import { helpFlags } from './support/clusterctl.js';
+import { CONTROLLER_MAIN, MANAGER_MANIFEST, REPOSITORY_ROOT } from './support/guide.js';
+import { codeOf, type Page, tableWithHeader } from './support/markdown.js';
+import { referencePage, referencePages } from './support/readmes.js';
+
+/**
+ * What the READMEs state that the code knows, checked against the code: the apps' flag tables against their
+ * `--help`, the Deployment's requests and limits against the shipped manifest, the IPAM provider's test table against
+ * its `test/` folder, and every benchmark table between markers against the shape its bench writes.
+ */
+
+const SIM_CONTROLLER_MAIN = join(REPOSITORY_ROOT, 'apps/sim-infra-controller/dist/main.js');
+
+function help(main: string): string {
+  const run = spawnSync(process.execPath, [main, '--help'], { encoding: 'utf8', timeout: 60_000 });
+  if (run.error) throw run.error;
+  if (run.status !== 0) throw new Error(`${main} --help exited ${run.status}: ${run.stdout}${run.stderr}`);
+  return run.stdout;
+}
+
+function flagsOfTable(page: Page): string[] {
+  const table = tableWithHeader(page, 'flag', 'default');
+  return table.rows.flatMap((row) => codeOf(row[0] ?? '').filter((code) => code.startsWith('-')));
+}
+
+describe("the apps' flag tables", () => {
+  it.each([
+    ['apps/ipam-controller/README.md', CONTROLLER_MAIN],
+    ['apps/sim-infra-controller/README.md', SIM_CONTROLLER_MAIN],
+  ])('%s lists exactly the flags of --help, each once', (path, main) => {
+    const documented = flagsOfTable(referencePage(path));
+    expect(new Set(documented).size, `${path}: a flag is listed twice`).toBe(documented.length);
+    expect([...documented].sort()).toEqual([...helpFlags(help(main))].sort());
+  });
+});
+
+const Resources = z.object({
+  requests: z.object({ cpu: z.string(), memory: z.string() }),
+  limits: z.object({ cpu: z.string(), memory: z.string() }),
+});
+const Deployment = z.looseObject({
+  kind: z.literal('Deployment'),
+  spec: z.looseObject({
+    template: z.looseObject({
+      spec: z.looseObject({ containers: z.array(z.looseObject({ name: z.string(), resources: Resources })) }),
+    }),
+  }),
+});
+
+function shippedResources(): z.infer<typeof Resources> {
+  const documents = parseAllDocuments(readFileSync(MANAGER_MANIFEST, 'utf8')).map((document) => document.toJS());
+  const deployments = documents.flatMap((document) => {
+    const parsed = Deployment.safeParse(document);
+    return parsed.success ? [parsed.data] : [];
+  });
+  const container = deployments[0]?.spec.template.spec.containers.find((candidate) => candidate.name === 'manager');
+  if (deployments.length !== 1 || !container)
+    throw new Error(`${MANAGER_MANIFEST}: no Deployment with a manager container`);
+  return container.resources;
+}
+
+describe("the Deployment's requests and limits, as the READMEs state them", () => {
+  const { requests, limits } = shippedResources();
+
+  it('config/README.md', () => {
+    const text = referencePage('apps/ipam-controller/config/README.md').text;
+    expect(text).toContain(`requests ${requests.cpu}/${requests.memory} and limits ${limits.cpu}/${limits.memory}`);
+  });
+
+  it("the app README's sizing", () => {
+    const text = referencePage('apps/ipam-controller/README.md').text;
+    expect(text).toContain(`asks for\n**${requests.memory}**`);
+    expect(text).toContain(`limited to **${limits.memory}**`);
+  });
+});
+
+describe("the IPAM provider's test table", () => {
+  it('names every file of test/ that holds tests, once, and nothing else', () => {
+    const page = referencePage('packages/ipam-provider/README.md');
+    const named = tableWithHeader(page, 'file', 'covers').rows.flatMap((row) => codeOf(row[0] ?? ''));
+    const files = readdirSync(join(REPOSITORY_ROOT, 'packages/ipam-provider/test')).filter((name) =>
+      name.endsWith('.test.ts'),
+    );
+    expect(new Set(named).size, 'a file is named twice').toBe(named.length);
+    expect([...named].sort()).toEqual(files.sort());
+  });
+});
+
+const BENCH_MARKER = /<!-- bench:([a-z0-9][a-z0-9-]*):start -->/g;
+
+describe('benchmark tables between markers', () => {
+  const sections = referencePages().flatMap((page) =>
+    [...page.text.matchAll(BENCH_MARKER)].map((match) => ({ page, name: match[1] ?? '' })),
+  );
+
+  it('the READMEs have some', () => {
+    expect(sections.length).toBeGreaterThan(0);
+  });
+
+  it.each(sections.map(({ page, name }) => [page.path, name, page] as const))(
+    '%s, bench:%s: one table, every row as wide as the header and saying when it was measured, written by a bench of the package',
+    (path, name, page) => {
+      const table = readBenchTable(page.text, name);
+      expect(table, `${path}: bench:${name} has no end marker`).toBeDefined();
+      if (!table) return;
+      expect(table.caption.length, `${path}: bench:${name} has no caption`).toBeGreaterThan(0);
+      expect(table.header.at(-1), `${path}: bench:${name}'s last column`).toBe('measured');
+      expect(table.rows.length, `${path}: bench:${name} has no rows`).toBeGreaterThan(0);
+      for (const row of table.rows) {
+        expect(row.length, `${path}: bench:${name} row ${row[0]}`).toBe(table.header.length);
+        expect(row.at(-1), `${path}: bench:${name} row ${row[0]}`).toMatch(/^\d{4}-\d{2}-\d{2}\b/);
+      }
+      const benchDir = join(REPOSITORY_ROOT, path.replace(/README\.md$/, ''), 'bench');
+      expect(existsSync(benchDir), `${path}: no bench/ beside it`).toBe(true);
+      const writers = readdirSync(benchDir).filter((file) =>
+        readFileSync(join(benchDir, file), 'utf8').includes(`name: '${name}'`),
+      );
+      expect(writers, `${path}: no file of bench/ writes bench:${name}`).not.toEqual([]);
+    },
+  );
+});
