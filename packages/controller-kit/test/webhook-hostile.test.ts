@@ -20,7 +20,6 @@ const MAX_BYTES = 64 * 1024;
 describe('WebhookServer against hostile requests', () => {
   let ca: TestCA;
   let certDir: CertDir;
-  let server: WebhookServer;
   let port: number;
   /** Short header and request deadlines, for clients that never finish a request (their one way to end). */
   let strictPort: number;
@@ -34,62 +33,50 @@ describe('WebhookServer against hostile requests', () => {
     ca = await createTestCA();
     certDir = await createCertDir();
     await certDir.write(await issueServingPair(ca));
+    /** Starts a server on this file's certificate with `options`, `/count` and `register`'s paths; returns its port. */
+    const serve = async (
+      options: Partial<ConstructorParameters<typeof WebhookServer>[0]>,
+      register: (server: WebhookServer) => void = () => undefined,
+    ): Promise<number> => {
+      const server = new WebhookServer({
+        host: '127.0.0.1',
+        port: 0,
+        certDir: certDir.path,
+        logger: silent,
+        ...options,
+      });
+      server.register('/count', () => {
+        handlerCalls += 1;
+        return allowed();
+      });
+      register(server);
+      running.push(server.start(stop.signal));
+      return listeningPort(server);
+    };
     // The server of every request that is sent whole: the connection deadlines are the defaults (seconds), which a
     // client that sends its request at once meets on any machine; only the handler deadline is short, for a handler
     // that never answers.
-    server = new WebhookServer({
-      host: '127.0.0.1',
-      port: 0,
-      certDir: certDir.path,
-      logger: silent,
-      maxRequestBytes: MAX_BYTES,
-      handlerTimeoutMs: 300,
-      maxConcurrentRequests: 2,
-    });
-    server.register('/count', () => {
-      handlerCalls += 1;
-      return allowed();
-    });
-    server.register('/never', () => new Promise(() => undefined));
-    server.register('/throw-unprintable', () => {
-      throw Object.create(null, {
-        toString: {
-          value: () => {
-            throw new Error('no');
+    port = await serve({ maxRequestBytes: MAX_BYTES, handlerTimeoutMs: 300, maxConcurrentRequests: 2 }, (server) => {
+      server.register('/never', () => new Promise(() => undefined));
+      server.register('/throw-unprintable', () => {
+        throw Object.create(null, {
+          toString: {
+            value: () => {
+              throw new Error('no');
+            },
           },
-        },
+        });
+      });
+      server.register('/throw-huge', () => {
+        throw new Error(`pool ${'x'.repeat(1_000_000)} is broken`);
       });
     });
-    server.register('/throw-huge', () => {
-      throw new Error(`pool ${'x'.repeat(1_000_000)} is broken`);
-    });
-    running.push(server.start(stop.signal));
-    port = await listeningPort(server);
-    const strict = new WebhookServer({
-      host: '127.0.0.1',
-      port: 0,
-      certDir: certDir.path,
-      logger: silent,
-      requestTimeoutMs: 1_000,
-      headersTimeoutMs: 500,
-    });
-    strict.register('/count', () => {
-      handlerCalls += 1;
-      return allowed();
-    });
-    running.push(strict.start(stop.signal));
-    strictPort = await listeningPort(strict);
-    const handshake = new WebhookServer({
-      host: '127.0.0.1',
-      port: 0,
-      certDir: certDir.path,
-      logger: silent,
+    strictPort = await serve({ requestTimeoutMs: 1_000, headersTimeoutMs: 500 });
+    handshakePort = await serve({
       handshakeTimeoutMs: 500,
       requestTimeoutMs: 2 * CUT_GUARD_MS,
       headersTimeoutMs: 2 * CUT_GUARD_MS,
     });
-    running.push(handshake.start(stop.signal));
-    handshakePort = await listeningPort(handshake);
   });
 
   afterAll(async () => {
