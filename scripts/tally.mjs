@@ -3,13 +3,22 @@
 // installs with the frozen lockfile, builds, and then runs the requested job.
 //   node scripts/tally.mjs test   — lint, typecheck, prepare (control plane, Cluster API manager, images), every test
 //                                   project, the kind lane when a Docker engine answers; ends with "N passed, N failed"
+//                                   (`--stress` or TALLY_TEST_STRESS=1: a CPU hog beside the tests, scripts/stress.mjs)
 //   node scripts/tally.mjs start  — the IPAM controller (with no KUBECONFIG: an embedded control plane and a demo)
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adoptMisplacedReport, REPORT, removeTestResults, summarizeTestResults } from './test-summary.mjs';
+import { startCpuHog, stressMaxSeconds, stressRequested } from './stress.mjs';
+import {
+  adoptMisplacedReport,
+  loadAverageSummary,
+  REPORT,
+  removeTestResults,
+  slowestFiles,
+  summarizeTestResults,
+} from './test-summary.mjs';
 
 // The kind lane (e2e on a kind cluster, e2e/README.md "The kind lane"): run after every other test project, alone,
 // only when `docker info` answers; without an engine, one line says it did not run (never a silent pass).
@@ -36,6 +45,10 @@ const started = Date.now();
 const stages = [];
 /** Checks that failed outside the test reports (lint, typecheck, prepare): one failed each in the summary line. */
 const failedChecks = [];
+/** The 1-minute load average at the start, at every stage's start and end, and at the end: for the summary. */
+const loadSamples = [loadavg()[0]];
+/** The CPU hog of a stress run (scripts/stress.mjs) while the test stages run; undefined otherwise. */
+let cpuHog;
 
 function elapsed(since) {
   return ((Date.now() - since) / 1000).toFixed(1);
@@ -43,13 +56,16 @@ function elapsed(since) {
 
 function runStage(name, cmd, args, env = process.env) {
   const stageStarted = Date.now();
-  console.error(`\n▶ [${elapsed(started)}s] ${name}: ${cmd} ${args.join(' ')}`);
+  const stressed = cpuHog !== undefined;
+  loadSamples.push(loadavg()[0]);
+  console.error(`\n▶ [${elapsed(started)}s] ${name}${stressed ? ' (under stress)' : ''}: ${cmd} ${args.join(' ')}`);
   const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  loadSamples.push(loadavg()[0]);
   const seconds = elapsed(stageStarted);
   const ok = !res.error && res.status === 0;
   const detail = res.error ? `could not run ${cmd}: ${res.error.message}` : `exit ${res.status ?? res.signal}`;
   console.error(`◀ [${elapsed(started)}s] ${name} ${ok ? 'done' : 'FAILED'} in ${seconds}s (${detail})`);
-  stages.push({ name, seconds, ok });
+  stages.push({ name, seconds, ok, stressed });
   return ok;
 }
 
@@ -71,8 +87,53 @@ function required(name, cmd, args) {
 
 function printStages() {
   console.log(`\nstages (${elapsed(started)}s in all):`);
-  for (const stage of stages)
-    console.log(`  ${stage.ok ? 'ok    ' : 'FAILED'} ${stage.name.padEnd(34)} ${stage.seconds}s`);
+  for (const stage of stages) {
+    const mark = stage.stressed ? '  (under stress: CPU hog running)' : '';
+    console.log(`  ${stage.ok ? 'ok    ' : 'FAILED'} ${stage.name.padEnd(34)} ${stage.seconds}s${mark}`);
+  }
+}
+
+/**
+ * With `--stress` or TALLY_TEST_STRESS=1: starts the CPU hog for the test stages, says so, and makes sure it is
+ * killed however the run ends (its loops also end themselves at their limit, or when this process is gone).
+ */
+function startStressIfRequested() {
+  if (!stressRequested(process.argv.slice(3), process.env)) return;
+  cpuHog = startCpuHog({ maxSeconds: stressMaxSeconds(process.env) });
+  process.on('exit', () => cpuHog?.stopNow());
+  console.log(
+    `\nstress mode: ${cpuHog.pids.length} CPU spin loops (pids ${cpuHog.pids.join(', ')}) run beside the test ` +
+      `stages, each for at most ${cpuHog.maxSeconds} s`,
+  );
+}
+
+async function stopStress() {
+  if (!cpuHog) return;
+  const left = cpuHog.running();
+  await cpuHog.stop();
+  const total = cpuHog.pids.length;
+  console.log(
+    left === total
+      ? `stress mode: the ${total} CPU spin loops stopped`
+      : `stress mode: only ${left} of ${total} CPU spin loops still ran at the end (their ${cpuHog.maxSeconds} s ` +
+          'limit passed, or one was killed): the later tests ran with less load',
+  );
+  cpuHog = undefined;
+}
+
+/** The three slowest test files and the load average during the run: where the time went, and on what machine. */
+function printTimeAndLoad(durations) {
+  loadSamples.push(loadavg()[0]);
+  console.log('\nslowest test files:');
+  for (const { project, file, seconds } of slowestFiles(durations, 3))
+    console.log(`  ${seconds.toFixed(1).padStart(7)}s  ${project}/${file}`);
+  const load = loadAverageSummary(loadSamples);
+  if (load) {
+    console.log(
+      `load average (1 min) during the run: min ${load.min.toFixed(2)}, max ${load.max.toFixed(2)}, ` +
+        `mean ${load.mean.toFixed(2)} (${load.samples} samples, ${availableParallelism()} cores)`,
+    );
+  }
 }
 
 /** The stop request apps/ipam-controller/src/parent-stop.ts takes (it cannot be imported from there: TypeScript). */
@@ -208,6 +269,7 @@ switch (job) {
       join(root, COMPAT_REPORT),
       ...(lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_NODE_REPORT)] : []),
     ]);
+    startStressIfRequested();
     // --force: "run all tests" means run them, not replay turbo's cached logs of an earlier run.
     runStage('tests', ...turbo('test', '--continue', '--force'));
     const extraProjects = [];
@@ -229,8 +291,10 @@ switch (job) {
       );
     }
 
-    const { passed, failed, files, projects } = summarizeTestResults(root, extraProjects);
+    await stopStress();
+    const { passed, failed, files, projects, durations } = summarizeTestResults(root, extraProjects);
     printStages();
+    printTimeAndLoad(durations);
     console.log(`\ntest results from ${files} of ${projects.length} test projects:`);
     for (const project of projects) {
       console.log(`  ${project.name}: ${project.passed} passed, ${project.failed} failed`);

@@ -18,11 +18,34 @@ export interface Summary {
   /** How many projects wrote a readable report. */
   readonly files: number;
   readonly projects: readonly ProjectCount[];
+  /** One per test file that ran, from its report's `startTime` and `endTime`. */
+  readonly durations: readonly FileDuration[];
+}
+
+export interface FileDuration {
+  /** The project's directory, relative to the root (or an extra project's name). */
+  readonly project: string;
+  /** The file's last two path segments (`test/foo.test.ts`). */
+  readonly file: string;
+  readonly seconds: number;
+}
+
+export interface LoadAverageSummary {
+  readonly samples: number;
+  readonly min: number;
+  readonly max: number;
+  readonly mean: number;
 }
 
 export declare function testProjects(root: string): string[];
 export declare function removeTestResults(root: string, extraReports?: readonly string[]): void;
 export declare function countReport(report: unknown): ReportCount;
+export declare function fileDurations(report: unknown): Array<{ file: string; seconds: number }>;
+export declare function slowestFiles<T extends { readonly seconds: number }>(
+  durations: readonly T[],
+  count?: number,
+): T[];
+export declare function loadAverageSummary(samples: readonly number[]): LoadAverageSummary | undefined;
 export declare function summarizeTestResults(
   root: string,
   extraProjects?: ReadonlyArray<{ readonly name: string; readonly report: string }>,

@@ -91,9 +91,33 @@ export function countReport(report) {
 }
 
 /**
+ * How long each test file of one vitest JSON report took, from its `startTime` and `endTime` (epoch ms): returns
+ * [{ file, seconds }], files without both times left out (a file that did not load has none to give).
+ */
+export function fileDurations(report) {
+  const files = Array.isArray(report?.testResults) ? report.testResults : [];
+  return files
+    .filter((file) => Number.isFinite(file.startTime) && Number.isFinite(file.endTime))
+    .map((file) => ({ file: shortPath(file.name), seconds: Math.max(0, file.endTime - file.startTime) / 1000 }));
+}
+
+/** The `count` slowest of `durations` ([{ project, file, seconds }]), slowest first. */
+export function slowestFiles(durations, count = 3) {
+  return [...durations].sort((a, b) => b.seconds - a.seconds).slice(0, count);
+}
+
+/** The 1-minute load averages sampled during a run (`os.loadavg()[0]`) as { samples, min, max, mean }; none: undefined. */
+export function loadAverageSummary(samples) {
+  const values = samples.filter((value) => Number.isFinite(value));
+  if (values.length === 0) return undefined;
+  const sum = values.reduce((total, value) => total + value, 0);
+  return { samples: values.length, min: Math.min(...values), max: Math.max(...values), mean: sum / values.length };
+}
+
+/**
  * Sums the reports of every test project under `root` (and of `extraProjects`: [{ name, report }] with a report path,
- * e.g. the kind lane). Returns { passed, failed, files, projects }, projects being
- * [{ name, passed, failed, problems }].
+ * e.g. the kind lane). Returns { passed, failed, files, projects, durations }, projects being
+ * [{ name, passed, failed, problems }] and durations [{ project, file, seconds }], one per test file that ran.
  */
 export function summarizeTestResults(root, extraProjects = []) {
   const projects = [
@@ -104,6 +128,7 @@ export function summarizeTestResults(root, extraProjects = []) {
   let failed = 0;
   let files = 0;
   const counted = [];
+  const durations = [];
   for (const project of projects) {
     let result;
     if (!existsSync(project.report)) {
@@ -114,7 +139,9 @@ export function summarizeTestResults(root, extraProjects = []) {
       };
     } else {
       try {
-        result = countReport(JSON.parse(readFileSync(project.report, 'utf8')));
+        const report = JSON.parse(readFileSync(project.report, 'utf8'));
+        result = countReport(report);
+        for (const each of fileDurations(report)) durations.push({ project: project.name, ...each });
         files += 1;
       } catch (error) {
         result = { passed: 0, failed: 1, problems: [`unreadable ${REPORT} (${error.message}): counted as 1 failed`] };
@@ -124,7 +151,7 @@ export function summarizeTestResults(root, extraProjects = []) {
     failed += result.failed;
     counted.push({ name: project.name, ...result });
   }
-  return { passed, failed, files, projects: counted };
+  return { passed, failed, files, projects: counted, durations };
 }
 
 /**

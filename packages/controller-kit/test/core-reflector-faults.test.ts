@@ -211,15 +211,11 @@ describe('Reflector under faults (own control plane)', () => {
 
     proxy.freeze();
     await objects.apply('parts', ns.name, 'during', { payload: 'v1' });
-    await waitFor(
-      'a logged stall',
-      () => lines.some((line) => JSON.stringify(line.err ?? '').includes('WatchStalledError')),
-      { timeoutMs: 30_000 },
+    await waitFor('a logged stall', () =>
+      lines.some((line) => JSON.stringify(line.err ?? '').includes('WatchStalledError')),
     );
     proxy.restore();
-    await waitFor('the change made while frozen', () => informer.store.get(`${ns.name}/during`) !== undefined, {
-      timeoutMs: 30_000,
-    });
+    await waitFor('the change made while frozen', () => informer.store.get(`${ns.name}/during`) !== undefined);
     stop.abort();
     await done;
     await proxy.stop();

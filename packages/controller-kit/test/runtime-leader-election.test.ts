@@ -198,7 +198,7 @@ describe('leader election', () => {
     const outcome = await a.outcome;
     expect(outcome).toBeInstanceOf(LeaderElectionLostError);
     expect((outcome as Error).message).toContain(`no successful renewal within ${FAST.renewDeadlineMs} ms`);
-    await waitFor('b to lead', () => b.electedAt, { timeoutMs: 30_000 });
+    await waitFor('b to lead', () => b.electedAt);
     await waitFor('b to reconcile', () => (b.reconciles.length > 0 ? true : undefined));
 
     const abortedAt = a.abortedAt ?? Number.POSITIVE_INFINITY;

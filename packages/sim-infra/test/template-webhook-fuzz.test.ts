@@ -5,12 +5,20 @@ import { SIM_TEMPLATE_WEBHOOKS, templateImmutabilityHandler } from '../src/index
 
 /**
  * Hostile updates for the Sim template webhooks, through the handler the webhook server calls: nothing thrown, every
- * answer bounded, a denial names the field, and no input over a generous per-input budget (a bound, not a speed claim).
+ * answer bounded, a denial names the field, and no input over a generous per-input budget of CPU time (a bound, not a
+ * speed claim). CPU time, not wall-clock time: what this process spent on the input, which other work on the machine
+ * does not lengthen; the slowest wall-clock time is reported beside it.
  */
 
 const RUNS = 5_000;
 const PER_INPUT_BUDGET_MS = 1_000;
 const MAX_MESSAGE_LENGTH = 8_192;
+
+/** CPU time this process has spent so far (user and system, all its threads), in ms. */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
 
 let deep: unknown = 'x';
 for (let level = 0; level < 100_000; level += 1) deep = level % 2 === 0 ? [deep] : { a: deep };
@@ -33,6 +41,7 @@ function template(kind: string, spec: unknown, metadata: unknown): Record<string
 describe('fuzz: Sim template webhooks under hostile updates', () => {
   it(`answer ${RUNS} generated reviews without throwing, bounded, naming the field`, async () => {
     let slowest = 0;
+    let costliest = 0;
     let overBudget = 0;
     const startedAt = performance.now();
     await fc.assert(
@@ -57,10 +66,12 @@ describe('fuzz: Sim template webhooks under hostile updates', () => {
             options: undefined,
           };
           const started = performance.now();
+          const startedCpu = cpuMs();
           const decision = await templateImmutabilityHandler(webhook.kind)(request);
-          const elapsed = performance.now() - started;
-          slowest = Math.max(slowest, elapsed);
-          if (elapsed > PER_INPUT_BUDGET_MS) overBudget += 1;
+          const spentCpu = cpuMs() - startedCpu;
+          slowest = Math.max(slowest, performance.now() - started);
+          costliest = Math.max(costliest, spentCpu);
+          if (spentCpu > PER_INPUT_BUDGET_MS) overBudget += 1;
           if (!decision.allowed) {
             expect(decision.status?.message.length).toBeLessThanOrEqual(MAX_MESSAGE_LENGTH);
             expect(decision.status?.message).toMatch(/(spec|metadata)[.:[]/);
@@ -70,7 +81,7 @@ describe('fuzz: Sim template webhooks under hostile updates', () => {
       { numRuns: RUNS, endOnFailure: true },
     );
     console.log(
-      `Sim template webhooks: ${RUNS} inputs in ${((performance.now() - startedAt) / 1000).toFixed(1)} s, slowest ${slowest.toFixed(1)} ms`,
+      `Sim template webhooks: ${RUNS} inputs in ${((performance.now() - startedAt) / 1000).toFixed(1)} s, costliest ${costliest.toFixed(1)} ms of CPU, slowest ${slowest.toFixed(1)} ms of wall-clock time`,
     );
     expect(overBudget).toBe(0);
   });

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface WaitOptions {
-  /** How long to keep trying (default 30 s). */
+  /** How long to keep trying (default 120 s, `DEFAULT_WAIT_TIMEOUT_MS`: a bound for a hang, not a speed). */
   readonly timeoutMs?: number;
   /** Pause between attempts (default 100 ms). */
   readonly intervalMs?: number;
@@ -16,7 +16,16 @@ export interface WaitOptions {
 
 type Awaitable<T> = T | Promise<T>;
 
-const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * The deadline of a wait that names none. It only stops a hang, so it must not be a time a busy machine reaches: the
+ * conditions tests await by default (an object reconciled, a watch event seen, a process listening) take a second or
+ * two on a quiet machine and many times that when its two cores are shared (two test projects at once, other work, the
+ * CPU hog of `npm test -- --stress`), where the former default of 30 s, inherited by every caller, was a wall-clock
+ * deadline. 120 s is four times that and still fails a hang inside the test timeouts (180-1200 s) of the packages
+ * that wait on a control plane; a wait that can legitimately take longer (a burst, a restart, a leader change) names
+ * its own.
+ */
+export const DEFAULT_WAIT_TIMEOUT_MS = 120_000;
 const DEFAULT_INTERVAL_MS = 100;
 
 function messageOf(error: unknown): string {
@@ -41,7 +50,7 @@ export async function waitFor<T>(
   attempt: () => Awaitable<T | undefined | false>,
   options: WaitOptions = {},
 ): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

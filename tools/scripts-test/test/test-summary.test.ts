@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ProjectCount, summarizeTestResults } from '../../../scripts/test-summary.mjs';
+import {
+  type FileDuration,
+  loadAverageSummary,
+  type ProjectCount,
+  slowestFiles,
+  summarizeTestResults,
+} from '../../../scripts/test-summary.mjs';
 
 const run = promisify(execFile);
 const vitestCli = join(dirname(createRequire(import.meta.url).resolve('vitest/package.json')), 'vitest.mjs');
@@ -15,7 +21,9 @@ const vitestCli = join(dirname(createRequire(import.meta.url).resolve('vitest/pa
 /** Fixture projects: files (test files use vitest's globals, so they import nothing). */
 const FIXTURES: Record<string, Record<string, string>> = {
   passing: {
-    'a.test.mjs': "it('one', () => {});\nit('two', () => { expect(1 + 1).toBe(2); });\n",
+    // The pause gives the file a duration it cannot go below, however idle or busy the machine.
+    'a.test.mjs':
+      "it('one', () => new Promise((resolve) => setTimeout(resolve, 300)));\nit('two', () => { expect(1 + 1).toBe(2); });\n",
   },
   'failing-test': {
     'a.test.mjs': "it('passes', () => {});\nit('fails', () => { expect(1).toBe(2); });\n",
@@ -42,6 +50,7 @@ const FIXTURES: Record<string, Record<string, string>> = {
 const root = mkdtempSync(join(tmpdir(), 'tally-summary-'));
 let byName: Map<string, ProjectCount>;
 let total: { passed: number; failed: number; files: number };
+let durations: readonly FileDuration[];
 
 function writeProject(name: string, files: Record<string, string>): string {
   const dir = join(root, 'packages', name);
@@ -70,6 +79,7 @@ beforeAll(async () => {
   const summary = summarizeTestResults(root);
   byName = new Map(summary.projects.map((project) => [project.name, project]));
   total = { passed: summary.passed, failed: summary.failed, files: summary.files };
+  durations = summary.durations;
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -125,5 +135,39 @@ describe('npm test summary', () => {
       }
     }
     expect(total).toEqual({ passed: 6, failed: 7, files: 6 });
+  });
+});
+
+describe('where the time went', () => {
+  it("gives every test file that ran its duration from its report's start and end times", () => {
+    const of = (project: string): FileDuration[] =>
+      durations.filter((each) => each.project === join('packages', project));
+    // The file that paused 300 ms took at least that long; a file that did not load has no times to give.
+    expect(of('passing').map(({ file }) => file)).toEqual(['passing/a.test.mjs']);
+    expect(of('passing')[0]?.seconds).toBeGreaterThanOrEqual(0.3);
+    expect(
+      of('before-all-throws')
+        .map(({ file }) => file)
+        .sort(),
+    ).toEqual(['before-all-throws/a.test.mjs', 'before-all-throws/b.test.mjs']);
+    expect(of('no-report')).toEqual([]);
+    for (const each of durations) expect(each.seconds).toBeGreaterThanOrEqual(0);
+  });
+
+  it('names the slowest files, slowest first', () => {
+    const files = [
+      { project: 'a', file: 'test/1.test.ts', seconds: 2 },
+      { project: 'b', file: 'test/2.test.ts', seconds: 9.5 },
+      { project: 'a', file: 'test/3.test.ts', seconds: 0.1 },
+      { project: 'c', file: 'test/4.test.ts', seconds: 4 },
+    ];
+    expect(slowestFiles(files, 3).map(({ seconds }) => seconds)).toEqual([9.5, 4, 2]);
+    expect(slowestFiles(files.slice(0, 1))).toEqual([files[0]]);
+    expect(slowestFiles([])).toEqual([]);
+  });
+
+  it('sums up the sampled load averages as min, max and mean', () => {
+    expect(loadAverageSummary([1, 4, 2.5])).toEqual({ samples: 3, min: 1, max: 4, mean: 2.5 });
+    expect(loadAverageSummary([])).toBeUndefined();
   });
 });
