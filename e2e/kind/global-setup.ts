@@ -40,7 +40,7 @@ const setup: GlobalSetup = async (project) => {
   const phases: LanePhases = {};
   let lane: Lane;
   try {
-    lane = await startLane({ log, phases, installFrom: installFrom() });
+    lane = await startLane({ log, phases, installFrom: installFrom(), withCapv: true });
   } catch (error) {
     writePhases(phases);
     throw error;
@@ -78,6 +78,7 @@ const setup: GlobalSetup = async (project) => {
       ipamReplicas: lane.ipamReplicas,
       clusterctl: lane.clusterctl,
       versions: lane.versions,
+      ...(lane.capv ? { capv: lane.capv } : {}),
     });
     testsStartedAt = performance.now();
   } catch (error) {

@@ -18,6 +18,18 @@ import { type ClusterctlSetup, clusterctlWithConfig, expectSuccess } from '../..
 import { NEXT_VERSION } from '../../test/lifecycle/steps.js';
 import { awaitWebhooksAnswer } from '../../test/webhooks.js';
 import { renderCapiCoreComponents } from './capi-components.js';
+import {
+  buildCapvImages,
+  CAPV_DEPLOYMENT,
+  CAPV_NAMESPACE,
+  CAPV_POD_SELECTOR,
+  CAPV_PROVIDER,
+  type CapvImages,
+  capvMetadataFile,
+  type LaneCapv,
+  laneCapvRelease,
+  renderCapvComponents,
+} from './capv.js';
 import { createLaneCluster, type LaneCluster, prepareLane, removeStaleLaneClusters } from './kind.js';
 import { buildPreviousImage, type LanePreviousRelease, previousRelease } from './previous-release.js';
 import type { LanePhases, LaneVersions } from './provided.js';
@@ -30,11 +42,18 @@ import {
   renderProviderComponents,
   withReplicas,
 } from './providers.js';
-import { type LaneRelease, laneCertificates, type WithoutCertManager, writeLaneRepository } from './repository.js';
+import {
+  type LaneOtherProvider,
+  type LaneRelease,
+  laneCertificates,
+  type WithoutCertManager,
+  writeLaneRepository,
+} from './repository.js';
 import { awaitCapiWebhooks, awaitRollout, savePodLogs } from './rollout.js';
 
 export const LANE_NAMESPACES: readonly string[] = [
   'capi-system',
+  CAPV_NAMESPACE,
   LANE_PROVIDERS.ipam.namespace,
   LANE_PROVIDERS.sim.namespace,
 ];
@@ -54,6 +73,11 @@ export interface LaneOptions {
   readonly log: (line: string) => void;
   /** Filled with each phase's wall time as it ends (also when a later phase fails). */
   readonly phases?: LanePhases;
+  /**
+   * CAPV's and the simulator's images built and loaded, CAPV in the repository (not installed: the CAPV scenario
+   * installs it with `clusterctl init`). Off by default (the memory bench has no use for it).
+   */
+  readonly withCapv?: boolean;
 }
 
 export interface Lane {
@@ -64,6 +88,8 @@ export interface Lane {
   /** The lane's clusterctl (its repository holds every version in `versions`), for test files. */
   readonly clusterctl: ClusterctlSetup;
   readonly versions: LaneVersions;
+  /** What the CAPV scenario needs to install and use CAPV, when `withCapv`. */
+  readonly capv?: LaneCapv;
   /** Keeps the Pods' logs in LANE_LOG_DIR and deletes the cluster (containers, network, volumes). */
   stop(): Promise<void>;
 }
@@ -113,6 +139,10 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
     ipam: buildProviderImage(LANE_PROVIDERS.ipam),
     sim: buildProviderImage(LANE_PROVIDERS.sim),
   }));
+  const capvRelease = options.withCapv ? laneCapvRelease() : undefined;
+  const capvImages: CapvImages | undefined = capvRelease
+    ? await mark('capvImagesBuild', () => buildCapvImages(capvRelease.version, log))
+    : undefined;
   const previous: LanePreviousRelease | undefined =
     options.installFrom === 'previous' ? await mark('previousRelease', async () => previousRelease(log)) : undefined;
   // The previous release's images are built while kind creates the cluster (mostly waiting on the node).
@@ -148,6 +178,7 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
         LANE_PROVIDERS.ipam.imageArchive,
         LANE_PROVIDERS.sim.imageArchive,
         ...(previous ? [previous.providers.ipam.imageArchive, previous.providers.sim.imageArchive] : []),
+        ...(capvImages ? [capvImages.capv.archivePath, capvImages.vcsim.archivePath] : []),
       ]) {
         await cluster.loadImageArchive(archive);
       }
@@ -176,7 +207,17 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
         await laneRelease(NEXT_VERSION, LANE_PROVIDERS, images, ipamReplicas, cluster.nodes, withoutCertManager),
       );
       const core = await withoutCertManager(onLaneNodes(await renderCapiCoreComponents(log), cluster.nodes));
-      const setup = await writeLaneRepository(work, core, releases);
+      const others: LaneOtherProvider[] = [];
+      if (capvRelease) {
+        const capvComponents = await renderCapvComponents(capvRelease.version, capvRelease.credentials, log);
+        others.push({
+          ...CAPV_PROVIDER,
+          version: capvRelease.version,
+          components: await withoutCertManager(onLaneNodes(capvComponents, cluster.nodes)),
+          metadataFile: await capvMetadataFile(capvRelease.version),
+        });
+      }
+      const setup = await writeLaneRepository(work, core, releases, others);
       // Metal3's CRDs before the controller that serves them: the asset the installed release told users to apply.
       await installCRDs(kubeConfig, [
         previous
@@ -204,7 +245,20 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
       await awaitCapiWebhooks(kubeConfig);
       await awaitWebhooksAnswer(kubeConfig, ['ipam', 'sim']);
     });
-    return { cluster, kubeConfig, ipamReplicas, phases, clusterctl, versions, stop };
+    const capv: LaneCapv | undefined =
+      capvRelease && capvImages
+        ? {
+            version: capvRelease.version,
+            infrastructure: `${CAPV_PROVIDER.name}:${capvRelease.version}`,
+            namespace: CAPV_NAMESPACE,
+            deployment: CAPV_DEPLOYMENT,
+            podSelector: CAPV_POD_SELECTOR,
+            vcsimImage: capvImages.vcsim.image,
+            credentials: capvRelease.credentials,
+            kubectl: tooling.prepared.kubectlBinary,
+          }
+        : undefined;
+    return { cluster, kubeConfig, ipamReplicas, phases, clusterctl, versions, ...(capv ? { capv } : {}), stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,5 +1,6 @@
 /** What the lane's global setup tells its test files (plain data: it crosses vitest's `provide`). */
 import type { ClusterctlSetup } from '../../test/lifecycle/clusterctl.js';
+import type { LaneCapv } from './capv.js';
 import type { LaneProvider } from './providers.js';
 
 export const LANE_CLUSTER_PROVIDE_KEY = 'tallyLaneCluster';
@@ -24,11 +25,15 @@ export interface ProvidedLaneCluster {
   /** The clusterctl the lane installed with (its repository, configuration and HOME). */
   readonly clusterctl: ClusterctlSetup;
   readonly versions: LaneVersions;
+  /** CAPV in the lane's repository and its images loaded, for the CAPV scenario (which installs it). */
+  readonly capv?: LaneCapv;
 }
 
 /** Wall time of each phase of the lane, in milliseconds. */
 export interface LanePhases {
   prepare?: number;
+  /** CAPV's manager image and the vCenter simulator's (from the cache, or built from the binaries). */
+  capvImagesBuild?: number;
   imagesBuild?: number;
   /** The previous release's tree (`buildRelease`: from the cache, or installed and built). */
   previousRelease?: number;

@@ -30,6 +30,19 @@ export interface LaneRelease {
   readonly metadataFiles: Readonly<Record<'ipam' | 'sim', string>>;
 }
 
+/** A provider of another project in the repository at one version (CAPV), rendered by the lane like the rest. */
+export interface LaneOtherProvider {
+  /** clusterctl's name and type (`vsphere`, `InfrastructureProvider`) and its label, the repository's directory. */
+  readonly name: string;
+  readonly type: string;
+  readonly label: string;
+  readonly componentsFile: string;
+  /** `v1.16.1`: the directory `<label>/<version>/`. */
+  readonly version: string;
+  readonly components: readonly Manifest[];
+  readonly metadataFile: string;
+}
+
 /** Components in the variant without cert-manager. */
 export type WithoutCertManager = (manifests: readonly Manifest[]) => Promise<Manifest[]>;
 
@@ -66,6 +79,7 @@ export async function writeLaneRepository(
   work: string,
   core: readonly Manifest[],
   releases: readonly LaneRelease[],
+  others: readonly LaneOtherProvider[] = [],
 ): Promise<ClusterctlSetup> {
   const latest = releases.at(-1);
   if (!latest) throw new Error('the lane repository needs at least one release of Tally and Sim');
@@ -83,6 +97,14 @@ export async function writeLaneRepository(
       urls[app] = pathToFileURL(join(dir, provider.componentsFile)).href;
     }
   }
+  const otherEntries = others.map((provider) => {
+    const dir = join(repository, provider.label, provider.version);
+    mkdirSync(dir, { recursive: true });
+    writeComponents(join(dir, provider.componentsFile), provider.components);
+    copyFileSync(provider.metadataFile, join(dir, 'metadata.yaml'));
+    // Named like clusterctl's built-in provider, so this entry replaces the built-in one's GitHub URL.
+    return { name: provider.name, type: provider.type, url: pathToFileURL(join(dir, provider.componentsFile)).href };
+  });
   const config = join(work, 'clusterctl.yaml');
   writeFileSync(
     config,
@@ -94,6 +116,7 @@ export async function writeLaneRepository(
           type: PROVIDER_OF_APP[app]?.type,
           url: urls[app],
         })),
+        ...otherEntries,
       ],
       'cert-manager': standIn.config['cert-manager'],
     }),

@@ -114,11 +114,22 @@ const TallyPausedLine = z.looseObject({
   name: z.string(),
 });
 
-/** Tally, as the suite's global setup runs it (the built app as a process); its log is the app's log file. */
-export function tallyProvider(logPath: string): IpamProviderUnderTest {
+/** Where Tally's log is read from: the app's log file (a process), or its Pods' logs (the kind lane). */
+export interface TallyLog {
+  readonly hint: string;
+  read(): Promise<string>;
+}
+
+/** The log file of the IPAM controller the suite's global setup runs as a process. */
+export function tallyProcessLog(logPath: string): TallyLog {
+  return { hint: `the IPAM controller's log: ${logPath}`, read: () => readFile(logPath, 'utf8').catch(() => '') };
+}
+
+/** Tally as the suite runs it (the built app as a process, or the lane's Deployment); `log` is where its log is. */
+export function tallyProvider(log: TallyLog): IpamProviderUnderTest {
   return {
     name: 'Tally',
-    logHint: `the IPAM controller's log: ${logPath}`,
+    logHint: log.hint,
     claimsReportReady: true,
     createPools: async (client, namespace, suffix) => {
       const pools: ScenarioPools = {
@@ -151,7 +162,7 @@ export function tallyProvider(logPath: string): IpamProviderUnderTest {
         )
         .map((entry) => canonical(entry.address)),
     loggedPausedSkip: async (claim) => {
-      const text = await readFile(logPath, 'utf8').catch(() => '');
+      const text = await log.read();
       return jsonLines(text).some((record) => {
         const line = TallyPausedLine.safeParse(record);
         return line.success && line.data.namespace === claim.namespace && line.data.name === claim.name;

@@ -7,7 +7,7 @@ import {
   PAUSED_ANNOTATION,
 } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit/client';
-import type { Vcsim } from '@tally-ipam/vsphere';
+import type { VcsimEndpoint } from '@tally-ipam/vsphere';
 import { expect } from 'vitest';
 import { watchAddresses } from './address-watch.js';
 import type { IpamProviderUnderTest } from './providers.js';
@@ -18,7 +18,7 @@ import { checkState, claimName, type MachineState, type ScenarioSetup, scenarioV
 export interface CapvScenarioContext {
   readonly kubeConfig: KubeConfig;
   readonly client: Client;
-  readonly vcsim: Vcsim;
+  readonly vcsim: VcsimEndpoint;
   readonly namespace: string;
   /** The namespace's random suffix, for cluster-scoped names. */
   readonly suffix: string;

@@ -1,5 +1,5 @@
 import { CLAIM_RESOURCE, CLUSTER_RESOURCE } from '@tally-ipam/api-types';
-import type { Vcsim } from '@tally-ipam/vsphere';
+import type { VcsimEndpoint } from '@tally-ipam/vsphere';
 import {
   INFRA_GROUP,
   MACHINE_DEPLOYMENT_RESOURCE,
@@ -18,7 +18,7 @@ const MACHINE_KUBERNETES_VERSION = 'v1.34.1';
  * (given directly, no kubeadm), a VSphereCluster naming the simulator by address and thumbprint (CAPV's manager has
  * its credentials), and the Cluster. Cluster API links them itself.
  */
-export async function createCluster(setup: ScenarioSetup, vcsim: Vcsim, bootstrapData: string): Promise<void> {
+export async function createCluster(setup: ScenarioSetup, vcsim: VcsimEndpoint, bootstrapData: string): Promise<void> {
   const { client, namespace, clusterName } = setup;
   await client.create(SECRET_RESOURCE, {
     apiVersion: 'v1',
@@ -49,7 +49,11 @@ export async function createCluster(setup: ScenarioSetup, vcsim: Vcsim, bootstra
  * namespaced IPv4 pool, the second from the cluster-scoped IPv6 pool, both through `addressesFromPools` — and a
  * MachineDeployment of `replicas` on it whose Machines name the bootstrap Secret directly.
  */
-export async function createMachineDeployment(setup: ScenarioSetup, vcsim: Vcsim, replicas: number): Promise<void> {
+export async function createMachineDeployment(
+  setup: ScenarioSetup,
+  vcsim: VcsimEndpoint,
+  replicas: number,
+): Promise<void> {
   const { client, namespace, clusterName, deploymentName, pools } = setup;
   await client.create(VSPHERE_MACHINE_TEMPLATE_RESOURCE, {
     apiVersion: CAPV_API_VERSION,

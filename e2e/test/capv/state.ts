@@ -1,13 +1,13 @@
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_NAME_LABEL, MACHINE_RESOURCE } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit/client';
-import { parseCapvMetadata, type Vcsim, type VcsimVm } from '@tally-ipam/vsphere';
+import { parseCapvMetadata, type VcsimEndpoint, type VcsimVm } from '@tally-ipam/vsphere';
 import { canonical, type IpamProviderUnderTest, type PoolUnderTest, type ScenarioPools } from './providers.js';
 import { conditionOf, VSPHERE_MACHINE_RESOURCE, VSPHERE_VM_RESOURCE } from './resources.js';
 
 /** What the scenario set up, for checking a state against it. */
 export interface ScenarioSetup {
   readonly client: Client;
-  readonly vcsim: Vcsim;
+  readonly vcsim: VcsimEndpoint;
   readonly provider: IpamProviderUnderTest;
   readonly namespace: string;
   readonly clusterName: string;

@@ -1,4 +1,10 @@
 export { ensureKindBinaries, type KindBinaries, type KindBinaryName, kindBinariesBuild } from './binaries.js';
+export {
+  type BinaryImageArchive,
+  type BinaryImageRequest,
+  ensureBinaryImageArchive,
+  type ImageBinary,
+} from './binary-image.js';
 export { type CapiManagerImageArchive, ensureCapiManagerImageArchive } from './capi-image.js';
 export {
   type CreateKindClusterOptions,

@@ -66,7 +66,7 @@ const DryRunMachine = z.looseObject({ spec: z.looseObject({ datacenter: z.string
  * to `*`, and its validating webhook refuses a device address that is not in CIDR form, with its own message. The
  * probe is a v1beta1 object, so where the release stores v1beta2 its conversion webhook answers too.
  */
-async function webhooksAnswer(kc: KubeConfig): Promise<boolean> {
+export async function capvWebhooksAnswer(kc: KubeConfig): Promise<boolean> {
   const api = kc.makeApiClient(CustomObjectsApi);
   const machine = (ipAddrs: string[]): object => ({
     apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
@@ -212,7 +212,7 @@ export async function startCapv(target: CapvTarget, options: StartCapvOptions): 
       "the API server to reach CAPV's webhooks",
       manager,
       "CAPV's manager",
-      () => webhooksAnswer(kc),
+      () => capvWebhooksAnswer(kc),
       {
         timeoutMs: options.timeoutMs ?? 180_000,
         intervalMs: 250,

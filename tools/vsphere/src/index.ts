@@ -1,4 +1,4 @@
-export { type Capv, type CapvTarget, type StartCapvOptions, startCapv } from './capv.js';
+export { type Capv, type CapvTarget, capvWebhooksAnswer, type StartCapvOptions, startCapv } from './capv.js';
 export { CAPV_BINARY, type CapvBinary, capvBuild, type EnsureCapvOptions, ensureCapv } from './capv-binary.js';
 export {
   type CapvCrd,
@@ -25,6 +25,8 @@ export {
   startVcsim,
   type Vcsim,
   type VcsimCredentials,
+  type VcsimEndpoint,
+  VcsimReadyLine,
   VcsimVm,
   vcsimCredentials,
 } from './vcsim.js';

@@ -6,8 +6,11 @@ import { z } from 'zod';
 import { ensureVcsim, type VcsimBinary } from './vcsim-binary.js';
 import { waitWhileRunning } from './wait.js';
 
-/** The line the simulator writes once it answers (go/vcsim/main.go `ready`). */
-const ReadyLine = z.object({
+/**
+ * The line the simulator writes once it answers (go/vcsim/main.go `ready`): to its ready file and to stdout, where a
+ * simulator in a Pod reports it (the container's log).
+ */
+export const VcsimReadyLine = z.object({
   url: z.string().startsWith('https://127.0.0.1:'),
   server: z.string().min(1),
   thumbprint: z.string().regex(/^([0-9A-F]{2}:){19}[0-9A-F]{2}$/),
@@ -35,6 +38,24 @@ export const VcsimVm = z.object({
   extraConfig: z.array(z.object({ key: z.string(), value: z.string() })),
 });
 export type VcsimVm = z.infer<typeof VcsimVm>;
+
+export type VcsimReadyLine = z.infer<typeof VcsimReadyLine>;
+
+/** What a scenario needs of a simulator, wherever it runs (a process here, a Pod in a kind cluster). */
+export type VcsimEndpoint = Pick<
+  Vcsim,
+  | 'server'
+  | 'thumbprint'
+  | 'datacenter'
+  | 'cluster'
+  | 'datastore'
+  | 'resourcePool'
+  | 'folder'
+  | 'networks'
+  | 'template'
+  | 'vms'
+  | 'stop'
+>;
 
 export interface Vcsim {
   /** `https://127.0.0.1:<port>/sdk`. */
@@ -120,7 +141,7 @@ export async function startVcsim(options: StartVcsimOptions = {}): Promise<Vcsim
       'the simulator',
       async () => {
         const text = await readFile(readyFile, 'utf8').catch(() => undefined);
-        return text === undefined ? undefined : ReadyLine.parse(JSON.parse(text));
+        return text === undefined ? undefined : VcsimReadyLine.parse(JSON.parse(text));
       },
       { timeoutMs: options.timeoutMs ?? 120_000, intervalMs: 100, hint: process_.logPath },
     );

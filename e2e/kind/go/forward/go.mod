@@ -1,0 +1,3 @@
+module tally-ipam.dev/e2e/kind/forward
+
+go 1.24
