@@ -10,15 +10,15 @@
  * uniqueness; a hold ahead that is refused (another replica or pool has the address) is simply forgotten.
  */
 import { clusterNameOf, hasFinalizer } from '@tally-ipam/controller-kit';
-import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { CLAIM_FINALIZER, REQUESTED_ADDRESS_ANNOTATION } from '../constants.js';
 import { holderOf } from '../holds.js';
 import { HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
 import { pauseReason } from '../pause.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { type PoolRef, poolKey, poolRefOfHolding, samePool } from '../pool-ref.js';
-import type { PoolState } from '../pool-states.js';
+import type { PoolState } from '../pool-state.js';
 import type { StoredClaim, StoredCluster } from '../resources.js';
+import type { ClaimReconcilerDeps } from './reconciler.js';
 
 /** At most this many claims of one pool held ahead and not yet served, per process. */
 export const HOLD_AHEAD_LIMIT = 64;

@@ -19,28 +19,16 @@ import {
   type SharedInformer,
 } from '@tally-ipam/controller-kit';
 import type { Logger } from 'pino';
-import type { AllocationEvents } from './allocation-events.js';
-import type { AssumedObjects } from './assumed-objects.js';
-import { acquireUnit, holdEntryOfExisting, releaseSurplusHoldings } from './claim/acquire.js';
-import type { CreatedAddresses } from './claim/created-addresses.js';
-import type { HoldAhead } from './claim/hold-ahead.js';
-import {
-  adoptionMismatch,
-  allocated,
-  completeAddress,
-  createAddress,
-  finishClaim,
-  liveAddress,
-} from './claim/materialise.js';
-import { cleanUpOrphanedAddress, releaseClaim } from './claim/release.js';
-import { notReady } from './claim-status.js';
-import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_ALLOCATED } from './constants.js';
-import type { AddressHolds } from './holds.js';
-import type { ProviderMetrics } from './metrics.js';
-import { pauseReason, poolClusterName } from './pause.js';
-import { describePool, type PoolRef, poolKey, poolRefOfAddress, poolRefOfClaim, samePool } from './pool-ref.js';
-import type { PoolState, PoolStates } from './pool-states.js';
-import type { HoldingSource } from './resources.js';
+import type { AllocationEvents } from '../allocation-events.js';
+import type { AssumedObjects } from '../assumed-objects.js';
+import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_ALLOCATED } from '../constants.js';
+import type { AddressHolds } from '../holds.js';
+import type { ProviderMetrics } from '../metrics.js';
+import { pauseReason, poolClusterName } from '../pause.js';
+import { describePool, type PoolRef, poolKey, poolRefOfAddress, poolRefOfClaim, samePool } from '../pool-ref.js';
+import type { PoolState } from '../pool-state.js';
+import type { PoolStates } from '../pool-states.js';
+import type { HoldingSource } from '../resources.js';
 import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
@@ -49,7 +37,20 @@ import {
   type StoredClaim,
   type StoredCluster,
   type StoredPool,
-} from './resources.js';
+} from '../resources.js';
+import { acquireUnit, holdEntryOfExisting, releaseSurplusHoldings } from './acquire.js';
+import type { CreatedAddresses } from './created-addresses.js';
+import type { HoldAhead } from './hold-ahead.js';
+import {
+  adoptionMismatch,
+  allocated,
+  completeAddress,
+  createAddress,
+  finishClaim,
+  liveAddress,
+} from './materialise.js';
+import { cleanUpOrphanedAddress, releaseClaim } from './release.js';
+import { notReady } from './status.js';
 
 export interface ClaimReconcilerDeps {
   readonly client: Client;
