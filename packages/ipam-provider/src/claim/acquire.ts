@@ -19,8 +19,8 @@ import { type PoolRef, poolRefOfHolding, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import type { Holding, StoredAddress, StoredClaim } from '../resources.js';
 import { chooseAddress, eventNote } from './choose.js';
+import type { ClaimReconcilerDeps } from './deps.js';
 import { finishClaim, liveAddress } from './materialise.js';
-import type { ClaimReconcilerDeps } from './reconciler.js';
 import { notReady } from './status.js';
 
 /**

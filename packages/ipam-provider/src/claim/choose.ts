@@ -21,7 +21,7 @@ import type { AllocationUnit } from '../pool-allocation.js';
 import { describePool, type PoolRef } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import type { StoredClaim } from '../resources.js';
-import type { ClaimReconcilerDeps } from './reconciler.js';
+import type { ClaimReconcilerDeps } from './deps.js';
 import { type ClaimOutcome, notReady } from './status.js';
 
 /** The longest address or CIDR text (IPv6 in mixed notation with a /128); a longer annotation is never parsed. */

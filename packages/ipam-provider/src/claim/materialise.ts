@@ -25,7 +25,7 @@ import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-
 import type { PoolState } from '../pool-state.js';
 import { ADDRESS_RESOURCE, type StoredAddress, type StoredClaim } from '../resources.js';
 import { reservationHolder } from './choose.js';
-import type { ClaimReconcilerDeps } from './reconciler.js';
+import type { ClaimReconcilerDeps } from './deps.js';
 import { type ClaimOutcome, writeClaimStatus } from './status.js';
 
 /** Why an IPAddress Tally did not write cannot be this claim's (undefined: it can be adopted). */
