@@ -28,6 +28,8 @@ export const IPAM_CONTROLLER_APP: ControllerAppIdentity = {
   // API's 20/30 would cap binding at ~5 claims/s, where the README's bench measured 36-84 claims/s (~420 requests/s).
   // This still bounds a runaway loop while leaving that throughput alone.
   managerDefaults: { kubeAPIQPS: 500, kubeAPIBurst: 1000 },
+  // Without --kubeconfig, $KUBECONFIG or a pod it runs the demo: ~/.kube/config is not read unless named.
+  explicitClusterOnly: true,
   webhookPurpose: 'admission',
 };
 

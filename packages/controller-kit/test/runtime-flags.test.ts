@@ -5,7 +5,8 @@ import { testEnv } from '@tally-ipam/testenv/vitest';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseBindAddress } from '../src/manager/bind-address.js';
-import { FlagError, type ManagerFlags, parseGoDuration, parseManagerFlags } from '../src/manager/flags.js';
+import { FlagError } from '../src/manager/flag-error.js';
+import { type ManagerFlags, parseGoDuration, parseManagerFlags } from '../src/manager/flags.js';
 import { loadKubeConfig, readInClusterNamespace, resolveKubeConfigSource } from '../src/manager/kubeconfig.js';
 
 const defaults = { leaderElectionId: 'tally-test-leader' };

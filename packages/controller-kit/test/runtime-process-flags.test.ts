@@ -80,6 +80,31 @@ describe('--version and --help', () => {
     );
   });
 
+  it('lists ~/.kube/config as a default of --kubeconfig only for an app that reads it', () => {
+    const kubeconfigLine = (usage: string): string =>
+      usage.split('\n').find((line) => line.trimStart().startsWith('--kubeconfig')) ?? '';
+    expect(kubeconfigLine(controllerFlagsUsage(APP))).toContain('(default: $KUBECONFIG, in-cluster, ~/.kube/config)');
+    expect(kubeconfigLine(controllerFlagsUsage({ ...APP, explicitClusterOnly: true }))).toContain(
+      '(default: $KUBECONFIG, in-cluster; ~/.kube/config only if named here)',
+    );
+  });
+
+  it('says so in --help when the app runs something else without an explicit cluster', async () => {
+    let out = '';
+    const code = await runControllerApp({
+      app: APP,
+      setup: () => undefined,
+      argv: ['--help'],
+      stdout: (text) => {
+        out += text;
+      },
+      withoutExplicitCluster: async () => 0,
+    });
+    expect(code).toBe(0);
+    expect(out).toContain('~/.kube/config only if named here');
+    expect(out).not.toContain('in-cluster, ~/.kube/config');
+  });
+
   it('lists every Cluster API flag in the usage', () => {
     const usage = controllerFlagsUsage(APP);
     for (const flag of [

@@ -239,7 +239,7 @@ for (let first = 0; first < CLAIMS; first += 250) {
 }
 const ledgerList = listBody('TallyAddressLedger', ledgerJSONs);
 
-// Every informer's store carries the namespace and owner-uid indexes; the provider adds its own (see provider.ts).
+// Every informer's store carries the namespace and owner-uid indexes; the provider adds its own (see setup.ts).
 const informerIndexers = { [NAMESPACE_INDEX]: indexByNamespace, [OWNER_UID_INDEX]: indexByOwnerUID };
 const claims = new Store({ ...informerIndexers, ...CLAIM_INDEXERS });
 const addresses = new Store({ ...informerIndexers, ...ADDRESS_INDEXERS });

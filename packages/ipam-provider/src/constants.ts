@@ -35,6 +35,9 @@ export const EVENT_ADDRESS_RECREATED = 'AddressRecreated';
 /** On a pool: allocations whose AddressAllocated Events on claims were rate-limited, summed up. */
 export const EVENT_ADDRESSES_ALLOCATED = 'AddressesAllocated';
 
+/** metav1.Condition's `message` limit (characters): a longer one fails the whole status write, on every retry. */
+export const MAX_CONDITION_MESSAGE_LENGTH = 32_768;
+
 /** At most one pool status write per pool in this interval when only the counts changed (bursts coalesce). */
 export const POOL_STATUS_COALESCE_MS = 2_000;
 

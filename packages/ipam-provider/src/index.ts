@@ -6,7 +6,7 @@
 
 export { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 export { HOLD_AHEAD_LIMIT, HOLD_AHEAD_LOW_WATER } from './claim/hold-ahead.js';
-export { type ClaimOutcome, MAX_CONDITION_MESSAGE_LENGTH, notReady, writeClaimStatus } from './claim-status.js';
+export { type ClaimOutcome, notReady, writeClaimStatus } from './claim/status.js';
 export {
   ADDRESS_FINALIZER,
   CLAIM_ADDRESS_RESERVED_REASON,
@@ -22,6 +22,7 @@ export {
   EVENT_ALLOCATION_FAILED,
   EVENT_DUPLICATE_ADDRESS,
   EVENT_POOL_EXHAUSTED,
+  MAX_CONDITION_MESSAGE_LENGTH,
   MAX_HOLD_ATTEMPTS,
   ORPHAN_ENTRY_SAFETY_AGE_MS,
   POOL_EXHAUSTED_RECHECK_MS,
@@ -49,17 +50,11 @@ export {
   type WantedEntry,
 } from './ledger/ledger-entries.js';
 export { ADDRESS_BLOCK_BITS, type LedgerUnit, ledgerNameOf } from './ledger/ledger-name.js';
+export { POOL_STATUS_WRITES_PER_SECOND, PoolStatusBudget } from './pool/status-budget.js';
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 export { describePool, type PoolRef, poolKey } from './pool-ref.js';
-export { PoolState, PoolStates } from './pool-states.js';
-export { POOL_STATUS_WRITES_PER_SECOND, PoolStatusBudget } from './pool-status-budget.js';
-export {
-  type AllocatedAddress,
-  type IPAMProvider,
-  type IPAMProviderOptions,
-  type PoolView,
-  setupIPAMProvider,
-} from './provider.js';
+export { PoolState } from './pool-state.js';
+export { PoolStates } from './pool-states.js';
 export {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
@@ -73,6 +68,8 @@ export {
   StoredLedger,
   StoredPool,
 } from './resources.js';
+export { type IPAMProvider, type IPAMProviderOptions, setupIPAMProvider } from './setup.js';
+export type { AllocatedAddress, PoolView } from './view.js';
 // The pool admission webhooks (src/webhooks, built on the IPAMProvider view). `describePool` and `PoolAllocation`
 // there have namesakes above, so they are re-exported under names that say what they take.
 export {

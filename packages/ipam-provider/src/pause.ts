@@ -1,6 +1,7 @@
 import { CLUSTER_NAME_LABEL } from '@tally-ipam/api-types';
 import type { KubeObject } from '@tally-ipam/controller-kit/cache';
 import { isClusterPausedOrAnnotated, pauseReasons } from '@tally-ipam/controller-kit/capi';
+import type { Predicate } from '@tally-ipam/controller-kit/controller';
 import type { StoredCluster } from './resources.js';
 
 /**
@@ -34,4 +35,19 @@ export function pauseReason(
  */
 export function poolClusterName(pool: KubeObject): string | undefined {
   return pool.metadata.labels?.[CLUSTER_NAME_LABEL] || undefined;
+}
+
+/**
+ * For the Cluster watches of the claim and pool controllers: a Cluster created unpaused (claims skipped while it was
+ * missing) and a Cluster that stops being paused, by `spec.paused` or by the annotation (CAPI's `ClusterUnpaused` looks
+ * at `spec.paused` only).
+ */
+export function clusterAvailablePredicate<T extends KubeObject>(): Predicate<T> {
+  return {
+    create: ({ object }) => !isClusterOrAnnotationPaused(object),
+    update: ({ objectOld, objectNew }) =>
+      isClusterOrAnnotationPaused(objectOld) && !isClusterOrAnnotationPaused(objectNew),
+    delete: () => false,
+    generic: () => false,
+  };
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PoolStatusBudget } from '../src/pool-status-budget.js';
+import { PoolStatusBudget } from '../src/pool/status-budget.js';
 
 describe('PoolStatusBudget', () => {
   it('lets one pool write whenever a slot is free, and gives pools asking at once one slot each', () => {

@@ -16,6 +16,7 @@ export type RuleId =
   | 'forbidden-externals'
   | 'no-reach-into-packages'
   | 'no-cycles'
+  | 'no-file-cycles'
   | 'exceptions-in-use';
 
 export interface Violation {
@@ -269,21 +270,11 @@ export function checkNoReach(workspace: Workspace, rules: Rules): Violation[] {
   return violations;
 }
 
-/** The package graph, every import and every declared workspace dependency, has no cycle. */
-export function checkNoCycles(workspace: Workspace): Violation[] {
-  const names = new Set(workspace.packages.map((pkg) => pkg.name));
-  const edges = new Map<string, Set<string>>();
-  for (const pkg of workspace.packages) {
-    const targets = new Set<string>();
-    for (const kind of ALL_KINDS) for (const name of pkg.declared[kind]) if (names.has(name)) targets.add(name);
-    for (const site of pkg.imports) {
-      const name = packageNameOf(site.specifier);
-      if (name !== undefined && names.has(name)) targets.add(name);
-    }
-    targets.delete(pkg.name);
-    edges.set(pkg.name, targets);
-  }
-  // Tarjan's strongly connected components; any component of more than one package is a cycle.
+/**
+ * The strongly connected components of a directed graph with more than one node, or with one node that reaches
+ * itself (Tarjan's algorithm), each sorted; the components in the order of their first node.
+ */
+export function cyclesOf(nodes: Iterable<string>, edges: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
   let index = 0;
   const indices = new Map<string, number>();
   const lowLinks = new Map<string, number>();
@@ -312,22 +303,148 @@ export function checkNoCycles(workspace: Workspace): Violation[] {
         onStack.delete(member);
         component.push(member);
       } while (member !== node);
-      if (component.length > 1) cycles.push(component.sort());
+      if (component.length > 1 || edges.get(node)?.has(node)) cycles.push(component.sort());
     }
   };
-  for (const name of [...names].sort()) if (!indices.has(name)) connect(name);
-  return cycles.map((cycle) => ({
+  for (const node of [...nodes].sort()) if (!indices.has(node)) connect(node);
+  return cycles.sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0));
+}
+
+/** The package graph, every import and every declared workspace dependency, has no cycle. */
+export function checkNoCycles(workspace: Workspace): Violation[] {
+  const names = new Set(workspace.packages.map((pkg) => pkg.name));
+  const edges = new Map<string, Set<string>>();
+  for (const pkg of workspace.packages) {
+    const targets = new Set<string>();
+    for (const kind of ALL_KINDS) for (const name of pkg.declared[kind]) if (names.has(name)) targets.add(name);
+    for (const site of pkg.imports) {
+      const name = packageNameOf(site.specifier);
+      if (name !== undefined && names.has(name)) targets.add(name);
+    }
+    targets.delete(pkg.name);
+    edges.set(pkg.name, targets);
+  }
+  return cyclesOf(names, edges).map((cycle) => ({
     rule: 'no-cycles',
     message: `these packages depend on each other in a cycle (imports or package.json): ${cycle.join(', ')}`,
   }));
 }
 
+/** The emitted extension of a relative specifier → the source extensions it may name (`./x.js` is `./x.ts`). */
+const SOURCE_EXTENSIONS: Readonly<Record<string, readonly string[]>> = {
+  '.js': ['.ts', '.tsx', '.js'],
+  '.mjs': ['.mts', '.mjs'],
+  '.cjs': ['.cts', '.cjs'],
+  '.jsx': ['.tsx', '.jsx'],
+  '.ts': ['.ts'],
+  '.mts': ['.mts'],
+  '.cts': ['.cts'],
+  '.tsx': ['.tsx'],
+};
+
+/** The file of `files` a relative import names: `./x.js` → `x.ts`, `./x` → `x.ts` or `x/index.ts`. */
+function resolveFile(path: string, files: ReadonlySet<string>): string | undefined {
+  const extension = posix.extname(path);
+  const base = path.slice(0, path.length - extension.length);
+  const candidates = [
+    ...(SOURCE_EXTENSIONS[extension] ?? []).map((source) => `${base}${source}`),
+    ...['.ts', '.tsx', '.mts'].flatMap((source) => [`${path}${source}`, `${path}/index${source}`]),
+  ];
+  return candidates.find((candidate) => files.has(candidate));
+}
+
+/** A circle of imports between files of one package's `src/`. */
+export interface FileCycle {
+  /** The package's directory (`packages/testenv`). */
+  dir: string;
+  name: string;
+  /** The files of the circle, paths inside the package (`src/a.ts`), sorted. */
+  files: string[];
+  /** Each import that ties the circle: `src/a.ts:3 imports ./b.js`. */
+  ties: string[];
+}
+
+/**
+ * The circles of imports between the files of each package's `src/` (relative imports of type-only names count too:
+ * a reader follows them the same way).
+ */
+export function fileCycles(workspace: Workspace): FileCycle[] {
+  const cycles: FileCycle[] = [];
+  for (const pkg of workspace.packages) {
+    const sites = pkg.imports.filter(
+      (site) => site.context === 'src' && (site.specifier.startsWith('./') || site.specifier.startsWith('../')),
+    );
+    const files = new Set(sites.map((site) => site.file));
+    const edges = new Map<string, Set<string>>();
+    /** "from → to" → the first import that makes the edge. */
+    const firstSite = new Map<string, ImportSite>();
+    for (const site of sites) {
+      const target = resolveFile(resolveInWorkspace(site), files);
+      if (target === undefined) continue;
+      let targets = edges.get(site.file);
+      if (targets === undefined) {
+        targets = new Set();
+        edges.set(site.file, targets);
+      }
+      targets.add(target);
+      const edge = `${site.file} → ${target}`;
+      if (!firstSite.has(edge)) firstSite.set(edge, site);
+    }
+    const inPackage = (file: string): string => file.slice(pkg.dir.length + 1);
+    for (const cycle of cyclesOf(files, edges)) {
+      const members = new Set(cycle);
+      const ties = cycle.flatMap((file) =>
+        [...(edges.get(file) ?? [])]
+          .filter((target) => members.has(target))
+          .sort()
+          .map((target) => {
+            const site = firstSite.get(`${file} → ${target}`)!;
+            return `${inPackage(file)}:${site.line} imports ${site.specifier}`;
+          }),
+      );
+      cycles.push({ dir: pkg.dir, name: pkg.name, files: cycle.map(inPackage), ties });
+    }
+  }
+  return cycles;
+}
+
+function sameFiles(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().every((file, index) => file === [...b].sort()[index]);
+}
+
+function isExceptedCycle(rules: Rules, cycle: FileCycle): boolean {
+  return rules.exceptions.some(
+    (entry) => entry.kind === 'file cycle' && entry.from === cycle.name && sameFiles(entry.files, cycle.files),
+  );
+}
+
+/**
+ * No two files of a package's `src/` import each other, directly or through others: shipped code reads from its entry
+ * down, each file standing on the ones it imports. Type-only imports count too; what both sides of a circle need goes
+ * into a file of its own that neither imports back (a deps or types file), or is handed in as a parameter. A known
+ * exception names the exact files of one circle; a circle that grows is reported again.
+ */
+export function checkNoFileCycles(workspace: Workspace, rules: Rules): Violation[] {
+  return fileCycles(workspace)
+    .filter((cycle) => !isExceptedCycle(rules, cycle))
+    .map((cycle) => ({
+      rule: 'no-file-cycles',
+      message:
+        `these files of ${cycle.dir}/ import each other in a circle: ${cycle.files.join(', ')} (${cycle.ties.join('; ')}): ` +
+        'move what both sides need into a file of its own that neither imports back, or hand it in as a parameter',
+    }));
+}
+
 /** Every known exception is still needed: some file it names makes the import. */
 export function checkExceptionsInUse(workspace: Workspace, rules: Rules): Violation[] {
+  const cycles = rules.exceptions.some((exception) => exception.kind === 'file cycle') ? fileCycles(workspace) : [];
   return rules.exceptions
     .filter((exception) => {
       const pkg = workspace.packages.find((candidate) => candidate.name === exception.from);
       if (pkg === undefined) return true;
+      if (exception.kind === 'file cycle') {
+        return !cycles.some((cycle) => cycle.name === exception.from && sameFiles(cycle.files, exception.files));
+      }
       if (exception.kind === 'import') {
         return !pkg.imports.some(
           (site) =>
@@ -341,7 +458,10 @@ export function checkExceptionsInUse(workspace: Workspace, rules: Rules): Violat
     })
     .map((exception) => ({
       rule: 'exceptions-in-use',
-      message: `the known exception ${exception.from} → ${exception.to} (${exception.files.join(', ')}) is no longer used: remove it from rules.ts and regenerate docs/ARCHITECTURE.md`,
+      message:
+        exception.kind === 'file cycle'
+          ? `the known file circle of ${exception.from} (${exception.files.join(', ')}) is gone: remove it from rules.ts and regenerate docs/ARCHITECTURE.md`
+          : `the known exception ${exception.from} → ${exception.to} (${exception.files.join(', ')}) is no longer used: remove it from rules.ts and regenerate docs/ARCHITECTURE.md`,
     }));
 }
 
@@ -354,6 +474,7 @@ export function checkWorkspace(workspace: Workspace, declaredRules: Rules): Viol
     ...checkImports(workspace, rules),
     ...checkNoReach(workspace, rules),
     ...checkNoCycles(workspace),
+    ...checkNoFileCycles(workspace, rules),
     ...checkExceptionsInUse(workspace, rules),
   ];
 }

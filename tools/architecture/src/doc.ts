@@ -122,7 +122,7 @@ export function renderLayerTable(): string {
 export function renderExceptionTable(rules: Rules): string {
   const rows = rules.exceptions.map(
     (entry) =>
-      `| ${code(short(entry.from))} → ${code(short(entry.to))} | ${entry.kind} | ${entry.files.map(code).join(', ')} | ${entry.reason} | ${entry.wayOut} |`,
+      `| ${entry.kind === 'file cycle' ? `within ${code(short(entry.from))}` : `${code(short(entry.from))} → ${code(short(entry.to))}`} | ${entry.kind} | ${entry.files.map(code).join(', ')} | ${entry.reason} | ${entry.wayOut} |`,
   );
   return ['| edge | kind | files | why it is there | way out |', '|---|---|---|---|---|', ...rows].join('\n');
 }

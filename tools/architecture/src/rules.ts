@@ -185,23 +185,31 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
   },
   '@tally-ipam/architecture': {
     role: 'tool',
-    purpose: 'this map checked: declared dependencies, allowed imports, no reach into other packages, no cycles',
+    purpose:
+      'this map checked: declared dependencies, allowed imports, no reach into other packages, no cycles of packages or of files',
     shipped: [],
   },
 };
 
 /**
- * Imports the layering forbids, and paths that leave their package, that exist today, each allowed only from the files named, with the reason and the
- * way out. The test fails when an exception is no longer used (remove it) or when it would fit the layering (make
- * it a rule instead).
+ * Imports the layering forbids, paths that leave their package, and circles of imports between the files of a
+ * package's `src/`, that exist today, each allowed only from the files named, with the reason and the way out. The
+ * test fails when an exception is no longer used (remove it) or when it would fit the layering (make it a rule
+ * instead).
  */
 export interface KnownException {
-  /** An import of a workspace package, or a file of another package named by path (`new URL(…, import.meta.url)`). */
-  kind: 'import' | 'file reference';
+  /**
+   * An import of a workspace package, a file of another package named by path (`new URL(…, import.meta.url)`), or a
+   * circle of imports between files of `from`'s `src/` (exactly `files`: a circle that grows is reported again).
+   */
+  kind: 'import' | 'file reference' | 'file cycle';
   from: string;
-  /** A package name for an import; a directory of the workspace (`apps/ipam-controller/`) for a file reference. */
+  /**
+   * A package name for an import; a directory of the workspace (`apps/ipam-controller/`) for a file reference; `from`
+   * itself for a file cycle.
+   */
   to: string;
-  /** Paths inside `from`, by prefix. */
+  /** Paths inside `from`, by prefix; for a file cycle, the files of the circle. */
   files: readonly string[];
   reason: string;
   wayOut: string;
@@ -219,6 +227,20 @@ export const KNOWN_EXCEPTIONS: readonly KnownException[] = [
     wayOut:
       'give the demo its own entry point (what `npm start` runs) so the image bundle, built from dist/main.js, ' +
       'no longer contains testenv; a dynamic import alone is not enough, esbuild bundles it all the same',
+  },
+  // To be removed: the one file circle left (issue 33). control-plane.ts is being changed by other work, so the
+  // circle is not broken here; the check fails once it is gone, and then this entry goes.
+  {
+    kind: 'file cycle',
+    from: '@tally-ipam/testenv',
+    to: '@tally-ipam/testenv',
+    files: ['src/control-plane.ts', 'src/external.ts'],
+    reason:
+      '`startControlPlane` (control-plane.ts) starts an external control plane from external.ts, which returns the ' +
+      '`ControlPlane` interface that control-plane.ts declares',
+    wayOut:
+      'move `ControlPlane` and `AdditionalAPIServer` out of control-plane.ts into a file of their own that ' +
+      'control-plane.ts re-exports and external.ts imports',
   },
 ];
 

@@ -271,6 +271,66 @@ describe('checkWorkspace', () => {
     ]);
   });
 
+  test('a circle of imports between files of one src/, through a third file and a type-only import', () => {
+    const violations = plant((packages) => {
+      find(packages, '@x/allocator').imports?.push(
+        ['src/ip.ts', './parse.js'],
+        ['src/parse.ts', './format/index.js'],
+        ['src/format/index.ts', '../ip.js'],
+      );
+    });
+    expect(violations.map((violation) => violation.message)).toEqual([
+      expect.stringContaining(
+        'these files of packages/allocator/ import each other in a circle: src/format/index.ts, src/ip.ts, src/parse.ts ' +
+          '(src/format/index.ts:1 imports ../ip.js; src/ip.ts:1 imports ./parse.js; src/parse.ts:1 imports ./format/index.js)',
+      ),
+    ]);
+  });
+
+  test('imports that only look circular: a file of another package, a test importing src/, a folder import', () => {
+    const violations = plant((packages) => {
+      find(packages, '@x/allocator').imports?.push(
+        ['src/ip.ts', './format'],
+        ['src/format/index.ts', './digits.js'],
+        ['test/ip.test.ts', '../src/ip.js'],
+        ['src/ip.ts', '../test/ip.test.js'],
+      );
+      find(packages, '@x/kit').imports?.push(['src/client.ts', './index.js']);
+    });
+    expect(violations.filter((violation) => violation.rule === 'no-file-cycles')).toEqual([]);
+  });
+
+  test('a known file circle is allowed as named; grown, it is reported; gone, its exception is', () => {
+    const exception = {
+      kind: 'file cycle' as const,
+      from: '@x/allocator',
+      to: '@x/allocator',
+      files: ['src/a.ts', 'src/b.ts'],
+      reason: 'planted',
+      wayOut: 'none',
+    };
+    const excepted: Rules = { ...rules, exceptions: [exception] };
+    const run = (imports: [string, string][]): string[] => {
+      const packages = cleanPackages();
+      find(packages, '@x/allocator').imports?.push(...imports);
+      return checkWorkspace(fakeWorkspace(packages), excepted).map((violation) => violation.rule);
+    };
+    expect(
+      run([
+        ['src/a.ts', './b.js'],
+        ['src/b.ts', './a.js'],
+      ]),
+    ).toEqual([]);
+    expect(
+      run([
+        ['src/a.ts', './b.js'],
+        ['src/b.ts', './c.js'],
+        ['src/c.ts', './a.js'],
+      ]),
+    ).toEqual(['no-file-cycles', 'exceptions-in-use']);
+    expect(run([['src/a.ts', './b.js']])).toEqual(['exceptions-in-use']);
+  });
+
   test('a package without a rule, and a rule without a package', () => {
     const violations = plant((packages) => {
       find(packages, '@x/allocator').name = '@x/renamed-allocator';

@@ -6,6 +6,7 @@ import {
   checkExceptionsInUse,
   checkImports,
   checkNoCycles,
+  checkNoFileCycles,
   checkNoReach,
   checkRulesFitLayers,
   effectiveRules,
@@ -72,6 +73,10 @@ describe('the workspace', () => {
 
   test('the package graph has no cycle', () => {
     expect(checkNoCycles(workspace)).toEqual([]);
+  });
+
+  test("no circle of imports between the files of a package's src/ (type-only imports count)", () => {
+    expect(checkNoFileCycles(workspace, rules)).toEqual([]);
   });
 
   test('every known exception is still needed', () => {

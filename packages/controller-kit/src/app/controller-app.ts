@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { FlagError } from '../manager/flags.js';
+import { FlagError } from '../manager/flag-error.js';
 import { kubeConfigNamedExplicitly, loadKubeConfig, readInClusterNamespace } from '../manager/kubeconfig.js';
 import { createLogger } from '../manager/logger.js';
 import { Manager } from '../manager/manager.js';
@@ -161,16 +161,21 @@ function orStopRequest(signal: AbortSignal, stopRequest: AbortSignal | undefined
 export async function runControllerApp(options: ControllerAppOptions): Promise<number> {
   const stdout = options.stdout ?? ((text: string) => process.stdout.write(text));
   const stderr = options.stderr ?? ((text: string) => process.stderr.write(text));
+  // Without an explicit cluster the app runs something else, so ~/.kube/config is no default of --kubeconfig.
+  const usageOf = {
+    ...options.app,
+    explicitClusterOnly: options.app.explicitClusterOnly || !!options.withoutExplicitCluster,
+  };
   let flags: ControllerFlags;
   try {
     flags = parseControllerFlags(options.argv ?? process.argv.slice(2), options.app);
   } catch (error) {
     if (!(error instanceof FlagError)) throw error;
-    stderr(`${error.message}\n\n${controllerFlagsUsage(options.app)}\n`);
+    stderr(`${error.message}\n\n${controllerFlagsUsage(usageOf)}\n`);
     return EXIT_BAD_FLAGS;
   }
   if (flags.help) {
-    stdout(`${controllerFlagsUsage(options.app)}\n`);
+    stdout(`${controllerFlagsUsage(usageOf)}\n`);
     return EXIT_OK;
   }
   if (flags.manager.version) {

@@ -16,11 +16,21 @@ export interface ControllerAppIdentity {
   /** Printed by `--version`. */
   readonly version?: string;
   /** The app's own defaults for manager flags (e.g. a higher `--kube-api-qps`), over Cluster API's. */
-  readonly managerDefaults?: Omit<ManagerFlagDefaults, 'leaderElectionId'>;
+  readonly managerDefaults?: Omit<ManagerFlagDefaults, 'leaderElectionId' | 'homeKubeconfig'>;
+  /**
+   * True for an app that acts only on a cluster named on purpose (`--kubeconfig`, `$KUBECONFIG`, a pod's service
+   * account) and runs something else without one (`runControllerApp`'s `withoutExplicitCluster`, which implies it):
+   * the usage text then does not list `~/.kube/config` as a default of `--kubeconfig`.
+   */
+  readonly explicitClusterOnly?: boolean;
 }
 
 function managerDefaultsOf(app: ControllerAppIdentity): ManagerFlagDefaults {
-  return { ...app.managerDefaults, leaderElectionId: app.leaderElectionId };
+  return {
+    ...app.managerDefaults,
+    leaderElectionId: app.leaderElectionId,
+    ...(app.explicitClusterOnly ? { homeKubeconfig: false } : {}),
+  };
 }
 
 /** A controller executable's command line: the kit's manager flags and the webhook flags, validated. */

@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
 import { parseBindAddress } from './bind-address.js';
+import { FlagError } from './flag-error.js';
 import { DEFAULT_LEADER_ELECTION_TIMINGS, validateLeaderElectionTimings } from './leader-election.js';
 import { parseTLSOptions, type TLSOptions } from './tls-options.js';
 
@@ -94,22 +95,12 @@ export interface ManagerFlagDefaults {
   readonly logLevel?: LogLevel;
   readonly kubeAPIQPS?: number;
   readonly kubeAPIBurst?: number;
-}
-
-/** A command-line error naming the flag and the offending value. */
-export class FlagError extends Error {
-  override readonly name = 'FlagError';
-  constructor(
-    readonly flag: string,
-    readonly value: string | undefined,
-    reason: string,
-  ) {
-    super(
-      value === undefined
-        ? `flag --${flag}: ${reason}`
-        : `invalid value ${JSON.stringify(value)} for flag --${flag}: ${reason}`,
-    );
-  }
+  /**
+   * Whether `~/.kube/config` is the last default of `--kubeconfig`, as in controller-runtime (default true). False for
+   * an app that acts only on a cluster named on purpose and does something else without one (see
+   * `ControllerAppIdentity.explicitClusterOnly`): its usage text then does not offer a default it ignores.
+   */
+  readonly homeKubeconfig?: boolean;
 }
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -340,7 +331,9 @@ export function parseGoDuration(value: string): number | undefined {
 /** Usage text for `--help`. */
 export function managerFlagsUsage(defaults: ManagerFlagDefaults): string {
   return [
-    '  --kubeconfig <path>                  kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)',
+    defaults.homeKubeconfig === false
+      ? '  --kubeconfig <path>                  kubeconfig file (default: $KUBECONFIG, in-cluster; ~/.kube/config only if named here)'
+      : '  --kubeconfig <path>                  kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)',
     '  --namespace <ns>                     watch only this namespace (default: all)',
     '  --watch-filter <value>               only objects labelled cluster.x-k8s.io/watch-filter=<value>',
     '  --leader-elect[=true|false]          enable leader election (default false)',

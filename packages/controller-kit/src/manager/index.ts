@@ -9,6 +9,7 @@ export {
 } from './api-server-monitor.js';
 export * from './bind-address.js';
 export * from './diagnostics.js';
+export { FlagError } from './flag-error.js';
 export * from './flags.js';
 export { loadKubeConfig, readInClusterNamespace } from './kubeconfig.js';
 export * from './leader-election.js';

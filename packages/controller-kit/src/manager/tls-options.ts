@@ -1,5 +1,5 @@
 import { DEFAULT_CIPHERS, type SecureVersion } from 'node:tls';
-import { FlagError } from './flags.js';
+import { FlagError } from './flag-error.js';
 
 /**
  * The TLS settings of the servers the process runs (webhook, diagnostics), from Cluster API's `--tls-min-version`

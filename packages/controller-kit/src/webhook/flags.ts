@@ -1,5 +1,6 @@
 import { formatGoDuration } from '../manager/api-server-monitor.js';
-import { FlagError, parseGoDuration } from '../manager/flags.js';
+import { FlagError } from '../manager/flag-error.js';
+import { parseGoDuration } from '../manager/flags.js';
 import {
   DEFAULT_WEBHOOK_CERT_DIR,
   DEFAULT_WEBHOOK_PORT,

@@ -5,8 +5,6 @@
  */
 import { IPADDRESSCLAIM_ALLOCATION_FAILED_REASON } from '@tally-ipam/api-types';
 import type { ReconcileContext, Result } from '@tally-ipam/controller-kit';
-import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
-import { notReady } from '../claim-status.js';
 import {
   EVENT_DUPLICATE_ADDRESS,
   MAX_HOLD_ATTEMPTS,
@@ -18,10 +16,12 @@ import { HOLDING_CLAIM_UID_INDEX } from '../indexes.js';
 import { unreadableLedgerMessage } from '../ledger/unreadable-ledger.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { type PoolRef, poolRefOfHolding, samePool } from '../pool-ref.js';
-import type { PoolState } from '../pool-states.js';
+import type { PoolState } from '../pool-state.js';
 import type { Holding, StoredAddress, StoredClaim } from '../resources.js';
 import { chooseAddress, eventNote } from './choose.js';
+import type { ClaimReconcilerDeps } from './deps.js';
 import { finishClaim, liveAddress } from './materialise.js';
+import { notReady } from './status.js';
 
 /**
  * A claim with an IPAddress needs exactly one holding: that address's. Any other holding held for its uid was taken by a

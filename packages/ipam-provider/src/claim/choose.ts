@@ -11,8 +11,6 @@ import {
   IPADDRESSCLAIM_POOL_EXHAUSTED_REASON,
   MAX_IP_LENGTH,
 } from '@tally-ipam/api-types';
-import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
-import { type ClaimOutcome, notReady } from '../claim-status.js';
 import {
   CLAIM_ADDRESS_RESERVED_REASON,
   EVENT_ALLOCATION_FAILED,
@@ -21,8 +19,10 @@ import {
 } from '../constants.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { describePool, type PoolRef } from '../pool-ref.js';
-import type { PoolState } from '../pool-states.js';
+import type { PoolState } from '../pool-state.js';
 import type { StoredClaim } from '../resources.js';
+import type { ClaimReconcilerDeps } from './deps.js';
+import { type ClaimOutcome, notReady } from './status.js';
 
 /** The longest address or CIDR text (IPv6 in mixed notation with a /128); a longer annotation is never parsed. */
 const MAX_REQUESTED_ADDRESS_LENGTH = MAX_IP_LENGTH + 4;

@@ -9,16 +9,31 @@
  * orphan the garbage collector drops once its claim is gone and the safety age is over. Nothing here decides
  * uniqueness; a hold ahead that is refused (another replica or pool has the address) is simply forgotten.
  */
-import { clusterNameOf, hasFinalizer } from '@tally-ipam/controller-kit';
-import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
+import { clusterNameOf, hasFinalizer, type SharedInformer } from '@tally-ipam/controller-kit';
 import { CLAIM_FINALIZER, REQUESTED_ADDRESS_ANNOTATION } from '../constants.js';
-import { holderOf } from '../holds.js';
+import { type AddressHolds, holderOf } from '../holds.js';
 import { HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
 import { pauseReason } from '../pause.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { type PoolRef, poolKey, poolRefOfHolding, samePool } from '../pool-ref.js';
-import type { PoolState } from '../pool-states.js';
-import type { StoredClaim, StoredCluster } from '../resources.js';
+import type { PoolState } from '../pool-state.js';
+import type { PoolStates } from '../pool-states.js';
+import type { HoldingSource, StoredClaim, StoredCluster } from '../resources.js';
+import type { AssumedWrites } from '../shared.js';
+
+/**
+ * What holding ahead reads and writes through: a part of the claim reconciler's deps (`ClaimReconcilerDeps`), which
+ * the reconcile that tops a pool up hands in.
+ */
+export interface HoldAheadDeps {
+  readonly claims: SharedInformer<StoredClaim>;
+  readonly holdings: HoldingSource;
+  readonly holds: AddressHolds;
+  readonly clusters: SharedInformer<StoredCluster>;
+  readonly assumed: AssumedWrites;
+  readonly states: PoolStates;
+  readonly now: () => number;
+}
 
 /** At most this many claims of one pool held ahead and not yet served, per process. */
 export const HOLD_AHEAD_LIMIT = 64;
@@ -116,7 +131,7 @@ export class HoldAhead {
    * than `HOLD_AHEAD_LOW_WATER` are held ahead (the caller writes no ledger itself).
    */
   topUp(
-    deps: ClaimReconcilerDeps,
+    deps: HoldAheadDeps,
     current: StoredClaim,
     ref: PoolRef,
     state: PoolState,
@@ -178,7 +193,7 @@ export class HoldAhead {
    * this process, not being deleted, not paused (its Cluster known), no IPAddress or address reference, no requested
    * address, no reservation, no holding for its uid (ledger entry or one in flight).
    */
-  private waiting(deps: ClaimReconcilerDeps, claim: StoredClaim, state: PoolState): boolean {
+  private waiting(deps: HoldAheadDeps, claim: StoredClaim, state: PoolState): boolean {
     const uid = claim.metadata.uid;
     if (!uid || this.pending.has(uid) || this.reconciling.has(uid) || !this.serves(claim)) return false;
     if (claim.metadata.deletionTimestamp !== undefined || claim.status?.addressRef?.name) return false;
@@ -208,7 +223,7 @@ export class HoldAhead {
    * Forgets claims of the pool that are gone or no longer wait (served by another replica, deleted, re-created), or
    * that have not come for their holding within `HOLD_AHEAD_FORGET_MS`.
    */
-  private prune(deps: ClaimReconcilerDeps, ref: PoolRef): void {
+  private prune(deps: HoldAheadDeps, ref: PoolRef): void {
     const key = poolKey(ref);
     const now = performance.now();
     for (const [uid, entry] of this.pending) {

@@ -19,14 +19,14 @@ import {
   setControllerReference,
   setOwnerReference,
 } from '@tally-ipam/controller-kit';
-import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
-import { type ClaimOutcome, writeClaimStatus } from '../claim-status.js';
 import { ADDRESS_FINALIZER, EVENT_ADDRESS_RECREATED } from '../constants.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
-import type { PoolState } from '../pool-states.js';
+import type { PoolState } from '../pool-state.js';
 import { ADDRESS_RESOURCE, type StoredAddress, type StoredClaim } from '../resources.js';
 import { reservationHolder } from './choose.js';
+import type { ClaimReconcilerDeps } from './deps.js';
+import { type ClaimOutcome, writeClaimStatus } from './status.js';
 
 /** Why an IPAddress Tally did not write cannot be this claim's (undefined: it can be adopted). */
 export function adoptionMismatch(

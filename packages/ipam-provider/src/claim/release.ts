@@ -11,11 +11,11 @@ import {
   type Result,
   removeFinalizer,
 } from '@tally-ipam/controller-kit';
-import type { ClaimReconcilerDeps } from '../claim-reconciler.js';
 import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_RELEASED } from '../constants.js';
 import { HOLDING_CLAIM_UID_INDEX } from '../indexes.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type Holding, type StoredAddress, type StoredClaim } from '../resources.js';
+import type { ClaimReconcilerDeps } from './deps.js';
 
 /** How long to wait before looking again at an IPAddress another finalizer still holds. */
 const ADDRESS_GONE_POLL_MS = 1_000;

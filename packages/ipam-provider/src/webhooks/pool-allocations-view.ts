@@ -1,7 +1,7 @@
 import { isTallyPoolReference } from '@tally-ipam/api-types';
 import type { Cache } from '@tally-ipam/controller-kit';
-import type { IPAMProvider } from '../provider.js';
 import { ADDRESS_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../resources.js';
+import type { IPAMProvider } from '../setup.js';
 import { POOL_KINDS, type TallyPool } from './pool-kinds.js';
 
 /** Which pool an IPAddress belongs to: kind, name, and the namespace for namespaced kinds. */

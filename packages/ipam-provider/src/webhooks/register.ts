@@ -7,7 +7,7 @@ import {
   validatingWebhookConfiguration,
   type WebhookServer,
 } from '@tally-ipam/controller-kit';
-import type { IPAMProvider } from '../provider.js';
+import type { IPAMProvider } from '../setup.js';
 import { type PoolAdmissionOptions, poolAdmissionHandler } from './pool-admission.js';
 import {
   cachePoolAllocationsView,

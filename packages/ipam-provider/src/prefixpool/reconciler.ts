@@ -1,5 +1,5 @@
 import type { TallyPoolKind } from '@tally-ipam/api-types';
-import { PoolReconciler, type PoolReconcilerDeps } from './pool-reconciler.js';
+import { PoolReconciler, type PoolReconcilerDeps } from '../pool/reconciler.js';
 
 /**
  * The reconciler of `TallyPrefixPool` (namespaced) and `GlobalTallyPrefixPool` (cluster-scoped): counts whole

@@ -5,10 +5,7 @@ import {
 } from '@tally-ipam/api-types';
 import {
   addFinalizer,
-  type Cache,
-  type Client,
   clusterNameOf,
-  type EventRecorder,
   hasFinalizer,
   isNotFound,
   type ReconcileContext,
@@ -16,14 +13,21 @@ import {
   type Request,
   type Result,
   removeFinalizer,
-  type SharedInformer,
 } from '@tally-ipam/controller-kit';
 import type { Logger } from 'pino';
-import type { AllocationEvents } from './allocation-events.js';
-import type { AssumedObjects } from './assumed-objects.js';
-import { acquireUnit, holdEntryOfExisting, releaseSurplusHoldings } from './claim/acquire.js';
-import type { CreatedAddresses } from './claim/created-addresses.js';
-import type { HoldAhead } from './claim/hold-ahead.js';
+import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_ALLOCATED } from '../constants.js';
+import { pauseReason, poolClusterName } from '../pause.js';
+import { describePool, type PoolRef, poolKey, poolRefOfAddress, poolRefOfClaim, samePool } from '../pool-ref.js';
+import type { PoolState } from '../pool-state.js';
+import {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  type StoredAddress,
+  type StoredClaim,
+  type StoredCluster,
+} from '../resources.js';
+import { acquireUnit, holdEntryOfExisting, releaseSurplusHoldings } from './acquire.js';
+import type { ClaimReconcilerDeps } from './deps.js';
 import {
   adoptionMismatch,
   allocated,
@@ -31,54 +35,9 @@ import {
   createAddress,
   finishClaim,
   liveAddress,
-} from './claim/materialise.js';
-import { cleanUpOrphanedAddress, releaseClaim } from './claim/release.js';
-import { notReady } from './claim-status.js';
-import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_ALLOCATED } from './constants.js';
-import type { AddressHolds } from './holds.js';
-import type { ProviderMetrics } from './metrics.js';
-import { pauseReason, poolClusterName } from './pause.js';
-import { describePool, type PoolRef, poolKey, poolRefOfAddress, poolRefOfClaim, samePool } from './pool-ref.js';
-import type { PoolState, PoolStates } from './pool-states.js';
-import type { HoldingSource } from './resources.js';
-import {
-  ADDRESS_RESOURCE,
-  CLAIM_RESOURCE,
-  type Holding,
-  type StoredAddress,
-  type StoredClaim,
-  type StoredCluster,
-  type StoredPool,
-} from './resources.js';
-
-export interface ClaimReconcilerDeps {
-  readonly client: Client;
-  readonly cache: Cache;
-  readonly claims: SharedInformer<StoredClaim>;
-  readonly addresses: SharedInformer<StoredAddress>;
-  /** The holdings of addresses (holdings, or ledger entries seen as holdings). */
-  readonly holdings: HoldingSource;
-  /** Where the API server decides who holds an address: see `AddressHolds`. */
-  readonly holds: AddressHolds;
-  readonly clusters: SharedInformer<StoredCluster>;
-  /** This process's own writes on top of the informers (the assume cache): see `AssumedObjects`. */
-  readonly assumed: {
-    readonly claims: AssumedObjects<StoredClaim>;
-    readonly addresses: AssumedObjects<StoredAddress>;
-    readonly holdings: AssumedObjects<Holding>;
-  };
-  readonly pool: (ref: PoolRef) => StoredPool | undefined;
-  readonly states: PoolStates;
-  readonly recorder: EventRecorder;
-  /** Which routine AddressAllocated Events are recorded and which are summed up on the pool. */
-  readonly allocationEvents: AllocationEvents;
-  readonly metrics: ProviderMetrics;
-  readonly now: () => number;
-  /** Holds addresses ahead for waiting claims of a pool in the ledger writes a reconcile makes (ledgers only). */
-  readonly holdAhead?: HoldAhead | undefined;
-  /** Where the IPAddresses this process creates are noted, so their create events do not reconcile the claim again. */
-  readonly createdAddresses?: CreatedAddresses | undefined;
-}
+} from './materialise.js';
+import { cleanUpOrphanedAddress, releaseClaim } from './release.js';
+import { notReady } from './status.js';
 
 /**
  * Reconciles one IPAddressClaim that names a Tally pool, composing its steps: choose an address (claim/choose.ts),

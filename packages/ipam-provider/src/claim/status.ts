@@ -7,8 +7,8 @@ import {
   IPADDRESSCLAIM_READY_CONDITION,
 } from '@tally-ipam/api-types';
 import { type Client, type Condition, getCondition, isNotFound, setCondition } from '@tally-ipam/controller-kit';
-import type { CLAIM_ADDRESS_RESERVED_REASON } from './constants.js';
-import { CLAIM_RESOURCE, type StoredClaim } from './resources.js';
+import { type CLAIM_ADDRESS_RESERVED_REASON, MAX_CONDITION_MESSAGE_LENGTH } from '../constants.js';
+import { CLAIM_RESOURCE, type StoredClaim } from '../resources.js';
 
 export type ClaimReadyReason =
   | typeof IPADDRESSCLAIM_ADDRESS_ALLOCATED_REASON
@@ -16,9 +16,6 @@ export type ClaimReadyReason =
   | typeof IPADDRESSCLAIM_POOL_EXHAUSTED_REASON
   | typeof IPADDRESSCLAIM_POOL_NOT_READY_REASON
   | typeof CLAIM_ADDRESS_RESERVED_REASON;
-
-/** metav1.Condition's `message` limit (characters): a longer one fails the whole status write, on every retry. */
-export const MAX_CONDITION_MESSAGE_LENGTH = 32_768;
 
 /** What a reconcile concluded about a claim: the `Ready` condition and, once allocated, the IPAddress name. */
 export interface ClaimOutcome {

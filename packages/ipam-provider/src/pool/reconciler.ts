@@ -1,7 +1,5 @@
 import { toStatusCount } from '@tally-ipam/allocator';
 import {
-  clipText,
-  clipUtf8,
   DELETE_FOR_MOVE_ANNOTATION,
   POOL_DELETING_REASON,
   POOL_EXHAUSTED_REASON,
@@ -13,11 +11,7 @@ import {
 import {
   addFinalizer,
   type Cache,
-  type Client,
-  type Condition,
   type ConditionInput,
-  type EventRecorder,
-  getCondition,
   hasFinalizer,
   isNotFound,
   type ReconcileContext,
@@ -26,50 +20,34 @@ import {
   type Result,
   removeFinalizer,
   type SharedInformer,
-  sameJSON,
-  setCondition,
 } from '@tally-ipam/controller-kit';
-import * as z from 'zod';
-import type { AllocationEvents } from './allocation-events.js';
-import { MAX_CONDITION_MESSAGE_LENGTH } from './claim-status.js';
-import { EVENT_ADDRESSES_ALLOCATED, POOL_FINALIZER, POOL_STATUS_COALESCE_MS } from './constants.js';
-import { POOL_INDEX } from './indexes.js';
-import type { ProviderMetrics } from './metrics.js';
-import { pauseReason, poolClusterName } from './pause.js';
-import { describePool, type PoolRef, poolKey, poolRefOfAddress } from './pool-ref.js';
-import type { PoolStates } from './pool-states.js';
-import type { PoolStatusBudget } from './pool-status-budget.js';
+import type { AllocationEvents } from '../allocation-events.js';
+import { EVENT_ADDRESSES_ALLOCATED, POOL_FINALIZER } from '../constants.js';
+import { POOL_INDEX } from '../indexes.js';
+import type { ProviderMetrics } from '../metrics.js';
+import { pauseReason, poolClusterName } from '../pause.js';
+import { describePool, type PoolRef, poolKey, poolRefOfAddress } from '../pool-ref.js';
+import type { PoolStates } from '../pool-states.js';
 import {
   ADDRESS_RESOURCE,
   type HoldingSource,
   POOL_RESOURCES,
   type StoredCluster,
   type StoredPool,
-} from './resources.js';
+} from '../resources.js';
+import { type CountsField, PoolStatusWrites, type PoolStatusWritesDeps } from './status-writes.js';
 
-export interface PoolReconcilerDeps {
-  readonly client: Client;
+export interface PoolReconcilerDeps extends PoolStatusWritesDeps {
   readonly cache: Cache;
   readonly pools: (ref: PoolRef) => StoredPool | undefined;
   readonly holdings: HoldingSource;
   readonly clusters: SharedInformer<StoredCluster>;
   readonly states: PoolStates;
   readonly metrics: ProviderMetrics;
-  readonly recorder: EventRecorder;
   readonly allocationEvents: AllocationEvents;
-  /** Remembers a pool this process just wrote (the assume cache), so the next reconcile does not write a stale one. */
-  readonly assumePool: (pool: StoredPool) => void;
-  readonly now: () => number;
-  /** Counts-only status writes shared by every pool of the process (`pool-status-budget.ts`); none: no shared limit. */
-  readonly statusBudget?: PoolStatusBudget | undefined;
   /** Restricts the IPAddress list of a deleting global pool (all namespaces unless the provider is namespaced). */
   readonly namespace?: string | undefined;
 }
-
-/** Where the counts go in the pool's status: `ipAddresses` for IP pools, `prefixes` for prefix pools. */
-export type CountsField = 'ipAddresses' | 'prefixes';
-
-const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).optional() }).optional();
 
 /**
  * Reconciles one pool kind (namespaced or global): the finalizer that keeps a pool with allocations, the status
@@ -81,19 +59,19 @@ const StatusView = z.looseObject({ conditions: z.array(z.looseObject({})).option
  * pool every `POOL_STATUS_COALESCE_MS`, the last one deferred until then — so a burst of 2,000 allocations costs a few
  * status writes, and the status still ends exact. Everything else (a new condition status or reason, a new
  * generation, the counts metrics) is written at once. Counts-only writes of all pools of the process also share
- * `PoolStatusBudget` (two per second), so many pools allocating at once do not each write every interval.
+ * `PoolStatusBudget` (two per second), so many pools allocating at once do not each write every interval. When a
+ * write is made is `PoolStatusWrites`' (status-writes.ts); what the status says is decided here.
  */
 export class PoolReconciler implements Reconciler {
-  /** Pool key → when this process last wrote the pool's status. */
-  private readonly statusWrittenAt = new Map<string, number>();
-  /** Pools whose last reconcile deferred a status write and re-queued itself for it (see `statusWriteDeferred`). */
-  private readonly deferredWrites = new Set<string>();
+  private readonly statusWrites: PoolStatusWrites;
 
   constructor(
     private readonly kind: TallyPoolKind,
-    private readonly countsField: CountsField,
+    countsField: CountsField,
     private readonly deps: PoolReconcilerDeps,
-  ) {}
+  ) {
+    this.statusWrites = new PoolStatusWrites(kind, countsField, deps);
+  }
 
   /**
    * True while a reconcile of the pool has deferred its status write and is queued to run when it is due: until then
@@ -102,7 +80,7 @@ export class PoolReconciler implements Reconciler {
    * The deferred reconcile reads the allocation state as it is then, so what those events changed is in its write.
    */
   statusWriteDeferred(ref: PoolRef): boolean {
-    return this.deferredWrites.has(poolKey(ref));
+    return this.statusWrites.isDeferred(ref);
   }
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
@@ -110,13 +88,12 @@ export class PoolReconciler implements Reconciler {
     const ref: PoolRef = request.namespace
       ? { kind: this.kind, name: request.name, namespace: request.namespace }
       : { kind: this.kind, name: request.name };
-    this.deferredWrites.delete(poolKey(ref));
+    this.statusWrites.reconciling(ref);
     let pool = deps.pools(ref);
     if (!pool) {
       deps.states.forget(ref);
       deps.allocationEvents.forget(ref);
-      this.statusWrittenAt.delete(poolKey(ref));
-      deps.statusBudget?.forget(poolKey(ref));
+      this.statusWrites.forget(ref);
       this.clearMetrics(ref);
       return {};
     }
@@ -141,7 +118,7 @@ export class PoolReconciler implements Reconciler {
     const lookup = deps.states.lookup(ref);
     if (!lookup) return {};
     if (lookup.status === 'invalid') {
-      const dueInMs = await this.writeStatus(
+      const dueInMs = await this.statusWrites.write(
         ref,
         pool,
         undefined,
@@ -187,7 +164,7 @@ export class PoolReconciler implements Reconciler {
               `add ${unit} to the pool or delete claims`,
             observedGeneration: pool.metadata.generation ?? 0,
           };
-    const dueInMs = await this.writeStatus(ref, pool, status, condition, context);
+    const dueInMs = await this.statusWrites.write(ref, pool, status, condition, context);
     const summaryDueInMs = this.recordAllocationSummary(ref, pool);
     const next = Math.min(dueInMs ?? Number.POSITIVE_INFINITY, summaryDueInMs ?? Number.POSITIVE_INFINITY);
     return Number.isFinite(next) ? { requeueAfterMs: next } : {};
@@ -236,7 +213,7 @@ export class PoolReconciler implements Reconciler {
       // clusterctl move deletes the source pool once it exists on the target and then removes the finalizers itself;
       // what still uses it here belongs to claims that did not move, which the delete webhook's Event names.
       const forMove = pool.metadata.annotations?.[DELETE_FOR_MOVE_ANNOTATION] !== undefined;
-      const dueInMs = await this.writeStatus(
+      const dueInMs = await this.statusWrites.write(
         ref,
         pool,
         undefined,
@@ -263,81 +240,6 @@ export class PoolReconciler implements Reconciler {
     return {};
   }
 
-  /** Writes the status unless it is current; returns in how many ms a coalesced (deferred) write is due. */
-  private async writeStatus(
-    ref: PoolRef,
-    pool: StoredPool,
-    counts: Record<string, number> | undefined,
-    condition: ConditionInput,
-    context: ReconcileContext,
-    options: { readonly event?: boolean } = {},
-  ): Promise<number | undefined> {
-    const current = StatusView.safeParse(pool.status);
-    const currentStatus = (current.success ? current.data : undefined) as
-      | (Record<string, unknown> & { conditions?: Condition[] })
-      | undefined;
-    const conditions = currentStatus?.conditions ?? [];
-    const previous = getCondition(conditions, POOL_READY_CONDITION);
-    const sameCondition =
-      previous !== undefined &&
-      previous.status === condition.status &&
-      previous.reason === condition.reason &&
-      previous.message === (condition.message ?? '') &&
-      previous.observedGeneration === condition.observedGeneration;
-    const generation = pool.metadata.generation ?? 0;
-    const sameCounts = counts === undefined || sameJSON(currentStatus?.[this.countsField], counts);
-    const sameGeneration = currentStatus?.observedGeneration === generation;
-    const key = poolKey(ref);
-    const writtenAt = this.statusWrittenAt.get(key);
-    // A scheduling interval, measured on the monotonic clock (`deps.now` is the clock of conditions and may be fixed).
-    const now = performance.now();
-    if (sameCondition && sameCounts && sameGeneration) {
-      // Current. Right after a write, the events of the allocations it counted are still coming: stay deferred until
-      // the interval ends (one reconcile then) instead of being queued once per event.
-      if (writtenAt === undefined || now - writtenAt >= POOL_STATUS_COALESCE_MS) return undefined;
-      this.deferredWrites.add(key);
-      return writtenAt + POOL_STATUS_COALESCE_MS - now;
-    }
-    const countsOnly =
-      sameGeneration &&
-      previous !== undefined &&
-      previous.status === condition.status &&
-      previous.reason === condition.reason &&
-      previous.observedGeneration === condition.observedGeneration;
-    if (countsOnly && writtenAt !== undefined && now - writtenAt < POOL_STATUS_COALESCE_MS) {
-      // Every caller returns this as the reconcile's requeueAfter.
-      this.deferredWrites.add(key);
-      return writtenAt + POOL_STATUS_COALESCE_MS - now;
-    }
-    if (countsOnly) {
-      const slotInMs = this.deps.statusBudget?.take(key, now) ?? 0;
-      if (slotInMs > 0) {
-        this.deferredWrites.add(key);
-        return slotInMs;
-      }
-    } else this.deps.statusBudget?.forget(key);
-    const event = options.event ?? true;
-    if (event && !sameCondition && condition.status === 'False' && condition.reason !== previous?.reason) {
-      void this.deps.recorder.warning(pool, condition.reason, 'Reconcile', clipUtf8(condition.message ?? '', 1024));
-    }
-    const bounded = { ...condition, message: clipText(condition.message ?? '', MAX_CONDITION_MESSAGE_LENGTH) };
-    const status: Record<string, unknown> = {
-      conditions: setCondition(conditions, bounded, new Date(this.deps.now())),
-      observedGeneration: generation,
-    };
-    if (counts) status[this.countsField] = counts;
-    this.statusWrittenAt.set(key, now);
-    try {
-      const written = await this.deps.client.patchStatus(POOL_RESOURCES[this.kind], pool, status, {
-        signal: context.signal,
-      });
-      this.deps.assumePool(written);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-    return undefined;
-  }
-
   private setMetrics(ref: PoolRef, counts: Record<string, number>): void {
     const labels = { kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name };
     this.deps.metrics.poolAddresses.set({ ...labels, state: 'total' }, counts.total ?? 0);
@@ -357,4 +259,12 @@ export class PoolReconciler implements Reconciler {
 /** A deferred status write (`writeStatus` returned when it is due) re-queues the pool for then. */
 function requeueFor(dueInMs: number | undefined): Result {
   return dueInMs === undefined ? {} : { requeueAfterMs: dueInMs };
+}
+
+/**
+ * The reconciler of `TallyIPPool` (namespaced) and `GlobalTallyIPPool` (cluster-scoped): counts single addresses
+ * into `status.ipAddresses`, like the reference provider's pools.
+ */
+export function newIPPoolReconciler(kind: TallyPoolKind, deps: PoolReconcilerDeps): PoolReconciler {
+  return new PoolReconciler(kind, 'ipAddresses', deps);
 }

@@ -1,0 +1,18 @@
+import type { TallyPoolKind } from '@tally-ipam/api-types';
+import type { Controller } from '@tally-ipam/controller-kit';
+import { newPoolController } from '../pool/controller.js';
+import type { PoolReconcilerDeps } from '../pool/reconciler.js';
+import type { ProviderContext } from '../shared.js';
+import { newPrefixPoolReconciler } from './reconciler.js';
+
+/**
+ * The controller of a prefix pool kind (`TallyPrefixPool`, `GlobalTallyPrefixPool`): the watches of every pool
+ * (pool/controller.ts) around the reconciler that counts whole prefixes.
+ */
+export function newPrefixPoolController(
+  kind: TallyPoolKind,
+  deps: PoolReconcilerDeps,
+  shared: ProviderContext,
+): Controller {
+  return newPoolController(kind, newPrefixPoolReconciler(kind, deps), shared);
+}

@@ -1,0 +1,172 @@
+import { isPrefixPoolKind, TALLY_POOL_KINDS, type TallyPoolKind } from '@tally-ipam/api-types';
+import { Client, type Controller, type Manager, parseObjectKey } from '@tally-ipam/controller-kit';
+import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
+import { AssumedObjects } from './assumed-objects.js';
+import { newClaimController } from './claim/controller.js';
+import { ledgerHolds } from './holds.js';
+import { ADDRESS_INDEXERS, CLAIM_INDEXERS, HOLDING_INDEXERS } from './indexes.js';
+import { AddressLedgers } from './ledger/address-ledgers.js';
+import { LedgerEntryView } from './ledger/entry-view.js';
+import { newLedgerCollectorController } from './ledgercollector/controller.js';
+import { providerMetrics } from './metrics.js';
+import { newIPPoolController, poolReconcilerDeps } from './pool/controller.js';
+import { PoolStates } from './pool-states.js';
+import { newPrefixPoolController } from './prefixpool/controller.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, LEDGER_RESOURCE, POOL_RESOURCES } from './resources.js';
+import { assumedPools, type ProviderContext, poolScope } from './shared.js';
+import { type ProviderCacheView, providerCacheView } from './view.js';
+
+export interface IPAMProviderOptions {
+  /** Claims reconciled in parallel (a claim is never reconciled twice at once). Default 10. */
+  readonly concurrency?: number | undefined;
+  /** Only claims labelled `cluster.x-k8s.io/watch-filter=<value>` (CAPI's `--watch-filter`); empty = all. */
+  readonly watchFilter?: string | undefined;
+  /** Watch claims, IPAddresses, Clusters and namespaced pools of this namespace only; all when absent. */
+  readonly namespace?: string | undefined;
+  /** Field manager of the provider's writes; the manager's client (its name) when absent. */
+  readonly fieldManager?: string | undefined;
+  /** Milliseconds since the epoch; the clock of grace periods, release times and conditions. Default `Date.now`. */
+  readonly now?: (() => number) | undefined;
+  /** Age after which a holding without claim and without IPAddress is deleted. Default 60 s. */
+  readonly orphanEntrySafetyAgeMs?: number | undefined;
+  /**
+   * The rate of routine AddressAllocated Events on claims and of their summaries on pools (see `AllocationEvents`).
+   * Default `DEFAULT_ALLOCATION_EVENTS`: 25 at once, then 1 per second; summaries at most every 10 s per pool.
+   */
+  readonly allocationEvents?: Partial<Omit<AllocationEventsOptions, 'now' | 'onUnrecorded'>> | undefined;
+  /**
+   * Counts-only pool status writes per second, all pools together (each pool also at most one every
+   * `POOL_STATUS_COALESCE_MS`). Default `POOL_STATUS_WRITES_PER_SECOND` (2).
+   */
+  readonly poolStatusWritesPerSecond?: number | undefined;
+}
+
+/** What `setupIPAMProvider` registered: the read-only view of its cache for admission webhooks, and its ledgers. */
+export interface IPAMProvider extends ProviderCacheView {
+  /**
+   * The process's one writer of TallyAddressLedgers, for other IPAM controllers of the process (a Metal3 IPClaim
+   * controller) to hold addresses through the same batching writer.
+   */
+  readonly ledgers: AddressLedgers;
+  /** The ledger entries as holdings, from the process's one ledger informer. */
+  readonly ledgerEntries: LedgerEntryView;
+  /**
+   * Adds a barrier: no IPAddressClaim is reconciled (so none gets a new address) before it resolves. Another IPAM controller of the process uses it to enter addresses only it knows (Metal3 IPAddresses) into
+   * the ledgers at start. A rejection is retried at the next reconcile; the barrier should memoize its success.
+   */
+  addAllocationBarrier(barrier: () => Promise<unknown>): void;
+}
+
+/**
+ * Registers Tally's caches and controllers on a controller-kit Manager: the IPAddressClaim controller, one pool
+ * controller per pool kind and the ledger garbage collector, each wired in its own folder next to its reconciler.
+ * Call before `manager.start`. Safe to run in any number of processes against one API server at once (leader election
+ * on or off): uniqueness is enforced by the API server through the ledgers' resourceVersions, not by this process's
+ * memory.
+ */
+export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions = {}): IPAMProvider {
+  const namespace = options.namespace || undefined;
+  const now = options.now ?? Date.now;
+  const cache = manager.cache;
+  const logger = manager.logger.child({ component: 'tally-ipam' });
+  const client = providerClient(manager, options.fieldManager);
+  const metrics = providerMetrics(manager.registry);
+  const claims = cache.informerFor(CLAIM_RESOURCE, { namespace, indexers: CLAIM_INDEXERS });
+  const addresses = cache.informerFor(ADDRESS_RESOURCE, { namespace, indexers: ADDRESS_INDEXERS });
+  const ledgerInformer = cache.informerFor(LEDGER_RESOURCE);
+  const ledgers = new AddressLedgers({ client, store: ledgerInformer.store, now });
+  const ledgerEntries = new LedgerEntryView(ledgerInformer, HOLDING_INDEXERS);
+  const clusters = cache.informerFor(CLUSTER_RESOURCE, { namespace });
+  const pools = new Map(
+    TALLY_POOL_KINDS.map((kind) => [kind, cache.informerFor(POOL_RESOURCES[kind], poolScope(kind, namespace))]),
+  );
+  const informers = { claims, addresses, clusters, pools };
+  // The assume cache: this process's own writes, until its informers show them (see AssumedObjects).
+  const assumed = {
+    claims: new AssumedObjects(claims),
+    addresses: new AssumedObjects(addresses),
+    holdings: new AssumedObjects(ledgerEntries),
+  };
+  const { pool, assumePool } = assumedPools(pools);
+  // The pool states and the allocation Events wake the controllers composed below, once those exist.
+  let claimController: Controller | undefined;
+  const poolControllers = new Map<TallyPoolKind, Controller>();
+  // Scheduling only (which Events to record), so the monotonic clock rather than the `now` of conditions.
+  const allocationEvents = new AllocationEvents({
+    ...DEFAULT_ALLOCATION_EVENTS,
+    ...options.allocationEvents,
+    now: () => performance.now(),
+    // The pool reconcile records the summary: make sure one runs after the allocation was counted.
+    onUnrecorded: (ref) => poolControllers.get(ref.kind)?.enqueue({ namespace: ref.namespace, name: ref.name }),
+  });
+  const states = new PoolStates({
+    pools: pool,
+    addresses,
+    holdings: ledgerEntries,
+    clock: now,
+    logger,
+    onSpaceFreed: (_pool, waitingClaims) => {
+      for (const key of waitingClaims) claimController?.enqueue(parseObjectKey(key));
+    },
+  });
+  const shared: ProviderContext = {
+    client,
+    cache,
+    registry: manager.registry,
+    logger,
+    eventRecorderFor: (controller) => manager.getEventRecorderFor(controller),
+    now,
+    namespace,
+    watchFilter: options.watchFilter ?? '',
+    informers,
+    holdings: ledgerEntries,
+    holds: ledgerHolds(ledgers),
+    assumed,
+    pool,
+    assumePool,
+    states,
+    allocationEvents,
+    metrics,
+  };
+
+  const allocationBarriers: (() => Promise<unknown>)[] = [];
+  claimController = newClaimController(shared, { concurrency: options.concurrency, barriers: allocationBarriers });
+  manager.add(claimController);
+  const poolDeps = poolReconcilerDeps(shared, options.poolStatusWritesPerSecond);
+  for (const kind of TALLY_POOL_KINDS) {
+    const controller = isPrefixPoolKind(kind)
+      ? newPrefixPoolController(kind, poolDeps, shared)
+      : newIPPoolController(kind, poolDeps, shared);
+    poolControllers.set(kind, controller);
+    manager.add(controller);
+  }
+  manager.add(newLedgerCollectorController(shared, { orphanEntrySafetyAgeMs: options.orphanEntrySafetyAgeMs }));
+
+  return {
+    ...providerCacheView(informers, pool),
+    ledgers,
+    ledgerEntries,
+    addAllocationBarrier: (barrier) => {
+      allocationBarriers.push(barrier);
+    },
+  };
+}
+
+/** The manager's client, or one of the provider's own for another field manager (closed when the manager stops). */
+function providerClient(manager: Manager, fieldManager: string | undefined): Client {
+  if (!fieldManager || fieldManager === manager.client.fieldManager) return manager.client;
+  const client = new Client(manager.kubeConfig, { fieldManager });
+  manager.add({
+    needLeaderElection: false,
+    start: (signal) =>
+      new Promise<void>((resolve) => {
+        const stop = (): void => {
+          client.close();
+          resolve();
+        };
+        if (signal.aborted) stop();
+        else signal.addEventListener('abort', stop, { once: true });
+      }),
+  });
+  return client;
+}
