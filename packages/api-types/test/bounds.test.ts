@@ -3,17 +3,17 @@ import { describe, expect, it } from 'vitest';
 import {
   clipText,
   clipUtf8,
-  codePointLength,
   describeJSON,
   ELLIPSIS,
-  MAX_ENTRY_LENGTH,
   MAX_IP_LENGTH,
-  MAX_OBJECT_VALUES,
-  METAL3_MAX_CLAIM_NAME_LENGTH,
   parseMetal3IPPool,
   parseTallyIPPool,
   parseTallyPrefixPool,
 } from '../src/index.js';
+import { METAL3_MAX_CLAIM_NAME_LENGTH } from '../src/metal3/v1alpha1/constants.js';
+import { MAX_OBJECT_VALUES } from '../src/parse.js';
+import { MAX_ENTRY_LENGTH } from '../src/tally/v1alpha1/constants.js';
+import { codePointLength } from '../src/text/clip.js';
 import { metal3Pool } from './fixtures/metal3.js';
 
 const ipPool = (spec: Record<string, unknown>) => ({

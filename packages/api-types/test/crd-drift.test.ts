@@ -3,14 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  diffCRDs,
-  generatedCRDFiles,
-  tallyCRDDirectory,
-  tallyCRDsYaml,
-  validationMessageProblems,
-  writeCRDs,
-} from '../src/index.js';
+import { writeCRDs } from '../src/crd/crd-files.js';
+import { validationMessageProblems } from '../src/crd/validation-messages.js';
+import { diffCRDs, generatedCRDFiles, tallyCRDDirectory, tallyCRDsYaml } from '../src/index.js';
 
 describe('committed CRDs match the zod schemas (run `pnpm --filter @tally-ipam/api-types gen-crds` to update)', () => {
   const generated = generatedCRDFiles();

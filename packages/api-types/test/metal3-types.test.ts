@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { validationMessageProblems } from '../src/crd/validation-messages.js';
 import {
   calculateCRDName,
   diffCRDs,
@@ -11,7 +12,6 @@ import {
   parseMetal3IPAddress,
   parseMetal3IPClaim,
   parseMetal3IPPool,
-  validationMessageProblems,
 } from '../src/index.js';
 import { MALFORMED_METAL3_OBJECTS, metal3Pool, proposalExample } from './fixtures/metal3.js';
 

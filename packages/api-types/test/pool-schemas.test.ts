@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_ALLOCATION_STRATEGY,
-  formatFieldPath,
   type ParseResult,
   parseGlobalTallyIPPool,
   parseGlobalTallyPrefixPool,
   parseTallyIPPool,
   parseTallyPrefixPool,
 } from '../src/index.js';
+import { formatFieldPath } from '../src/parse.js';
+import { DEFAULT_ALLOCATION_STRATEGY } from '../src/tally/v1alpha1/constants.js';
 import { MALFORMED_POOLS, type PoolManifest, sampleManifests, withoutUndefined } from './fixtures/pools.js';
 
 const PARSERS: Record<string, (input: unknown) => ParseResult<unknown>> = {

@@ -1,11 +1,8 @@
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
-import {
-  CERT_MANAGER_INJECT_CA_FROM,
-  type ValidatingWebhookSpec,
-  validatingWebhookConfiguration,
-} from '../src/webhook/index.js';
+import { CERT_MANAGER_INJECT_CA_FROM } from '../src/webhook/configuration.js';
+import { type ValidatingWebhookSpec, validatingWebhookConfiguration } from '../src/webhook/index.js';
 import { createTestCA } from './fixtures/webhook-certs.js';
 
 const poolWebhook: ValidatingWebhookSpec = {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { admissionReviewResponse } from '../src/webhook/admission-review.js';
 import {
   type AdmissionOperation,
   type AdmissionRequest,
-  admissionReviewResponse,
   allowed,
   denied,
   specOf,

@@ -2,14 +2,8 @@ import { connect } from 'node:tls';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type AdmissionRequest,
-  allowed,
-  denied,
-  validatingHandler,
-  WebhookServer,
-  webhookMetrics,
-} from '../src/webhook/index.js';
+import { type AdmissionRequest, allowed, denied, validatingHandler, WebhookServer } from '../src/webhook/index.js';
+import { webhookMetrics } from '../src/webhook/metrics.js';
 import { type CertDir, createCertDir, createTestCA, issueServingPair, type TestCA } from './fixtures/webhook-certs.js';
 import { admissionReview, listeningPort, sendToWebhook } from './fixtures/webhook-client.js';
 import { MAX_WIDGET_SIZE, widgetSchema } from './fixtures/webhook-widget.js';

@@ -1,19 +1,18 @@
 import { TALLY_GROUP } from '@tally-ipam/api-types';
 import { isNotFound } from '@tally-ipam/controller-kit';
 import { describe, expect, it } from 'vitest';
+import { notReady, writeClaimStatus } from '../src/claim/status.js';
+import { MAX_CONDITION_MESSAGE_LENGTH } from '../src/constants.js';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
   addressEntryKey,
   CLAIM_ADDRESS_RESERVED_REASON,
   CLAIM_RESOURCE,
-  MAX_CONDITION_MESSAGE_LENGTH,
-  notReady,
   POOL_RESOURCES,
   REQUESTED_ADDRESS_ANNOTATION,
-  SKIP_VALIDATE_DELETE_ANNOTATION,
-  writeClaimStatus,
 } from '../src/index.js';
+import { SKIP_VALIDATE_DELETE_ANNOTATION } from '../src/webhooks/pool-rules.js';
 import {
   createClaim,
   createPool,

@@ -21,17 +21,14 @@ import {
 import type { AdmissionDecision, AdmissionRequest } from '@tally-ipam/controller-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { type PoolAllocationsView, type PoolKindInfo, poolAdmissionHandler, type TallyPool } from '../src/index.js';
+import { reservationIssues } from '../src/reservations.js';
 import {
   MAX_ADMISSION_MESSAGE_LENGTH,
   MAX_ADMISSION_WARNING_LENGTH,
   MAX_ADMISSION_WARNINGS,
-  POOL_KINDS,
-  type PoolAllocationsView,
-  type PoolKindInfo,
-  poolAdmissionHandler,
-  type TallyPool,
-} from '../src/index.js';
-import { reservationIssues } from '../src/reservations.js';
+} from '../src/webhooks/pool-admission.js';
+import { POOL_KINDS } from '../src/webhooks/pool-kinds.js';
 
 /**
  * Hostile input for the pool admission handlers (the function the webhook server calls for each AdmissionReview) and

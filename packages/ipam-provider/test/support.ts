@@ -14,14 +14,13 @@ import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll } from 'vitest';
+import { heldUnitOfKey } from '../src/holds.js';
 import {
   ADDRESS_RESOURCE,
   AddressLedgers,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
   type Holding,
-  heldUnitOfKey,
-  holdingOfEntry,
   type IPAMProvider,
   type IPAMProviderOptions,
   LEDGER_RESOURCE,
@@ -33,6 +32,7 @@ import {
   type StoredPool,
   setupIPAMProvider,
 } from '../src/index.js';
+import { holdingOfEntry } from '../src/ledger/entry-view.js';
 
 /**
  * testenv's `waitFor` with this suite's default deadline, 60 s instead of 30 s: its files run in parallel, each with

@@ -1,12 +1,12 @@
 import type { AdmissionRequest } from '@tally-ipam/controller-kit';
 import { describe, expect, it } from 'vitest';
 import {
-  POOL_KINDS,
   type PoolAllocationRecord,
   type PoolAllocationsView,
   type PoolKindInfo,
   poolAdmissionHandler,
 } from '../src/index.js';
+import { POOL_KINDS } from '../src/webhooks/pool-kinds.js';
 
 /**
  * A pool whose stored object no longer parses (a schema that tightened under it, or a hand edit made before the webhook

@@ -2,8 +2,68 @@
  * @tally-ipam/sim-infra: Sim, a simulated Cluster API infrastructure provider (SimCluster, SimMachine and their
  * templates) that takes machine addresses and the control-plane endpoint from any IPAM provider's pools.
  */
-export * from './api/v1alpha1/index.js';
-export * from './crds.js';
+export {
+  APIEndpoint,
+  CONTROL_PLANE_ENDPOINT_READY_CONDITION,
+  DEFAULT_SIM_INSTANCE_SIZE,
+  DeviceStatus,
+  ENDPOINT_ALLOCATED_REASON,
+  ENDPOINT_FROM_CLUSTER_REASON,
+  ENDPOINT_FROM_SPEC_REASON,
+  FailureDomain,
+  INSTANCE_PROVISIONED_CONDITION,
+  IP_ADDRESS_CLAIM_CONFLICT_REASON,
+  IP_ADDRESS_CLAIM_FAILED_REASON,
+  IP_ADDRESS_CLAIMS_BEING_CREATED_REASON,
+  IP_ADDRESS_INVALID_REASON,
+  IP_ADDRESSES_ALLOCATED_REASON,
+  IP_ADDRESSES_READY_CONDITION,
+  MachineAddress,
+  NetworkDevice,
+  NO_IP_ADDRESSES_REQUESTED_REASON,
+  NODE_PROVISIONED_CONDITION,
+  NODE_READY_REASON,
+  NODE_REGISTRATION_FAILED_REASON,
+  PoolReference,
+  PROVISIONED_REASON,
+  SIM_CLUSTER_FINALIZER,
+  SIM_CLUSTER_KIND,
+  SIM_CLUSTER_TEMPLATE_KIND,
+  SIM_CRD_LABELS,
+  SIM_GROUP,
+  SIM_MACHINE_FINALIZER,
+  SIM_MACHINE_KIND,
+  SIM_MACHINE_POOL_FINALIZER,
+  SIM_MACHINE_POOL_KIND,
+  SIM_MACHINE_POOL_TEMPLATE_KIND,
+  SIM_MACHINE_TEMPLATE_KIND,
+  SIM_V1ALPHA1_API_VERSION,
+  SIM_V1ALPHA1_VERSION,
+  SimCluster,
+  SimClusterSpec,
+  SimClusterStatus,
+  SimClusterTemplate,
+  SimInstanceSize,
+  SimMachine,
+  SimMachinePool,
+  SimMachinePoolSpec,
+  SimMachinePoolStatus,
+  SimMachinePoolTemplate,
+  SimMachineSpec,
+  SimMachineStatus,
+  SimMachineTemplate,
+  simCustomResourceDefinitions,
+  WAITING_FOR_BOOTSTRAP_DATA_REASON,
+  WAITING_FOR_CLUSTER_INFRASTRUCTURE_REASON,
+  WAITING_FOR_CONTROL_PLANE_ENDPOINT_REASON,
+  WAITING_FOR_INSTANCE_REASON,
+  WAITING_FOR_IP_ADDRESS_REASON,
+  WAITING_FOR_IP_ADDRESSES_REASON,
+  WAITING_FOR_KUBECONFIG_REASON,
+  WAITING_FOR_MACHINE_POOL_REASON,
+  WAITING_FOR_OWNER_REASON,
+} from './api/v1alpha1/index.js';
+export { type GeneratedSimCRDFile, generatedSimCRDFiles, simCRDDirectory, simCRDsYaml } from './crds.js';
 export {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
@@ -24,67 +84,25 @@ export {
   StoredNode,
   StoredSecret,
 } from './resources.js';
-export {
-  SIM_FIELD_MANAGER,
-  type SimInfraProvider,
-  type SimInfraProviderOptions,
-  setupSimInfraProvider,
-} from './setup.js';
-export type { SimControllerContext } from './shared.js';
-export {
-  isExternallyManaged,
-  newSimClusterController,
-  SimClusterReconciler,
-  type SimClusterReconcilerDeps,
-} from './simcluster/index.js';
+export { type SimInfraProvider, type SimInfraProviderOptions, setupSimInfraProvider } from './setup.js';
+export { SimClusterReconciler, type SimClusterReconcilerDeps } from './simcluster/index.js';
 export {
   type DesiredClaim,
   desiredClaims,
-  type InstanceOwner,
-  newSimMachineController,
-  SimMachineClaims,
   SimMachineReconciler,
   type SimMachineReconcilerDeps,
 } from './simmachine/index.js';
+export { poolInstances, SimMachinePoolReconciler, type SimMachinePoolReconcilerDeps } from './simmachinepool/index.js';
 export {
-  newSimMachinePoolController,
-  poolInstances,
-  SimMachinePoolReconciler,
-  type SimMachinePoolReconcilerDeps,
-} from './simmachinepool/index.js';
-export {
-  newSimMachineTemplateController,
-  SimMachineTemplateReconciler,
-  type SimMachineTemplateReconcilerDeps,
-} from './simmachinetemplate/index.js';
-export {
-  DEFAULT_KUBELET_VERSION,
   deregisterNode,
-  KUBECONFIG_SECRET_KEY,
   kubeconfigSecretName,
-  NODE_LEASE_DURATION_SECONDS,
-  NODE_LEASE_NAMESPACE,
-  NODE_LEASE_RENEW_INTERVAL_MS,
   NodeNameTakenError,
   type NodeRegistration,
   registerNode,
-  renewNodeLease,
   WorkloadClusters,
 } from './simulated-cloud.js';
-export {
-  controlPlaneEndpointClaimName,
-  deviceToken,
-  ipAddressClaimName,
-  MAX_OBJECT_NAME_LENGTH,
-  shortenName,
-} from './util/claim-name.js';
-export {
-  type ClaimProgress,
-  type ConditionVerdict,
-  conditionOf,
-  ipAddressesCondition,
-} from './util/conditions.js';
-export { simInstanceAutoscaleStatus } from './util/instance-size.js';
+export { controlPlaneEndpointClaimName, ipAddressClaimName, shortenName } from './util/claim-name.js';
+export { type ClaimProgress, type ConditionVerdict, ipAddressesCondition } from './util/conditions.js';
 export {
   type AddressValidation,
   type ClaimedAddress,

@@ -1,13 +1,9 @@
 import { DNS1123_SUBDOMAIN_PATTERN } from '@tally-ipam/api-types';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  controlPlaneEndpointClaimName,
-  DEVICE_NAME_PATTERN,
-  ipAddressClaimName,
-  MAX_OBJECT_NAME_LENGTH,
-  shortenName,
-} from '../src/index.js';
+import { DEVICE_NAME_PATTERN } from '../src/api/v1alpha1/types.js';
+import { controlPlaneEndpointClaimName, ipAddressClaimName, shortenName } from '../src/index.js';
+import { MAX_OBJECT_NAME_LENGTH } from '../src/util/claim-name.js';
 
 const subdomain = new RegExp(DNS1123_SUBDOMAIN_PATTERN);
 

@@ -8,14 +8,13 @@ import {
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
   MACHINE_RESOURCE,
-  NODE_LEASE_DURATION_SECONDS,
-  NODE_LEASE_NAMESPACE,
   NODE_RESOURCE,
   SIM_MACHINE_FINALIZER,
   SIM_MACHINE_RESOURCE,
   type SimMachine,
   type StoredClaim,
 } from '../src/index.js';
+import { NODE_LEASE_DURATION_SECONDS, NODE_LEASE_NAMESPACE } from '../src/simulated-cloud.js';
 import {
   conditionOf,
   createBootstrapSecret,

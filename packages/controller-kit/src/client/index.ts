@@ -1,6 +1,17 @@
 // @tally-ipam/controller-kit/client: the typed client, API errors, Events, finalizers, owner references and the
 // transport it runs on. Credential and path plumbing stays unexported.
-export * from './client.js';
+export {
+  type ApplyOptions,
+  Client,
+  type ClientListOptions,
+  type ClientOptions,
+  type DeleteOptions,
+  type JsonPatchOperation,
+  type ObjectList,
+  type PatchOptions,
+  type RequestOptions,
+  type WriteOptions,
+} from './client.js';
 export {
   asKubeApiError,
   isAlreadyExists,
@@ -8,18 +19,41 @@ export {
   isGone,
   isInvalid,
   isNotFound,
-  isStaleResourceVersionConflict,
   KubeApiError,
   KubeRequestError,
   type RequestTarget,
   type StatusCause,
 } from './errors.js';
-export * from './events.js';
-export * from './finalizers.js';
-export * from './object-schema.js';
-export * from './owner-references.js';
+export {
+  EVENTS_RESOURCE,
+  type EventInput,
+  EventRecorder,
+  type EventRecorderOptions,
+  type EventType,
+  microTime,
+} from './events.js';
+export { addFinalizer, hasFinalizer, removeFinalizer } from './finalizers.js';
+export {
+  compiledSchema,
+  type ObjectInput,
+  type ObjectOf,
+  parsesToItsInput,
+  type TypedResourceKind,
+  typedResource,
+} from './object-schema.js';
+export {
+  AlreadyOwnedError,
+  findOwnerReference,
+  isControlledBy,
+  isOwnedBy,
+  type OwnerReferenceOptions,
+  ownerReferenceTo,
+  removeOwnerReference,
+  setControllerReference,
+  setOwnerReference,
+} from './owner-references.js';
 export { type RequestRateLimit, setRequestRateLimit } from './request-rate-limit.js';
-export { type ObjectKey, objectKeyString, parseObjectKey, type ResourceKind } from './resource.js';
+export { type ObjectKey, parseObjectKey, type ResourceKind } from './resource.js';
 export {
   type HttpMethod,
   type KubeRequest,

@@ -1,22 +1,17 @@
-// @tally-ipam/controller-kit/controller: controllers, reconcilers, their watches, event handlers and predicates.
-export * from './controller.js';
-export * from './controller-metrics.js';
-export * from './event-handlers.js';
+// @tally-ipam/controller-kit/controller: controllers, reconcilers, their watches' map functions and predicates. The
+// event handlers behind a watch and the controller metrics stay unexported.
+export { Controller, type ControllerOptions, type WatchOptions } from './controller.js';
+export type { MapFunc } from './event-handlers.js';
 export {
-  type AnyEvent,
   and,
   annotationChangedPredicate,
   type CreateEvent,
   type DeleteEvent,
-  type EventKind,
   type GenericEvent,
   generationChangedPredicate,
-  labelChangedPredicate,
-  labelSelectorPredicate,
-  newPredicateFuncs,
   not,
   or,
   type Predicate,
   type UpdateEvent,
 } from './predicate.js';
-export * from './reconciler.js';
+export { type ReconcileContext, type Reconciler, type Request, type Result, reconcilerFunc } from './reconciler.js';

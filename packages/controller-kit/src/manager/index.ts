@@ -1,30 +1,31 @@
 // @tally-ipam/controller-kit/manager: the Manager and what it runs (runnables, leader election, probes, metrics and
 // diagnostics endpoints), its flags, kubeconfig loading, logging and signals. The Lease arithmetic of leader election
-// and TLS plumbing stay unexported.
-export {
-  APIServerMonitor,
-  type APIServerMonitorOptions,
-  APIServerUnreachableError,
-  CacheSyncTimeoutError,
-} from './api-server-monitor.js';
-export * from './bind-address.js';
-export * from './diagnostics.js';
+// and TLS plumbing stay unexported, and so do the servers and the leader elector the Manager starts itself.
+export { APIServerUnreachableError, CacheSyncTimeoutError } from './api-server-monitor.js';
+export type { DiagnosticsAuthOptions } from './diagnostics.js';
 export { FlagError } from './flag-error.js';
-export * from './flags.js';
+export {
+  LOG_LEVELS,
+  LOGGING_FORMATS,
+  type LoggingFormat,
+  type LogLevel,
+  type ManagerFlagDefaults,
+  type ManagerFlags,
+  managerFlagsUsage,
+  parseManagerFlags,
+} from './flags.js';
 export { loadKubeConfig, readInClusterNamespace } from './kubeconfig.js';
-export * from './leader-election.js';
+export { LeaderElectionLostError, type LeaderElectionTimings } from './leader-election.js';
 export { LEASE_RESOURCE } from './lease.js';
 export { type CreateLoggerOptions, createLogger } from './logger.js';
-export * from './manager.js';
 export {
-  type Checker,
-  type MetricsServerOptions,
-  type NamedChecker,
-  type ProbeServerOptions,
-  type RunningServer,
-  startMetricsServer,
-  startProbeServer,
-} from './probes.js';
-export { type DelayedStopRunnable, hasShutdownDelay, type Runnable, type SyncingRunnable } from './runnable.js';
-export * from './signals.js';
-export { DEFAULT_TLS_OPTIONS, parseTLSOptions, type TLSOptions } from './tls-options.js';
+  type LeaderElectionOptions,
+  Manager,
+  type ManagerOptions,
+  type SecureDiagnosticsOptions,
+  ShutdownTimeoutError,
+} from './manager.js';
+export type { Checker } from './probes.js';
+export type { DelayedStopRunnable, Runnable, SyncingRunnable } from './runnable.js';
+export { setupSignalHandler } from './signals.js';
+export { parseTLSOptions, type TLSOptions } from './tls-options.js';

@@ -1,7 +1,4 @@
-// @tally-ipam/controller-kit/queue: client-go's work queues and rate limiters, and their Prometheus metrics.
-export * from './clock.js';
-export * from './prometheus-queue-metrics.js';
-export * from './queue-metrics.js';
-export * from './rate-limiter.js';
-export * from './rate-limiting-queue.js';
-export * from './work-queue.js';
+// @tally-ipam/controller-kit/queue: a controller's retry policy (client-go's default controller rate limiter) and the
+// clock it runs on. The work queues and their metrics are the controller's plumbing and stay unexported.
+export type { Clock } from './clock.js';
+export { type DefaultRateLimiterOptions, defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';

@@ -13,7 +13,31 @@ export {
   tallyAddressLedgerCustomResourceDefinition,
 } from './address-ledger.js';
 export { type AddressInterval, type Inspection, inspectAddressEntry, inspectCIDR, inspectIP } from './addresses.js';
-export * from './constants.js';
+export {
+  ALLOCATION_STRATEGIES,
+  type AllocationStrategy,
+  DEFAULT_ALLOCATION_PREFIX_LENGTH,
+  DEFAULT_ALLOCATION_STRATEGY,
+  GLOBAL_TALLY_IP_POOL_KIND,
+  GLOBAL_TALLY_PREFIX_POOL_KIND,
+  MAX_ENTRY_LENGTH,
+  MAX_IP_LENGTH,
+  MAX_POOL_ENTRIES,
+  MAX_RESERVATIONS,
+  POOL_DELETING_REASON,
+  POOL_EXHAUSTED_REASON,
+  POOL_INVALID_SPEC_REASON,
+  POOL_READY_CONDITION,
+  POOL_READY_REASON,
+  TALLY_GROUP,
+  TALLY_IP_POOL_KIND,
+  TALLY_POOL_KINDS,
+  TALLY_PREFIX_POOL_KIND,
+  TALLY_PROVIDER_LABEL_VALUE,
+  TALLY_V1ALPHA1_API_VERSION,
+  TALLY_V1ALPHA1_VERSION,
+  type TallyPoolKind,
+} from './constants.js';
 export { TALLY_CRD_LABELS, tallyCustomResourceDefinitions } from './crds.js';
 export { GlobalTallyIPPool, Reservation, TallyIPPool, TallyIPPoolSpec } from './ip-pool.js';
 export { isClusterScopedPoolKind, isPrefixPoolKind, isTallyPoolReference } from './pool-reference.js';
