@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { VersionApi } from '@kubernetes/client-node';
-import type { ControlPlane } from './control-plane.js';
 import { errorMessage } from './format.js';
 import { kubeConfigFromYaml } from './kubeconfig.js';
+import type { ControlPlane } from './plane.js';
 
 /**
  * A control plane backed by an existing cluster (e.g. kind): nothing is started or stopped, and the operations that
