@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { join, sep } from 'node:path';
+import { join, posix, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
@@ -15,6 +15,7 @@ export type FileContext = 'src' | 'test' | 'bench' | 'scripts';
 export const FILE_CONTEXTS: readonly FileContext[] = ['src', 'test', 'bench', 'scripts'];
 
 export type DependencyKind = 'dependencies' | 'peerDependencies' | 'devDependencies';
+export const ALL_KINDS: readonly DependencyKind[] = ['dependencies', 'peerDependencies', 'devDependencies'];
 
 export interface ImportSite {
   /** Path relative to the workspace root, with forward slashes. */
@@ -154,4 +155,11 @@ export function packageNameOf(specifier: string): string | undefined {
   if (NODE_BUILTINS.has(specifier.split('/')[0] ?? '')) return undefined;
   const parts = specifier.split('/');
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+/** The workspace path a relative (or absolute) import of `site` names, without a trailing slash. */
+export function resolveInWorkspace(site: ImportSite): string {
+  return site.specifier.startsWith('/')
+    ? site.specifier
+    : posix.normalize(posix.join(posix.dirname(site.file), site.specifier)).replace(/\/$/, '');
 }
