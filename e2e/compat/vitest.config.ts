@@ -3,7 +3,7 @@ import { CLUSTER_API_VERSION_ENV, OLDEST_CLUSTER_API_VERSION } from '@tally-ipam
 import { defineConfig } from 'vitest/config';
 
 /**
- * The compatibility job: the e2e suite's contract files and the CAPV scenario again, on the oldest Cluster API release
+ * The compatibility job: the e2e suite's contract files, the CAPV scenario and the clusterctl lifecycle again, on the oldest Cluster API release
  * still supported (testenv's `OLDEST_CLUSTER_API_VERSION`, with the CAPV release paired with it), after the main run
  * has run the whole suite on the default one. The release is set for the whole process here, before the global setup
  * builds or finds its manager, CRDs and clusterctl, so that nothing in the run can use another one.
@@ -22,6 +22,9 @@ export default defineConfig({
       'test/ipam-conversion.test.ts',
       'test/admission.test.ts',
       'test/capv/capv.test.ts',
+      // clusterctl of that release installs, upgrades, moves and deletes Tally without losing an allocation. The
+      // upgrade's "previous release" is Tally's (built from git), not Cluster API's: it holds on this release too.
+      'test/lifecycle/lifecycle.test.ts',
       // The README's compatibility table has this release's row.
       'test/compatibility.test.ts',
     ],
