@@ -15,17 +15,6 @@ import { referencePages } from './support/readmes.js';
  */
 
 /**
- * Pages whose blocks do not compile yet, each with the reason. The test fails when one of them compiles, so the
- * list only shrinks: remove the page then.
- */
-const NOT_YET_COMPILING: ReadonlyMap<string, string> = new Map([
-  ['e2e/README.md', "its example imports the suite's own harness (`./harness.js`), which no published package exports"],
-  ['packages/testenv/README.md', 'excerpts without their declarations; the page is being rewritten by its owner'],
-  ['tools/kind/README.md', 'an excerpt without its declarations; the page is being rewritten by its owner'],
-  ['tools/vsphere/README.md', 'an excerpt without its declarations; the page is being rewritten by its owner'],
-]);
-
-/**
  * Where the blocks are written: inside this package's node_modules, so that `@tally-ipam/*` resolves through it as in
  * a user's project, and so that no other tool reading the workspace's sources (tools/architecture) meets them.
  */
@@ -90,8 +79,7 @@ describe('TypeScript blocks type-check', () => {
   });
 
   const guide = tsBlocks(guidePages());
-  const pages = referencePages();
-  const reference = tsBlocks(pages.filter((page) => !NOT_YET_COMPILING.has(page.path)));
+  const reference = tsBlocks(referencePages());
 
   it('the guide and the READMEs have TypeScript blocks', () => {
     expect(guide.length).toBeGreaterThan(0);
@@ -106,13 +94,5 @@ describe('TypeScript blocks type-check', () => {
   it('every block of the READMEs and docs compiles with tsc --strict', () => {
     const { status, report } = typeCheck(workDir(), reference);
     expect(status, report).toBe(0);
-  });
-
-  it.each([...NOT_YET_COMPILING])('%s does not compile yet (%s): once it does, take it off the list', (path) => {
-    const page = pages.find((candidate) => candidate.path === path);
-    expect(page, `${path} is no reference page any more`).toBeDefined();
-    const blocks = tsBlocks(page ? [page] : []);
-    expect(blocks.length, `${path} has no TypeScript block`).toBeGreaterThan(0);
-    expect(typeCheck(workDir(), blocks).status, `${path} compiles now`).not.toBe(0);
   });
 });
