@@ -147,6 +147,20 @@ function linksOf(page: Page): { target: string; line: number }[] {
   return links;
 }
 
+/** GitHub's anchors of a Markdown file's headings: lower case, punctuation dropped, spaces as hyphens. */
+function anchorsOf(path: string): Set<string> {
+  const anchors = new Set<string>();
+  let fence = false;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (/^(`{3,}|~{3,})/.test(line)) fence = !fence;
+    const heading = fence ? null : /^#{1,6}\s+(.*)$/.exec(line);
+    if (!heading) continue;
+    const text = (heading[1] ?? '').trim().toLowerCase();
+    anchors.add(text.replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-'));
+  }
+  return anchors;
+}
+
 describe('links', () => {
   const pages = [
     ...guidePages(),
@@ -155,14 +169,17 @@ describe('links', () => {
   ];
 
   it.each(pages.map((page) => [page.path, page] as const))(
-    '%s: every link names a file of the repository that exists',
+    '%s: every link names a file of the repository that exists, and a heading of it where it names one',
     (path, page) => {
       for (const { target, line } of linksOf(page)) {
-        if (target.startsWith('#')) continue;
         expect(target, `${path}:${line} points outside the repository`).not.toMatch(/^[a-z][a-z0-9+.-]*:/i);
-        const resolved = join(REPOSITORY_ROOT, dirname(path), target.replace(/#.*$/, ''));
+        const [file = '', anchor] = target.split('#');
+        const resolved = join(REPOSITORY_ROOT, file === '' ? path : join(dirname(path), file));
         expect(relative(REPOSITORY_ROOT, resolved), `${path}:${line}: ${target}`).not.toMatch(/^\.\./);
         expect(existsSync(resolved), `${path}:${line}: ${target} does not exist`).toBe(true);
+        if (anchor !== undefined && existsSync(resolved) && resolved.endsWith('.md')) {
+          expect(anchorsOf(resolved), `${path}:${line}: ${target} names no heading`).toContain(anchor);
+        }
       }
     },
   );
