@@ -94,17 +94,21 @@ export interface Lane {
   stop(): Promise<void>;
 }
 
-/** One version of both providers, rendered from `providers`' tree with the loaded images, ready for the repository. */
-async function laneRelease(
+/**
+ * One version of both providers, rendered from `providers`' tree with the loaded images, ready for the repository;
+ * Tally's clusterctl variables are the lane's unless `ipamVariables` says otherwise.
+ */
+export async function laneRelease(
   version: string,
   providers: Readonly<Record<'ipam' | 'sim', LaneProvider>>,
   images: Readonly<Record<'ipam' | 'sim', string>>,
   ipamReplicas: number,
   nodes: readonly string[],
   withoutCertManager: WithoutCertManager,
+  ipamVariables: Readonly<Record<string, string>> = LANE_IPAM_VARIABLES,
 ): Promise<LaneRelease> {
   const ipam = withReplicas(
-    renderProviderComponents(providers.ipam, images.ipam, LANE_IPAM_VARIABLES),
+    renderProviderComponents(providers.ipam, images.ipam, ipamVariables),
     providers.ipam.deployment,
     ipamReplicas,
   );

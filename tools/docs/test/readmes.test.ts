@@ -1,19 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { readBenchTable } from '@tally-ipam/testenv';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { helpFlags } from './support/clusterctl.js';
-import { CONTROLLER_MAIN, MANAGER_MANIFEST, REPOSITORY_ROOT } from './support/guide.js';
-import { codeOf, type Page, tableWithHeader } from './support/markdown.js';
+import { CONTROLLER_MAIN, guidePages, MANAGER_MANIFEST, REPOSITORY_ROOT } from './support/guide.js';
+import { codeOf, type Page, parsePage, tableWithHeader } from './support/markdown.js';
 import { referencePage, referencePages } from './support/readmes.js';
 
 /**
  * What the READMEs state that the code knows, checked against the code: the apps' flag tables against their
  * `--help`, the Deployment's requests and limits against the shipped manifest, the IPAM provider's test table against
- * its `test/` folder, and every benchmark table between markers against the shape its bench writes.
+ * its `test/` folder, every benchmark table between markers against the shape its bench writes, and every link of
+ * the guide, the root README and the reference pages against the files of the repository.
  */
 
 const SIM_CONTROLLER_MAIN = join(REPOSITORY_ROOT, 'apps/sim-infra-controller/dist/main.js');
@@ -123,6 +124,63 @@ describe('benchmark tables between markers', () => {
         readFileSync(join(benchDir, file), 'utf8').includes(`name: '${name}'`),
       );
       expect(writers, `${path}: no file of bench/ writes bench:${name}`).not.toEqual([]);
+    },
+  );
+});
+
+/** Markdown links `[text](target)` of the prose (fenced blocks left out), with their lines. */
+function linksOf(page: Page): { target: string; line: number }[] {
+  const links: { target: string; line: number }[] = [];
+  let fence: string | undefined;
+  page.text.split('\n').forEach((line, index) => {
+    const opening = /^(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence !== undefined) {
+      if (opening !== undefined && line.trim() === fence) fence = undefined;
+      return;
+    }
+    if (opening !== undefined) {
+      fence = opening;
+      return;
+    }
+    for (const match of line.matchAll(/\]\(([^)\s]+)\)/g)) links.push({ target: match[1] ?? '', line: index + 1 });
+  });
+  return links;
+}
+
+/** GitHub's anchors of a Markdown file's headings: lower case, punctuation dropped, spaces as hyphens. */
+function anchorsOf(path: string): Set<string> {
+  const anchors = new Set<string>();
+  let fence = false;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (/^(`{3,}|~{3,})/.test(line)) fence = !fence;
+    const heading = fence ? null : /^#{1,6}\s+(.*)$/.exec(line);
+    if (!heading) continue;
+    const text = (heading[1] ?? '').trim().toLowerCase();
+    anchors.add(text.replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-'));
+  }
+  return anchors;
+}
+
+describe('links', () => {
+  const pages = [
+    ...guidePages(),
+    parsePage('README.md', readFileSync(join(REPOSITORY_ROOT, 'README.md'), 'utf8')),
+    ...referencePages(),
+  ];
+
+  it.each(pages.map((page) => [page.path, page] as const))(
+    '%s: every link names a file of the repository that exists, and a heading of it where it names one',
+    (path, page) => {
+      for (const { target, line } of linksOf(page)) {
+        expect(target, `${path}:${line} points outside the repository`).not.toMatch(/^[a-z][a-z0-9+.-]*:/i);
+        const [file = '', anchor] = target.split('#');
+        const resolved = join(REPOSITORY_ROOT, file === '' ? path : join(dirname(path), file));
+        expect(relative(REPOSITORY_ROOT, resolved), `${path}:${line}: ${target}`).not.toMatch(/^\.\./);
+        expect(existsSync(resolved), `${path}:${line}: ${target} does not exist`).toBe(true);
+        if (anchor !== undefined && existsSync(resolved) && resolved.endsWith('.md')) {
+          expect(anchorsOf(resolved), `${path}:${line}: ${target} names no heading`).toContain(anchor);
+        }
+      }
     },
   );
 });

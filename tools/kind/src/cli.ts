@@ -18,6 +18,9 @@ const USAGE = `usage: tally-kind <command> [--name NAME]
   delete    delete the cluster (node containers, their volumes, its network)
   status    whether a Docker engine answers, what the cache holds, which kind clusters exist
 
+  --name NAME  the cluster create and delete act on (default: tally)
+  -h, --help   this text
+
 environment: TALLY_CACHE_DIR (cache root), TALLY_DEBIAN_MIRROR (debootstrap mirror)`;
 
 const log = (message: string): void => {
@@ -98,7 +101,7 @@ async function main(args: readonly string[]): Promise<void> {
     }
     default:
       console.error(USAGE);
-      process.exitCode = command === undefined || command === '--help' ? 0 : 2;
+      process.exitCode = command === undefined || command === '--help' || command === '-h' ? 0 : 2;
   }
 }
 

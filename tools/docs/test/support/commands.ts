@@ -15,17 +15,24 @@ function words(text: string): string[] {
   return text.trim().split(/\s+/).filter(Boolean);
 }
 
+/** `eval "$(node tools/kind/dist/cli.js create)"` is the command inside: the page runs that and evaluates what it prints. */
+function unwrapEval(text: string): string {
+  const match = /^eval\s+"\$\((.*)\)"$/.exec(text);
+  return match ? (match[1] ?? '').trim() : text;
+}
+
 /** Lines of sh blocks and inline code spans whose first word is `program`. */
 export function commandLines(page: Page, program: string): CommandLine[] {
   const found: CommandLine[] = [];
   for (const block of page.blocks.filter((candidate) => candidate.lang === 'sh')) {
     block.text.split('\n').forEach((raw, index) => {
-      const text = raw.replace(/\s+#.*$/, '').trim();
+      const text = unwrapEval(raw.replace(/\s+#.*$/, '').trim());
       if (words(text)[0] === program) found.push({ words: words(text), line: block.line + 1 + index, text });
     });
   }
   for (const code of page.inlineCode) {
-    if (words(code.text)[0] === program) found.push({ words: words(code.text), line: code.line, text: code.text });
+    const text = unwrapEval(code.text);
+    if (words(text)[0] === program) found.push({ words: words(text), line: code.line, text });
   }
   return found;
 }

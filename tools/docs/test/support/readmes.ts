@@ -5,7 +5,8 @@ import { type Page, parsePage } from './markdown.js';
 
 /**
  * The reference pages outside the guide: every package's, app's and tool's README, the e2e README, each package's
- * own `docs/` pages and the repository's `docs/*.md`. Read as the guide's pages are, so the same checks apply.
+ * own `docs/` pages, the repository's `docs/*.md` and its design notes, `docs/design/*.md`. Read as the guide's pages
+ * are, so the same checks apply.
  */
 
 /** The folders whose children are workspace packages (pnpm-workspace.yaml), and e2e. */
@@ -22,7 +23,7 @@ function markdownIn(dir: string): string[] {
 
 /** Repository-relative paths of the reference pages, sorted. */
 export function referencePaths(): string[] {
-  const paths: string[] = [...markdownIn('docs'), 'e2e/README.md'];
+  const paths: string[] = [...markdownIn('docs'), ...markdownIn('docs/design'), 'e2e/README.md'];
   for (const parent of PACKAGE_PARENTS) {
     for (const name of readdirSync(join(REPOSITORY_ROOT, parent)).sort()) {
       const readme = `${parent}/${name}/README.md`;
