@@ -264,6 +264,14 @@ switch (job) {
       ...pnpm('--filter', '@tally-ipam/vsphere', 'run', 'prepare:vsphere'),
     );
 
+    // kind's binaries (kubectl among them): tools/docs checks the guide's kubectl lines against its --help, and the
+    // kind lane runs them; built here, cached, so that a cold build is no test's business.
+    check(
+      'prepare: kind and kubectl (Go builds, cached)',
+      'node',
+      ['tools/kind/dist/cli.js', 'binaries'],
+    );
+
     const lane = kindLanePresent();
     removeTestResults(root, [
       join(root, COMPAT_REPORT),

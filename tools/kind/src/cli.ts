@@ -12,6 +12,7 @@ import { prepareKind } from './prepare.js';
 
 const USAGE = `usage: tally-kind <command> [--name NAME]
 
+  binaries  build (or find in the cache) kind, kubectl and the node's Kubernetes binaries; no Docker engine needed
   prepare   build (or find in the cache) kind, kubectl, the node image and the Cluster API manager image archive
   create    prepare, then create a kind cluster (default name: tally) and print its kubeconfig path; the cluster
             stays until "tally-kind delete"
@@ -47,6 +48,15 @@ async function requireEngine(): Promise<void> {
 async function main(args: readonly string[]): Promise<void> {
   const command = args[0];
   switch (command) {
+    case 'binaries': {
+      // npm test's prepare stage: tools/docs checks the guide's kubectl lines against this kubectl's --help, with or
+      // without a Docker engine, and a cold build of it must not fall inside a test's timeout.
+      const started = Date.now();
+      const kind = await ensureKindBinaries(log);
+      log(`binaries ready in ${formatDuration(Date.now() - started)}`);
+      console.log(JSON.stringify(kind.paths, null, 2));
+      return;
+    }
     case 'prepare': {
       await requireEngine();
       const started = Date.now();
