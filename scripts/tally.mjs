@@ -266,11 +266,7 @@ switch (job) {
 
     // kind's binaries (kubectl among them): tools/docs checks the guide's kubectl lines against its --help, and the
     // kind lane runs them; built here, cached, so that a cold build is no test's business.
-    check(
-      'prepare: kind and kubectl (Go builds, cached)',
-      'node',
-      ['tools/kind/dist/cli.js', 'binaries'],
-    );
+    check('prepare: kind and kubectl (Go builds, cached)', 'node', ['tools/kind/dist/cli.js', 'binaries']);
 
     const lane = kindLanePresent();
     removeTestResults(root, [
