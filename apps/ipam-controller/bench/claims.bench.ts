@@ -10,8 +10,9 @@
  *   many-pools  `--pools` pools (default 20) × `--claims-per-pool` claims (default 200) created at once;
  *   steady      `--steady-claims` claims (default 1 000) at a steady `--rates` claims/s (default 50,100): p50/p99;
  *   memory      start-to-synced time and RSS of the providers over `--objects` allocations (default 50 000).
- * `--rounds` (default 2) interleaves the contenders round by round; `--contenders` picks them. `--split-cores=on` puts
- * the control plane on cores of its own and every contender on the last core.
+ * `--rounds` (default 2) interleaves the contenders round by round; `--contenders` picks them (opt-in beside the
+ * default five: `tally-64`, `tally-32`, `tally-16`, Tally built with smaller ledger blocks, in the scenarios without a
+ * prefill). `--split-cores=on` puts the control plane on cores of its own and every contender on the last core.
  * Claim → bound is measured the same way for all (create sent → watch event showing `status.addressRef`); API requests
  * come from the API server's own `apiserver_request_total`.
  *
@@ -46,6 +47,14 @@ import {
   writesTo,
 } from './api-requests.js';
 import {
+  BLOCK_SIZE_VARIANTS,
+  type BlockSizeVariant,
+  isBlockSizeVariant,
+  refusePrefilledVariants,
+  writeVariantBundles,
+} from './block-size-variants.js';
+import {
+  ALL_CONTENDERS,
   type BenchPool,
   CONTENDERS,
   type Contender,
@@ -80,7 +89,7 @@ const flagsSchema = z.object({
     .string()
     .default(CONTENDERS.join(','))
     .transform((text) => text.split(','))
-    .pipe(z.array(z.enum(CONTENDERS)).min(1)),
+    .pipe(z.array(z.enum(ALL_CONTENDERS)).min(1)),
   rounds: count(2),
   claims: count(2_000),
   prefill: count(20_000),
@@ -163,6 +172,10 @@ interface Figure {
   readonly line: string;
   /** All requests that change state, per claim (the claim's create included). */
   readonly writesPerClaim?: number | undefined;
+  /** Writes of TallyAddressLedgers per claim (failed ones included). */
+  readonly ledgerWritesPerClaim?: number | undefined;
+  /** kube-apiserver CPU ms per claim while the claims were bound. */
+  readonly apiServerCpuMsPerClaim?: number | undefined;
 }
 
 interface Run {
@@ -170,12 +183,16 @@ interface Run {
   readonly reference: ReferenceProviderBinary | undefined;
   /** What the `tally` contender runs: the production bundle (`--tally=bundle`) or `dist/main.js`. */
   readonly tallyEntry: string;
+  /** What each block-size variant asked for runs: a patched copy of the production bundle. */
+  readonly variantEntries: ReadonlyMap<BlockSizeVariant, string>;
   /** The medians of each scenario run, for the README's table (`--readme=on`). */
   readonly rows: ScenarioRow[];
 }
 
-function binariesOf(run: Run): { readonly tally: string; readonly reference: string } {
-  return { tally: run.tallyEntry, reference: run.reference?.path ?? '' };
+function binariesOf(run: Run, contender: Contender): { readonly tally: string; readonly reference: string } {
+  const variant = isBlockSizeVariant(contender) ? run.variantEntries.get(contender) : undefined;
+  if (isBlockSizeVariant(contender) && variant === undefined) throw new Error(`${contender}: no bundle was built`);
+  return { tally: variant ?? run.tallyEntry, reference: run.reference?.path ?? '' };
 }
 
 /**
@@ -330,7 +347,7 @@ async function loadRun(
     let settleMs: number | undefined;
     try {
       if (PROVIDERS.includes(contender)) {
-        provider = await startProvider(contender, binariesOf(run), kubeconfigPath, NAMESPACE);
+        provider = await startProvider(contender, binariesOf(run, contender), kubeconfigPath, NAMESPACE);
         const limitS = run.flags['settle-limit'];
         settleMs = await waitSettled(provider.pid, limitS * 1000);
         // Claims sent while it still works through what was there would measure both at once.
@@ -387,10 +404,14 @@ async function loadRun(
   });
 }
 
+function ledgerWrites(byTarget: ReadonlyMap<string, number>): number {
+  return [...writesTo(byTarget, 'tallyaddressledgers').values()].reduce((sum, value) => sum + value, 0);
+}
+
 /** TallyAddressLedger writes per claim, with their count by verb: the budget is 0.1 beyond the contract's. */
 function ledgerSummary(byTarget: ReadonlyMap<string, number>, claims: number): string {
   const writes = writesTo(byTarget, 'tallyaddressledgers');
-  const total = [...writes.values()].reduce((sum, value) => sum + value, 0);
+  const total = ledgerWrites(byTarget);
   const verbs = [...writes].map(([verb, value]) => `${verb} ${value}`).join(', ');
   return `${(total / claims).toFixed(3)}${verbs ? ` (${verbs})` : ''}`;
 }
@@ -440,7 +461,18 @@ async function loadScenario(
       const line = describeLoad(contender, round, result, loadBefore);
       console.log(line);
       const writesPerClaim = mutatingRequests(result.requests.byVerb) / result.claims;
-      figures.push({ contender, round, value: value(result), line, writesPerClaim });
+      const ledgerWritesPerClaim = ledgerWrites(result.requests.byTarget) / result.claims;
+      const apiServerCpu = result.cpu.get('kube-apiserver');
+      const apiServerCpuMsPerClaim = apiServerCpu === undefined ? undefined : (apiServerCpu * 1000) / result.claims;
+      figures.push({
+        contender,
+        round,
+        value: value(result),
+        line,
+        writesPerClaim,
+        ledgerWritesPerClaim,
+        apiServerCpuMsPerClaim,
+      });
     }
   }
   return figures;
@@ -457,16 +489,37 @@ function median(values: readonly number[]): number {
  * Returns the medians as the README table's row.
  */
 function printRatios(title: string, figures: readonly Figure[], unit: string, higherIsBetter: boolean): ScenarioRow {
-  const medians = new Map<Contender, number>();
-  for (const contender of CONTENDERS) {
-    const values = figures.filter((figure) => figure.contender === contender).map((figure) => figure.value);
-    if (values.length > 0) medians.set(contender, median(values));
-  }
+  const medianOf = (pick: (figure: Figure) => number | undefined): Map<Contender, number> => {
+    const medians = new Map<Contender, number>();
+    for (const contender of ALL_CONTENDERS) {
+      const values = figures.flatMap((figure) => {
+        const value = figure.contender === contender ? pick(figure) : undefined;
+        return value === undefined ? [] : [value];
+      });
+      if (values.length > 0) medians.set(contender, median(values));
+    }
+    return medians;
+  };
+  const medians = medianOf((figure) => figure.value);
   const tallyWrites = figures.flatMap((figure) =>
     figure.contender === 'tally' && figure.writesPerClaim !== undefined ? [figure.writesPerClaim] : [],
   );
   const parts = [...medians].map(([contender, value]) => `${contender} ${value.toFixed(1)} ${unit}`);
   console.log(`  ${title}, median over rounds: ${parts.join(', ')}`);
+  const perClaim = (label: string, values: Map<Contender, number>, decimals: number): void => {
+    const listed = [...values].map(([contender, value]) => `${contender} ${value.toFixed(decimals)}`);
+    if (listed.length > 0) console.log(`  ${label} (median over rounds): ${listed.join(', ')}`);
+  };
+  perClaim(
+    'ledger writes per claim',
+    medianOf((figure) => figure.ledgerWritesPerClaim),
+    3,
+  );
+  perClaim(
+    'kube-apiserver CPU ms per claim',
+    medianOf((figure) => figure.apiServerCpuMsPerClaim),
+    2,
+  );
   const pairs: [Contender, Contender][] = [
     ['tally', 'reference'],
     ['tally', 'tally-writes'],
@@ -475,6 +528,10 @@ function printRatios(title: string, figures: readonly Figure[], unit: string, hi
     ['reference', 'contract-minimum'],
     ['tally-writes', 'contract-minimum'],
     ['contract-watching', 'contract-minimum'],
+    ...BLOCK_SIZE_VARIANTS.flatMap((variant): [Contender, Contender][] => [
+      [variant, 'contract-minimum'],
+      [variant, 'tally'],
+    ]),
   ];
   const ratios = pairs.flatMap(([a, b]) => {
     const x = medians.get(a);
@@ -497,8 +554,8 @@ function printRatios(title: string, figures: readonly Figure[], unit: string, hi
 async function restartSamples(run: Run, contender: Contender, plane: Plane): Promise<number[]> {
   const baseline = contender === 'tally' ? run.flags['tally-baseline'] : undefined;
   const entries = [
-    { label: contender, binaries: binariesOf(run) },
-    ...(baseline ? [{ label: 'baseline', binaries: { ...binariesOf(run), tally: baseline } }] : []),
+    { label: contender, binaries: binariesOf(run, contender) },
+    ...(baseline ? [{ label: 'baseline', binaries: { ...binariesOf(run, contender), tally: baseline } }] : []),
   ];
   const synced = new Map<string, number[]>(entries.map((entry) => [entry.label, []]));
   for (let restart = 1; restart <= run.flags.restarts; restart += 1) {
@@ -562,7 +619,9 @@ async function memoryScenario(run: Run): Promise<ScenarioRow[]> {
         const baseline = contender === 'tally' ? run.flags['tally-baseline'] : undefined;
         const baselineFirst = baseline !== undefined && round % 2 === 0;
         const label = baselineFirst ? 'baseline' : contender;
-        const binaries = baselineFirst ? { ...binariesOf(run), tally: baseline } : binariesOf(run);
+        const binaries = baselineFirst
+          ? { ...binariesOf(run, contender), tally: baseline }
+          : binariesOf(run, contender);
         const { provider, cost } = await startMeasured(contender, binaries, plane);
         try {
           const syncedS = (provider.syncedAt - provider.startedAt) / 1000;
@@ -643,6 +702,8 @@ async function memoryScenario(run: Run): Promise<ScenarioRow[]> {
 
 async function main(): Promise<void> {
   const flags = parseFlags();
+  // Before anything is built or started: a refusal must not come an hour into a run.
+  refusePrefilledVariants(flags.scenario, flags.contenders);
   console.log(
     `bench: scenarios ${flags.scenario.join(', ')}; contenders ${flags.contenders.join(', ')}; rounds ${flags.rounds}; ` +
       `workers ${WORKERS}; node ${process.version}; load ${load()}`,
@@ -663,18 +724,26 @@ async function main(): Promise<void> {
         `${reference.builtNow ? 'built now' : 'cached'}, build took ${(reference.buildDurationMs / 1000).toFixed(0)} s)`,
     );
   }
-  const tallyEntry = flags.tally === 'bundle' ? bundleTally() : MAIN_JS;
+  const variants = flags.contenders.filter(isBlockSizeVariant);
+  // The variants are copies of the production bundle, so it is built for them even with `--tally=dist`.
+  const bundle = flags.tally === 'bundle' || variants.length > 0 ? bundleTally() : undefined;
+  const tallyEntry = flags.tally === 'bundle' && bundle ? bundle : MAIN_JS;
   if (flags.contenders.includes('tally')) console.log(`  tally: ${tallyEntry} (--tally=${flags.tally})`);
-  const run: Run = { flags, reference, tallyEntry, rows: [] };
   try {
+    const variantEntries = bundle
+      ? writeVariantBundles(bundle, dirname(bundle), variants)
+      : new Map<BlockSizeVariant, string>();
+    for (const [variant, path] of variantEntries) console.log(`  ${variant}: ${path}`);
+    const run: Run = { flags, reference, tallyEntry, variantEntries, rows: [] };
     await runScenarios(run);
     if (flags.readme === 'on' && run.rows.length > 0) {
       writeReadmeTable(run.rows, flags.rounds);
       console.log(`\nREADME: ${run.rows.length} row(s) of the bench:claims table written to ${README_PATH}`);
     }
   } finally {
-    // The bundle is this run's own (4–5 MB each): a run must not leave it behind in the temporary directory.
-    if (tallyEntry !== MAIN_JS) rmSync(dirname(tallyEntry), { recursive: true, force: true });
+    // The bundle and its variants are this run's own (4–5 MB each): a run must not leave them behind in the temporary
+    // directory.
+    if (bundle) rmSync(dirname(bundle), { recursive: true, force: true });
   }
 }
 

@@ -2,6 +2,8 @@
  * The five contenders of the side-by-side benchmark and the raw writers behind the three ceilings and the prefill.
  *
  * - `tally`: the built controller (`dist/main.js`) as a child process, default concurrency;
+ * - `tally-64`, `tally-32`, `tally-16` (opt-in, not in the default list): the same with 64, 32 or 16 addresses per
+ *   ledger block (see block-size-variants.ts);
  * - `reference`: the in-cluster provider (see reference-provider.ts), one claim worker as it ships;
  * - `tally-writes`: a raw client making exactly Tally's writes per claim and nothing else (the ceiling of Tally's
  *   design): finalizer patch, IPAddress create, status patch, and the ledger compare-and-swap writes amortised as Tally
@@ -40,12 +42,16 @@ import { pino } from 'pino';
 import { type ControllerProcess, servingPort, startController } from '../test/controller-process.js';
 import { forEachLimited } from '../test/random.js';
 import { ADDRESSES, CLAIMS, field, IPAM_API_VERSION } from '../test/support.js';
+import { BLOCK_SIZE_VARIANTS, isBlockSizeVariant } from './block-size-variants.js';
 import { HoldAheadPlan } from './hold-ahead-plan.js';
 import { REFERENCE_POOL_API_VERSION, startReferenceProvider } from './reference-provider.js';
 
+/** The default contenders, and the columns of the README's table. */
 export const CONTENDERS = ['tally', 'reference', 'tally-writes', 'contract-minimum', 'contract-watching'] as const;
-export type Contender = (typeof CONTENDERS)[number];
-export const PROVIDERS: readonly Contender[] = ['tally', 'reference'];
+/** Every contender `--contenders` accepts: the default ones and the block-size variants. */
+export const ALL_CONTENDERS = [...CONTENDERS, ...BLOCK_SIZE_VARIANTS] as const;
+export type Contender = (typeof ALL_CONTENDERS)[number];
+export const PROVIDERS: readonly Contender[] = ['tally', 'reference', ...BLOCK_SIZE_VARIANTS];
 
 /** Tally's default `--concurrency`; the raw ceilings get the same number of workers. */
 export const WORKERS = 10;
@@ -328,6 +334,8 @@ export async function prefill(
   progress: (message: string) => void,
 ): Promise<void> {
   const { kubeConfig, contender, namespace, pools, count } = options;
+  // The prefill's ledgers are written with this process's block size, which is not the variant's.
+  if (isBlockSizeVariant(contender)) throw new Error(`prefill: contender ${contender} cannot start on a prefill`);
   const entry = pools.get(options.pool);
   if (!entry) throw new Error(`prefill: no bench pool named "${options.pool}"`);
   const shape = shapeOf(contender);
@@ -449,16 +457,21 @@ async function startReference(binary: string, kubeconfigPath: string, namespace:
   return { pid: reference.pid, startedAt, syncedAt, stop: () => reference.stop() };
 }
 
-/** `binaries.tally`: the JS entry Tally runs from; `binaries.reference`: the reference provider's binary. */
+/**
+ * `binaries.tally`: the JS entry this Tally contender runs from (a variant's own bundle for a variant);
+ * `binaries.reference`: the reference provider's binary.
+ */
 export function startProvider(
   contender: Contender,
   binaries: { readonly tally: string; readonly reference: string },
   kubeconfigPath: string,
   namespace: string,
 ): Promise<RunningProvider> {
-  return contender === 'tally'
-    ? startTally(binaries.tally, kubeconfigPath, namespace)
-    : startReference(binaries.reference, kubeconfigPath, namespace);
+  if (contender === 'reference') return startReference(binaries.reference, kubeconfigPath, namespace);
+  if (contender !== 'tally' && !isBlockSizeVariant(contender)) {
+    throw new Error(`startProvider: contender ${contender} is a raw writer, not a provider`);
+  }
+  return startTally(binaries.tally, kubeconfigPath, namespace);
 }
 
 function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {

@@ -4,6 +4,13 @@ import { readBenchTable } from '@tally-ipam/testenv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { writesTo } from '../bench/api-requests.js';
+import {
+  BLOCK_BITS_LINE,
+  BLOCK_SIZE_VARIANTS,
+  refusePrefilledVariants,
+  VARIANT_BLOCK_BITS,
+  withBlockBits,
+} from '../bench/block-size-variants.js';
 import { type HoldAheadLimits, HoldAheadPlan, type HoldDecision } from '../bench/hold-ahead-plan.js';
 import { HEADER, README_PATH, tableRows } from '../bench/readme-table.js';
 
@@ -153,5 +160,46 @@ describe("the README's table of the benchmark (bench:claims)", () => {
     expect(row?.[HEADER.indexOf('tally / contract-minimum')]).toBe('0.50×');
     expect(row?.[HEADER.indexOf('tally / reference')]).toBe('—');
     expect(row?.at(-1)).toMatch(/^2026-12-02, 1 round; \d+ cores/);
+  });
+});
+
+describe("the block-size variants' bundles (bench/block-size-variants.ts)", () => {
+  const text = fc.string({ maxLength: 200 }).filter((part) => !part.includes('ADDRESS_BLOCK_BITS'));
+
+  it('replaces the one line that sets the block size and nothing else', () => {
+    fc.assert(
+      fc.property(text, text, fc.integer({ min: 1, max: 8 }), (before, after, bits) => {
+        const patched = withBlockBits(`${before}${BLOCK_BITS_LINE}${after}`, bits, '/tmp/main.mjs');
+        expect(patched).toBe(`${before}var ADDRESS_BLOCK_BITS = ${bits};${after}`);
+      }),
+    );
+  });
+
+  it('refuses a bundle without the line, or with it twice, naming the bundle and the count', () => {
+    expect(() => withBlockBits('var ADDRESS_BLOCK_BITS2 = 8;', 6, '/tmp/b/main.mjs')).toThrow(
+      '/tmp/b/main.mjs: "var ADDRESS_BLOCK_BITS = 8;" occurs 0 times, expected exactly once',
+    );
+    expect(() => withBlockBits(`${BLOCK_BITS_LINE}\n${BLOCK_BITS_LINE}`, 6, '/tmp/b/main.mjs')).toThrow(
+      /\/tmp\/b\/main\.mjs: .* occurs 2 times, expected exactly once/,
+    );
+  });
+
+  it('refuses a block larger than a ledger holds', () => {
+    expect(() => withBlockBits(BLOCK_BITS_LINE, 9, 'main.mjs')).toThrow(/from 1 to 8 .*got 9/);
+  });
+
+  it('names each variant by its addresses per ledger', () => {
+    for (const variant of BLOCK_SIZE_VARIANTS) expect(variant).toBe(`tally-${2 ** VARIANT_BLOCK_BITS[variant]}`);
+  });
+
+  it('refuses a variant in a scenario that starts on a prefill, naming both', () => {
+    expect(() => refusePrefilledVariants(['burst', 'steady', 'many-pools'], ['tally', 'tally-16'])).not.toThrow();
+    expect(() => refusePrefilledVariants(['full-pool'], ['tally', 'contract-minimum'])).not.toThrow();
+    expect(() => refusePrefilledVariants(['burst', 'full-pool'], ['tally', 'tally-64'])).toThrow(
+      /contender tally-64 cannot run scenario full-pool/,
+    );
+    expect(() => refusePrefilledVariants(['memory'], ['tally-32'])).toThrow(
+      /contender tally-32 cannot run scenario memory/,
+    );
   });
 });
