@@ -13,7 +13,7 @@ import { type LaneCapv, VCSIM_PORTS } from '../../kind/lane/capv.js';
 import type { ProvidedLaneCluster } from '../../kind/lane/provided.js';
 import { awaitRollout } from '../../kind/lane/rollout.js';
 import { clusterctlWithConfig, expectSuccess } from '../lifecycle/clusterctl.js';
-import type { TallyLog } from './providers.js';
+import type { ProviderLog } from './providers.js';
 
 /** Installs CAPV on the lane's cluster the way a user adds a provider; resolves once its webhooks answer. */
 export async function installCapvOnLane(
@@ -46,7 +46,7 @@ export async function installCapvOnLane(
 }
 
 /** The logs of the Pods of `selector` since `since` (bounded: a busy controller's whole log would be large). */
-export function podLogs(kc: KubeConfig, namespace: string, selector: string, since: number): TallyLog {
+export function podLogs(kc: KubeConfig, namespace: string, selector: string, since: number): ProviderLog {
   const core = kc.makeApiClient(CoreV1Api);
   return {
     hint: `kubectl -n ${namespace} logs -l ${selector} --prefix --tail=-1`,
