@@ -1,8 +1,8 @@
 /**
  * The CAPV scenario on the kind lane (issue 32, item 4): CAPV installed by `clusterctl init --infrastructure vsphere`
  * from the lane's repository (its release's components, the image built here), a vCenter simulator per run as a Pod
- * with a Service, and Tally's log read from its Pods. CAPV reaches the simulator through the Service; this process
- * reaches the simulator's inspection endpoint (plain HTTP, loopback in its Pod) through `kubectl port-forward`.
+ * with a Service, and the providers' logs read from their Pods. CAPV reaches the simulator through the Service; this
+ * process reaches the simulator's inspection endpoint (plain HTTP, loopback in its Pod) through `kubectl port-forward`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
