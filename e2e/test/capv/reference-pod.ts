@@ -43,6 +43,13 @@ const CRD_RESOURCE: ResourceKind = {
   namespaced: false,
 };
 
+const NAMESPACE_RESOURCE: ResourceKind = {
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  plural: 'namespaces',
+  namespaced: false,
+};
+
 const PolicyRule = z.object({
   apiGroups: z.array(z.string()),
   resources: z.array(z.string()),
@@ -149,6 +156,11 @@ async function exists(
   }
 }
 
+/** A delete of something already gone is done; anything else is thrown. */
+function unlessNotFound(error: unknown): void {
+  if (!isNotFound(error)) throw error;
+}
+
 async function podStates(core: CoreV1Api): Promise<string> {
   const pods = await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: POD_SELECTOR });
   const states = pods.items.map((pod) =>
@@ -184,32 +196,30 @@ export async function startReferencePod(
       log(`the reference provider's Pod log could not be saved: ${String(error).slice(0, 300)}`),
     );
     try {
-      for (const name of crds) await client.delete(CRD_RESOURCE, { name }).catch(() => undefined);
+      for (const name of crds) await client.delete(CRD_RESOURCE, { name }).catch(unlessNotFound);
+      let left = crds;
       await waitFor(
         `the reference provider's CRDs ${crds.join(', ')} to be deleted`,
         async () => {
-          for (const name of crds) if (await exists(client, CRD_RESOURCE, { name })) return false;
-          return true;
+          const present = await Promise.all(left.map((name) => exists(client, CRD_RESOURCE, { name })));
+          left = left.filter((_, index) => present[index]);
+          return left.length === 0;
         },
-        { timeoutMs: 180_000, intervalMs: 500, describe: async () => (await podStates(core)).slice(0, 500) },
+        {
+          timeoutMs: 180_000,
+          intervalMs: 500,
+          describe: async () => `left: ${left.join(', ')}; its Pod: ${await podStates(core)}`,
+        },
       );
     } finally {
       for (const manifest of [...objects].reverse()) {
         const resource = await resourceKindOf(kc, manifest);
-        await client
-          .delete(resource, { namespace: manifest.metadata.namespace, name: manifest.metadata.name })
-          .catch((error: unknown) => {
-            if (!isNotFound(error)) throw error;
-          });
+        const key = { namespace: manifest.metadata.namespace, name: manifest.metadata.name };
+        await client.delete(resource, key).catch(unlessNotFound);
       }
       await waitFor(
         `the namespace ${NAMESPACE} to be deleted`,
-        async () =>
-          !(await exists(
-            client,
-            { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
-            { name: NAMESPACE },
-          )),
+        async () => !(await exists(client, NAMESPACE_RESOURCE, { name: NAMESPACE })),
         { timeoutMs: 180_000, intervalMs: 500 },
       );
       client.close();
