@@ -25,6 +25,7 @@ import {
   vcsimCredentials,
 } from '@tally-ipam/vsphere';
 import { ensureKustomize, withManagerImage } from './capi-components.js';
+import type { LaneReferenceIpam } from './reference.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -63,6 +64,8 @@ export interface LaneCapv {
   readonly credentials: VcsimCredentials;
   /** kubectl, for the port-forward to the simulator's inspection endpoint (loopback in its Pod). */
   readonly kubectl: string;
+  /** The reference IPAM provider's image and CRDs: the scenario runs against it too, as a Deployment. */
+  readonly reference: LaneReferenceIpam;
 }
 
 export interface CapvImages {

@@ -24,7 +24,6 @@ import {
   CAPV_NAMESPACE,
   CAPV_POD_SELECTOR,
   CAPV_PROVIDER,
-  type CapvImages,
   capvMetadataFile,
   type LaneCapv,
   laneCapvRelease,
@@ -42,6 +41,7 @@ import {
   renderProviderComponents,
   withReplicas,
 } from './providers.js';
+import { buildReferenceImage } from './reference.js';
 import {
   type LaneOtherProvider,
   type LaneRelease,
@@ -74,8 +74,9 @@ export interface LaneOptions {
   /** Filled with each phase's wall time as it ends (also when a later phase fails). */
   readonly phases?: LanePhases;
   /**
-   * CAPV's and the simulator's images built and loaded, CAPV in the repository (not installed: the CAPV scenario
-   * installs it with `clusterctl init`). Off by default (the memory bench has no use for it).
+   * CAPV's, the simulator's and the reference IPAM provider's images built and loaded, CAPV in the repository (not
+   * installed: the CAPV scenario installs it with `clusterctl init`, and the reference provider as a Deployment of its
+   * own). Off by default (the memory bench has no use for it).
    */
   readonly withCapv?: boolean;
 }
@@ -144,8 +145,12 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
     sim: buildProviderImage(LANE_PROVIDERS.sim),
   }));
   const capvRelease = options.withCapv ? laneCapvRelease() : undefined;
-  const capvImages: CapvImages | undefined = capvRelease
-    ? await mark('capvImagesBuild', () => buildCapvImages(capvRelease.version, log))
+  // The reference IPAM provider's image with CAPV's: the CAPV scenario runs against both providers.
+  const capvImages = capvRelease
+    ? await mark('capvImagesBuild', async () => ({
+        ...(await buildCapvImages(capvRelease.version, log)),
+        reference: await buildReferenceImage(log),
+      }))
     : undefined;
   const previous: LanePreviousRelease | undefined =
     options.installFrom === 'previous' ? await mark('previousRelease', async () => previousRelease(log)) : undefined;
@@ -182,7 +187,9 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
         LANE_PROVIDERS.ipam.imageArchive,
         LANE_PROVIDERS.sim.imageArchive,
         ...(previous ? [previous.providers.ipam.imageArchive, previous.providers.sim.imageArchive] : []),
-        ...(capvImages ? [capvImages.capv.archivePath, capvImages.vcsim.archivePath] : []),
+        ...(capvImages
+          ? [capvImages.capv.archivePath, capvImages.vcsim.archivePath, capvImages.reference.archive.archivePath]
+          : []),
       ]) {
         await cluster.loadImageArchive(archive);
       }
@@ -260,6 +267,7 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
             vcsimImage: capvImages.vcsim.image,
             credentials: capvRelease.credentials,
             kubectl: tooling.prepared.kubectlBinary,
+            reference: capvImages.reference.reference,
           }
         : undefined;
     return { cluster, kubeConfig, ipamReplicas, phases, clusterctl, versions, ...(capv ? { capv } : {}), stop };

@@ -32,7 +32,10 @@ export interface ProvidedLaneCluster {
 /** Wall time of each phase of the lane, in milliseconds. */
 export interface LanePhases {
   prepare?: number;
-  /** CAPV's manager image and the vCenter simulator's (from the cache, or built from the binaries). */
+  /**
+   * CAPV's manager image, the vCenter simulator's and the reference IPAM provider's (from the cache, or built from the
+   * binaries).
+   */
   capvImagesBuild?: number;
   imagesBuild?: number;
   /** The previous release's tree (`buildRelease`: from the cache, or installed and built). */

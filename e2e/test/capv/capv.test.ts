@@ -3,7 +3,6 @@ import { createTestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import {
   type Capv,
   capvVersionFor,
-  type ReferenceIpam,
   startCapv,
   startReferenceIpam,
   startVcsim,
@@ -17,11 +16,12 @@ import { eventually, logsHint, runningApps } from '../harness.js';
 import { installCapvOnLane, podLogs, startVcsimPod } from './in-cluster.js';
 import {
   type IpamProviderUnderTest,
+  type ProviderLog,
   referenceProvider,
-  type TallyLog,
   tallyProcessLog,
   tallyProvider,
 } from './providers.js';
+import { startReferencePod } from './reference-pod.js';
 import { type CapvScenarioContext, runCapvScenario, type ScenarioFigures } from './scenario.js';
 
 const log = (line: string): void => {
@@ -49,14 +49,16 @@ function laneCapv(): { lane: ProvidedLaneCluster; capv: LaneCapv } {
 }
 
 /**
- * Where CAPV and the simulators run: next to testenv's control plane as processes (the e2e suite), or as Pods on the
- * kind lane's cluster, where an API server in a container calls CAPV's webhooks through their Service and Tally runs
- * as its Deployment (webhooks on).
+ * Where CAPV, the simulators and the reference provider run: next to testenv's control plane as processes (the e2e
+ * suite), or as Pods on the kind lane's cluster, where an API server in a container calls CAPV's webhooks through
+ * their Service, Tally runs as its Deployment (webhooks on) and the reference provider as a Deployment of its own.
  */
 interface CapvHost {
   readonly where: string;
   startVcsim(namespace: string): Promise<CapvScenarioContext['vcsim'] & { readonly hint: string }>;
-  tallyLog(): TallyLog;
+  tallyLog(): ProviderLog;
+  /** The reference provider with its pool CRDs, running until `stop`. */
+  startReference(): Promise<{ provider: IpamProviderUnderTest; stop(): Promise<void> }>;
   readonly capvHint: string;
   stop(): Promise<void>;
 }
@@ -79,6 +81,16 @@ async function localHost(capvVersion: string): Promise<CapvHost> {
       const apps = runningApps();
       if (apps.ipam.kind !== 'process') throw new Error('the IPAM controller must run as a process here');
       return tallyProcessLog(apps.ipam.logPath);
+    },
+    startReference: async () => {
+      const reference = await startReferenceIpam(testEnv().kubeconfigPath, { onProgress: log });
+      return {
+        provider: referenceProvider({
+          version: reference.binary.version,
+          log: { hint: `the reference provider's log: ${reference.logPath}`, read: reference.log },
+        }),
+        stop: () => reference.stop(),
+      };
     },
     capvHint: `CAPV's log: ${capv.logPath}`,
     stop: () => capv.stop(),
@@ -105,6 +117,7 @@ async function laneHost(): Promise<CapvHost> {
       if (apps.ipam.kind !== 'pods') throw new Error('the IPAM controller must run as Pods on the lane');
       return podLogs(env.kubeConfig, apps.ipam.namespace, apps.ipam.podSelector, since);
     },
+    startReference: () => startReferencePod(env.kubeConfig, lane, capv.reference, log),
     capvHint: `CAPV's log: kubectl -n ${capv.namespace} logs -l ${capv.podSelector} --tail=-1`,
     // CAPV stays installed: the lane's teardown keeps its Pod's log (kind/logs/) with the others'.
     stop: async () => {},
@@ -168,23 +181,18 @@ describe(`CAPV ${capvVersion}, unmodified, on the vCenter simulator claims IPAM 
     SCENARIO_TIMEOUT_MS,
   );
 
-  // The reference provider runs as a process of this test next to testenv's control plane; on the lane its
-  // webhook-less manager would need an image and Deployment of its own, which the lane does not build (yet): the
-  // comparison stays in the local run, and the lane defines only the Tally test (nothing skipped).
-  if (!testEnv().external) {
-    it(
-      'the reference in-cluster provider v1.1.0 passes the same scenario with its own pool kinds',
-      async () => {
-        const env = testEnv();
-        let reference: ReferenceIpam | undefined;
-        try {
-          reference = await startReferenceIpam(env.kubeconfigPath, { onProgress: log });
-          await run(referenceProvider(reference), 'e2e-capv-reference');
-        } finally {
-          await reference?.stop();
-        }
-      },
-      SCENARIO_TIMEOUT_MS,
-    );
-  }
+  it(
+    'the reference in-cluster provider v1.1.0 passes the same scenario with its own pool kinds',
+    async () => {
+      if (!host) throw new Error('CAPV did not start');
+      let reference: Awaited<ReturnType<CapvHost['startReference']>> | undefined;
+      try {
+        reference = await host.startReference();
+        await run(reference.provider, 'e2e-capv-reference');
+      } finally {
+        await reference?.stop();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
 });

@@ -1,8 +1,8 @@
 /**
  * The CAPV scenario on the kind lane (issue 32, item 4): CAPV installed by `clusterctl init --infrastructure vsphere`
  * from the lane's repository (its release's components, the image built here), a vCenter simulator per run as a Pod
- * with a Service, and Tally's log read from its Pods. CAPV reaches the simulator through the Service; this process
- * reaches the simulator's inspection endpoint (plain HTTP, loopback in its Pod) through `kubectl port-forward`.
+ * with a Service, and the providers' logs read from their Pods. CAPV reaches the simulator through the Service; this
+ * process reaches the simulator's inspection endpoint (plain HTTP, loopback in its Pod) through `kubectl port-forward`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
@@ -13,7 +13,7 @@ import { type LaneCapv, VCSIM_PORTS } from '../../kind/lane/capv.js';
 import type { ProvidedLaneCluster } from '../../kind/lane/provided.js';
 import { awaitRollout } from '../../kind/lane/rollout.js';
 import { clusterctlWithConfig, expectSuccess } from '../lifecycle/clusterctl.js';
-import type { TallyLog } from './providers.js';
+import type { ProviderLog } from './providers.js';
 
 /** Installs CAPV on the lane's cluster the way a user adds a provider; resolves once its webhooks answer. */
 export async function installCapvOnLane(
@@ -46,7 +46,7 @@ export async function installCapvOnLane(
 }
 
 /** The logs of the Pods of `selector` since `since` (bounded: a busy controller's whole log would be large). */
-export function podLogs(kc: KubeConfig, namespace: string, selector: string, since: number): TallyLog {
+export function podLogs(kc: KubeConfig, namespace: string, selector: string, since: number): ProviderLog {
   const core = kc.makeApiClient(CoreV1Api);
   return {
     hint: `kubectl -n ${namespace} logs -l ${selector} --prefix --tail=-1`,

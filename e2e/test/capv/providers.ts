@@ -8,7 +8,7 @@ import {
 } from '@tally-ipam/api-types';
 import type { Client, TypedResourceKind } from '@tally-ipam/controller-kit/client';
 import { LEDGER_RESOURCE } from '@tally-ipam/ipam-provider';
-import { REFERENCE_POOL_API_VERSION, type ReferenceIpam } from '@tally-ipam/vsphere';
+import { REFERENCE_POOL_API_VERSION } from '@tally-ipam/vsphere';
 import { z } from 'zod';
 import { poolResource, type StoredPool } from './resources.js';
 
@@ -114,19 +114,19 @@ const TallyPausedLine = z.looseObject({
   name: z.string(),
 });
 
-/** Where Tally's log is read from: the app's log file (a process), or its Pods' logs (the kind lane). */
-export interface TallyLog {
+/** Where a provider's log is read from: its log file (a process), or its Pods' logs (the kind lane). */
+export interface ProviderLog {
   readonly hint: string;
   read(): Promise<string>;
 }
 
 /** The log file of the IPAM controller the suite's global setup runs as a process. */
-export function tallyProcessLog(logPath: string): TallyLog {
+export function tallyProcessLog(logPath: string): ProviderLog {
   return { hint: `the IPAM controller's log: ${logPath}`, read: () => readFile(logPath, 'utf8').catch(() => '') };
 }
 
 /** Tally as the suite runs it (the built app as a process, or the lane's Deployment); `log` is where its log is. */
-export function tallyProvider(log: TallyLog): IpamProviderUnderTest {
+export function tallyProvider(log: ProviderLog): IpamProviderUnderTest {
   return {
     name: 'Tally',
     logHint: log.hint,
@@ -171,11 +171,20 @@ export function tallyProvider(log: TallyLog): IpamProviderUnderTest {
   };
 }
 
-/** The reference in-cluster provider v1.1.0, run by the scenario itself (`startReferenceIpam`). */
-export function referenceProvider(reference: ReferenceIpam): IpamProviderUnderTest {
+/** The reference provider as the test runs it: its release and where its log (klog text lines) is read. */
+export interface RunningReference {
+  readonly version: string;
+  readonly log: ProviderLog;
+}
+
+/**
+ * The reference in-cluster provider v1.1.0, run by the test itself: a process next to the control plane
+ * (`startReferenceIpam`) or a Deployment on the kind lane (`reference-pod.ts`).
+ */
+export function referenceProvider(reference: RunningReference): IpamProviderUnderTest {
   return {
-    name: `the reference in-cluster provider ${reference.binary.version}`,
-    logHint: `the reference provider's log: ${reference.logPath}`,
+    name: `the reference in-cluster provider ${reference.version}`,
+    logHint: reference.log.hint,
     claimsReportReady: false,
     createPools: async (client, namespace, suffix) => {
       const pools: ScenarioPools = {
@@ -200,7 +209,7 @@ export function referenceProvider(reference: ReferenceIpam): IpamProviderUnderTe
     heldAddresses: async () => undefined,
     // klog text: `"IPAddressClaim linked to a cluster that is paused, skipping reconciliation" … IPAddressClaim="ns/name"`.
     loggedPausedSkip: async (claim) =>
-      (await reference.log())
+      (await reference.log.read())
         .split('\n')
         .some(
           (line) =>

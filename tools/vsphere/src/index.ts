@@ -12,12 +12,15 @@ export { type CapvMetadata, type CapvNicConfig, parseCapvMetadata } from './meta
 export {
   ensureReferenceIpam,
   REFERENCE_BINARY,
+  REFERENCE_CONTROLLER_COUNT,
   REFERENCE_MODULE,
   REFERENCE_POOL_API_VERSION,
+  REFERENCE_RUN_FLAGS,
   REFERENCE_VERSION,
   type ReferenceIpam,
   type ReferenceIpamBinary,
   referenceIpamBuild,
+  startedControllers,
   startReferenceIpam,
 } from './reference-ipam.js';
 export {

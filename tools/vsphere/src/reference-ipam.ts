@@ -31,7 +31,22 @@ const BUILD_GOFLAGS = '-mod=mod -modcacherw';
 const BUILD_LDFLAGS = '-s -w';
 const CRD_DIR = 'crds';
 /** The claim reconciler and one per pool kind each log "Starting workers" once synced. */
-const CONTROLLER_COUNT = 5;
+export const REFERENCE_CONTROLLER_COUNT = 5;
+/**
+ * How the tests run it, as a process or in a Pod: no webhooks, leader election, metrics or probes (no listener at
+ * all); a kubeconfig flag only where it runs outside a cluster.
+ */
+export const REFERENCE_RUN_FLAGS: readonly string[] = [
+  '--webhook-port=0',
+  '--leader-elect=false',
+  '--diagnostics-address=0',
+  '--health-probe-bind-address=0',
+];
+
+/** How many of its controllers logged that they started their workers (klog text lines). */
+export function startedControllers(log: string): number {
+  return log.split('\n').filter((line) => line.includes('"Starting workers"')).length;
+}
 
 export interface ReferenceIpamBinary {
   readonly path: string;
@@ -131,13 +146,7 @@ export async function startReferenceIpam(
     args: (stateDir) => {
       const kubeconfig = join(stateDir, 'kubeconfig');
       copyFileSync(kubeconfigPath, kubeconfig);
-      return [
-        `--kubeconfig=${kubeconfig}`,
-        '--webhook-port=0',
-        '--leader-elect=false',
-        '--diagnostics-address=0',
-        '--health-probe-bind-address=0',
-      ];
+      return [`--kubeconfig=${kubeconfig}`, ...REFERENCE_RUN_FLAGS];
     },
   });
   const log = (): Promise<string> => readFile(started.logPath, 'utf8').catch(() => '');
@@ -146,8 +155,7 @@ export async function startReferenceIpam(
       'the reference IPAM provider to start all its controllers',
       started,
       'the reference IPAM provider',
-      async () =>
-        (await log()).split('\n').filter((line) => line.includes('"Starting workers"')).length >= CONTROLLER_COUNT,
+      async () => startedControllers(await log()) >= REFERENCE_CONTROLLER_COUNT,
       { timeoutMs: options.timeoutMs ?? 120_000, intervalMs: 250, hint: started.logPath },
     );
   } catch (error) {
