@@ -4,6 +4,12 @@
  * controller-kit Manager, with address uniqueness enforced by the API server.
  */
 
+export {
+  adoptExistingAddresses,
+  type BulkAdoptionDeps,
+  type BulkAdoptionResult,
+} from './adoption/bulk-adoption.js';
+export { type StartUpInformer, type StartUpStepOptions, startUpStep } from './adoption/start-up-step.js';
 export { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 export { HOLD_AHEAD_LIMIT, HOLD_AHEAD_LOW_WATER } from './claim/hold-ahead.js';
 export {

@@ -1,8 +1,10 @@
 import { isPrefixPoolKind, TALLY_POOL_KINDS, type TallyPoolKind } from '@tally-ipam/api-types';
 import { Client, type Controller, type Manager, parseObjectKey } from '@tally-ipam/controller-kit';
+import { adoptExistingAddresses, type BulkAdoptionResult } from './adoption/bulk-adoption.js';
+import { startUpStep } from './adoption/start-up-step.js';
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
-import { newClaimController } from './claim/controller.js';
+import { claimServedBy, newClaimController } from './claim/controller.js';
 import { ledgerHolds } from './holds.js';
 import { ADDRESS_INDEXERS, CLAIM_INDEXERS, HOLDING_INDEXERS } from './indexes.js';
 import { AddressLedgers } from './ledger/address-ledgers.js';
@@ -55,6 +57,12 @@ export interface IPAMProvider extends ProviderCacheView {
    * the ledgers at start. A rejection is retried at the next reconcile; the barrier should memoize its success.
    */
   addAllocationBarrier(barrier: () => Promise<unknown>): void;
+  /**
+   * The start-up adoption, the provider's own first barrier: resolves once every IPAddress of a served claim that the
+   * ledgers did not hold (after `clusterctl move`, or a first start over a populated cluster) has been entered into
+   * them, in one write per ledger. Runs once per process, on the first reconcile (or on this call if earlier).
+   */
+  addressesAdopted(): Promise<BulkAdoptionResult>;
 }
 
 /**
@@ -129,7 +137,11 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     metrics,
   };
 
-  const allocationBarriers: (() => Promise<unknown>)[] = [];
+  const addressesAdopted = startUpStep({
+    informers: [claims, addresses, clusters, ledgerInformer, ...pools.values()],
+    run: () => adoptExistingAddresses({ ...shared, servesClaim: claimServedBy(shared.watchFilter) }),
+  });
+  const allocationBarriers: (() => Promise<unknown>)[] = [addressesAdopted];
   claimController = newClaimController(shared, { concurrency: options.concurrency, barriers: allocationBarriers });
   manager.add(claimController);
   const poolDeps = poolReconcilerDeps(shared, options.poolStatusWritesPerSecond);
@@ -149,6 +161,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     addAllocationBarrier: (barrier) => {
       allocationBarriers.push(barrier);
     },
+    addressesAdopted,
   };
 }
 

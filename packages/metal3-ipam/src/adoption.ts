@@ -1,6 +1,6 @@
 import type { KubeObject, SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import type { AddressLedgers, Holding } from '@tally-ipam/ipam-provider';
+import { type AddressLedgers, type Holding, startUpStep } from '@tally-ipam/ipam-provider';
 import { ledgerSlot, metal3Entry } from './holdings.js';
 import type { RecentHolds } from './ipclaim/recent-holds.js';
 import { claimKeyOfAddress, type StoredMetal3Address, type StoredMetal3Claim } from './resources.js';
@@ -35,29 +35,24 @@ export interface Metal3AdoptionResult {
   readonly conflicts: number;
 }
 
-/** Runs the adoption once per process; a failure is forgotten, so the next caller runs it again. */
+/** Runs the adoption once per process (a `startUpStep`); a failure is forgotten, so the next caller runs it again. */
 export class Metal3Adoption {
-  private running: Promise<Metal3AdoptionResult> | undefined;
+  private readonly step: () => Promise<Metal3AdoptionResult>;
 
-  constructor(private readonly deps: Metal3AdoptionDeps) {}
+  constructor(private readonly deps: Metal3AdoptionDeps) {
+    this.step = startUpStep({
+      after: deps.ledgersComplete,
+      informers: [deps.addresses, deps.claims, deps.ledgerInformer],
+      run: () => this.adopt(),
+    });
+  }
 
   /** Resolves once every Metal3 IPAddress of the scope is backed by a ledger entry. */
   adopted(): Promise<Metal3AdoptionResult> {
-    this.running ??= this.adopt().catch((error: unknown) => {
-      this.running = undefined;
-      throw error;
-    });
-    return this.running;
+    return this.step();
   }
 
   private async adopt(): Promise<Metal3AdoptionResult> {
-    await this.deps.ledgersComplete?.();
-    // Reconciles of other controllers may run before these informers listed; a never-aborted wait is fine: without
-    // the Metal3 CRDs the manager stops the process on its cache-sync deadline.
-    const forever = new AbortController().signal;
-    for (const informer of [this.deps.addresses, this.deps.claims, this.deps.ledgerInformer]) {
-      if (!informer.hasSynced()) await informer.whenSynced(forever);
-    }
     let adopted = 0;
     let alreadyHeld = 0;
     let conflicts = 0;

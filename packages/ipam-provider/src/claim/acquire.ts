@@ -20,6 +20,7 @@ import type { PoolState } from '../pool-state.js';
 import type { Holding, StoredAddress, StoredClaim } from '../resources.js';
 import { chooseAddress, eventNote } from './choose.js';
 import type { ClaimReconcilerDeps } from './deps.js';
+import { type ExistingEntry, holdExistingAddress } from './existing-address.js';
 import { finishClaim, liveAddress } from './materialise.js';
 import { notReady } from './status.js';
 
@@ -212,7 +213,8 @@ export async function acquireUnit(
 /**
  * An IPAddress of the claim exists (written by this or another replica, or moved here by clusterctl without any holding):
  * its address's holding must be the claim's. Taken if nobody holds it; held by another claim, the duplicate is reported on
- * the claim (Event and status) and the result returned — undefined when the claim holds the holding.
+ * the claim (Event and status) and the result returned — undefined when the claim holds the holding. `entry` is what
+ * `examineExistingAddress` found in this process's copy of the ledger.
  */
 export async function holdEntryOfExisting(
   deps: ClaimReconcilerDeps,
@@ -221,19 +223,12 @@ export async function holdEntryOfExisting(
   state: PoolState,
   existing: StoredAddress,
   unit: AllocationUnit,
+  entry: ExistingEntry,
   context: ReconcileContext,
 ): Promise<Result | undefined> {
-  const cached = deps.assumed.holdings.get(unit.entryKey);
-  const holdingHeld =
-    cached !== undefined && cached.spec.claimRef.uid === claim.metadata.uid && cached.spec.releasedAt === undefined;
-  if (holdingHeld) return undefined;
-  state.assume(unit, claim.metadata.uid ?? '');
-  const acquired = await deps.holds.acquire(unit, ref, holderOf(claim), 0, context.signal);
-  if (acquired.acquired) {
-    deps.assumed.holdings.assume(acquired.holding);
-    return undefined;
-  }
-  deps.states.settleAssumed(state, unit);
+  if (entry === 'claim') return undefined;
+  const acquired = await holdExistingAddress(deps, claim, ref, state, unit, context.signal);
+  if (acquired.acquired) return undefined;
   const by = acquired.holder.spec.claimRef;
   const message =
     `duplicate address: ${existing.spec.address} of IPAddress ${existing.metadata.namespace}/${existing.metadata.name} ` +

@@ -44,12 +44,9 @@ export interface ClaimControllerOptions {
 export function newClaimController(shared: ProviderContext, options: ClaimControllerOptions): Controller {
   const { informers, holdings, assumed, namespace } = shared;
   const { claims, addresses } = informers;
-  const claimFilters = [tallyClaimPredicate(), resourceHasFilterLabel<StoredClaim>(shared.watchFilter)];
-  const servesClaim = (claim: StoredClaim): boolean =>
-    claimFilters.every((predicate) => predicate.generic?.({ object: claim }) ?? true);
   const createdAddresses = new CreatedAddresses();
   const reconciler = new ClaimReconciler({
-    holdAhead: new HoldAhead(servesClaim),
+    holdAhead: new HoldAhead(claimServedBy(shared.watchFilter)),
     createdAddresses,
     client: shared.client,
     cache: shared.cache,
@@ -155,6 +152,12 @@ export function newClaimController(shared: ProviderContext, options: ClaimContro
     },
   });
   return controller;
+}
+
+/** Whether this process serves a claim: it names a Tally pool and carries the watch-filter label (if one is set). */
+export function claimServedBy(watchFilter: string): (claim: StoredClaim) => boolean {
+  const filters = [tallyClaimPredicate(), resourceHasFilterLabel<StoredClaim>(watchFilter)];
+  return (claim) => filters.every((predicate) => predicate.generic?.({ object: claim }) ?? true);
 }
 
 /**

@@ -1,8 +1,4 @@
-import {
-  echo,
-  IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
-  IPADDRESSCLAIM_POOL_NOT_READY_REASON,
-} from '@tally-ipam/api-types';
+import { IPADDRESSCLAIM_ALLOCATION_FAILED_REASON, IPADDRESSCLAIM_POOL_NOT_READY_REASON } from '@tally-ipam/api-types';
 import {
   addFinalizer,
   clusterNameOf,
@@ -17,7 +13,7 @@ import {
 import type { Logger } from 'pino';
 import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_ALLOCATED } from '../constants.js';
 import { pauseReason, poolClusterName } from '../pause.js';
-import { describePool, type PoolRef, poolKey, poolRefOfAddress, poolRefOfClaim, samePool } from '../pool-ref.js';
+import { describePool, type PoolRef, poolKey, poolRefOfClaim } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import {
   ADDRESS_RESOURCE,
@@ -28,14 +24,8 @@ import {
 } from '../resources.js';
 import { acquireUnit, holdEntryOfExisting, releaseSurplusHoldings } from './acquire.js';
 import type { ClaimReconcilerDeps } from './deps.js';
-import {
-  adoptionMismatch,
-  allocated,
-  completeAddress,
-  createAddress,
-  finishClaim,
-  liveAddress,
-} from './materialise.js';
+import { examineExistingAddress } from './existing-address.js';
+import { allocated, completeAddress, createAddress, finishClaim, liveAddress } from './materialise.js';
 import { cleanUpOrphanedAddress, releaseClaim } from './release.js';
 import { notReady } from './status.js';
 
@@ -200,52 +190,17 @@ export class ClaimReconciler implements Reconciler {
     context: ReconcileContext,
   ): Promise<Result> {
     const { deps } = this;
-    if (existing.spec.claimRef.name !== claim.metadata.name || !samePool(poolRefOfAddress(existing), ref)) {
-      return finishClaim(
-        deps,
-        claim,
-        notReady(
-          IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
-          `an IPAddress named ${existing.metadata.name} already exists for claim ${existing.spec.claimRef.name} ` +
-            `from pool ${existing.spec.poolRef.kind} ${existing.spec.poolRef.name}: delete it or rename this claim`,
-        ),
-        context,
-      );
+    const examined = examineExistingAddress(claim, ref, state, existing, deps.assumed.holdings);
+    if (examined.kind === 'refused') {
+      return finishClaim(deps, claim, notReady(IPADDRESSCLAIM_ALLOCATION_FAILED_REASON, examined.message), context);
     }
-    if (existing.metadata.deletionTimestamp !== undefined) {
+    if (examined.kind === 'deleting') {
       await removeFinalizer(deps.client, ADDRESS_RESOURCE, existing, ADDRESS_FINALIZER, { signal: context.signal });
       context.logger.info('IPAddress deleted while its claim lives; it will be re-created with the same address');
       return {};
     }
-    const unit = state.allocation.unitOf(existing.spec.address, existing.spec.prefix);
-    if (!unit) {
-      return finishClaim(
-        deps,
-        claim,
-        notReady(
-          IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
-          `IPAddress ${existing.metadata.name} carries "${echo(existing.spec.address)}", which is not an IP address: delete the IPAddress to allocate anew`,
-        ),
-        context,
-      );
-    }
-    // An IPAddress Tally did not write (no finalizer of ours): adopted only if the pool could have handed it out to
-    // this claim, since the contract makes it immutable and the claim would carry it for life.
-    const foreign = !hasFinalizer(existing, ADDRESS_FINALIZER);
-    const mismatch = foreign ? adoptionMismatch(claim, state, existing, unit) : undefined;
-    if (mismatch !== undefined) {
-      return finishClaim(
-        deps,
-        claim,
-        notReady(
-          IPADDRESSCLAIM_ALLOCATION_FAILED_REASON,
-          `IPAddress ${existing.metadata.namespace}/${existing.metadata.name} already exists but cannot be adopted: ` +
-            `${mismatch}; Tally leaves it untouched: delete it (or correct it) to allocate`,
-        ),
-        context,
-      );
-    }
-    const duplicate = await holdEntryOfExisting(deps, claim, ref, state, existing, unit, context);
+    const { unit } = examined;
+    const duplicate = await holdEntryOfExisting(deps, claim, ref, state, existing, unit, examined.entry, context);
     if (duplicate) return duplicate;
     await releaseSurplusHoldings(deps, claim, unit.entryKey, context);
     const completed = await completeAddress(deps, claim, ref, existing, context);
