@@ -25,6 +25,7 @@ import { get } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { TALLY_GROUP, TALLY_IP_POOL_KIND } from '@tally-ipam/api-types';
 import { Cache, Client, type KubeObject } from '@tally-ipam/controller-kit';
 import {
   ADDRESS_FINALIZER,
@@ -176,7 +177,7 @@ async function holdInLedger(client: Client, claim: KubeObject, pool: BenchPool, 
   const { name } = claim.metadata;
   const held = await ledgerWriterOf(client).hold(
     { address, prefix: 0, isPrefix: false, entryKey: addressEntryKey(address) },
-    { kind: 'TallyIPPool', name: pool.name, namespace },
+    { apiGroup: TALLY_GROUP, kind: TALLY_IP_POOL_KIND, name: pool.name, namespace },
     { namespace, name, uid: claim.metadata.uid ?? '' },
     0,
   );

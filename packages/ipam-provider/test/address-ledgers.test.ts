@@ -6,6 +6,12 @@
  * not exist, which the providers of the other files would collect. Each test uses an address block of its own.
  */
 import { randomInt } from 'node:crypto';
+import {
+  GLOBAL_TALLY_IP_POOL_KIND,
+  type LedgerPoolReference,
+  TALLY_GROUP,
+  TALLY_IP_POOL_KIND,
+} from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,7 +22,6 @@ import {
   LEDGER_RESOURCE,
   ledgerNameOf,
   type OperationResult,
-  type PoolRef,
 } from '../src/index.js';
 import { readRequestCounters, requestsBetween, sumRequests } from './api-server-requests.js';
 import { testClient, usePrivateControlPlane } from './support.js';
@@ -58,8 +63,13 @@ const UNPARSED_LEDGERS = {
   namespaced: false,
 } as const;
 
-const LEFT: PoolRef = { kind: 'TallyIPPool', namespace: 'ledger-test', name: 'left' };
-const RIGHT: PoolRef = { kind: 'GlobalTallyIPPool', name: 'right' };
+const LEFT: LedgerPoolReference = {
+  apiGroup: TALLY_GROUP,
+  kind: TALLY_IP_POOL_KIND,
+  namespace: 'ledger-test',
+  name: 'left',
+};
+const RIGHT: LedgerPoolReference = { apiGroup: TALLY_GROUP, kind: GLOBAL_TALLY_IP_POOL_KIND, name: 'right' };
 
 async function liveEntries(name: string, client: Client): Promise<Map<string, string>> {
   const ledger = await client.get(LEDGER_RESOURCE, { name });

@@ -9,6 +9,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { type LedgerPoolReference, TALLY_GROUP, TALLY_IP_POOL_KIND } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,14 +19,18 @@ import {
   type HeldUnit,
   LEDGER_RESOURCE,
   ledgerNameOf,
-  type PoolRef,
   RELEASE_COALESCE_MS,
 } from '../src/index.js';
 import { getOrUndefined, testClient, usePrivateControlPlane } from './support.js';
 
 /** Releases per test, submitted 5 ms apart: about a quarter of the shortest coalescing window. */
 const RELEASES = 50;
-const POOL: PoolRef = { kind: 'TallyIPPool', namespace: 'release-test', name: 'pool' };
+const POOL: LedgerPoolReference = {
+  apiGroup: TALLY_GROUP,
+  kind: TALLY_IP_POOL_KIND,
+  namespace: 'release-test',
+  name: 'pool',
+};
 
 const kubeConfig = usePrivateControlPlane();
 const clients: Client[] = [];

@@ -33,6 +33,7 @@ import {
   setupIPAMProvider,
 } from '../src/index.js';
 import { holdingOfEntry } from '../src/ledger/entry-view.js';
+import { tallyPoolReference } from '../src/pool-ref.js';
 
 /**
  * testenv's `waitFor` with this suite's default deadline, 60 s instead of 30 s: its files run in parallel, each with
@@ -344,7 +345,7 @@ export async function holdAsAnotherWriter(
 ): Promise<Holding> {
   const unit = heldUnitOfKey(key);
   if (!unit) throw new Error(`"${key}" names no address`);
-  const result = await new AddressLedgers({ client, now: Date.now }).hold(unit, pool, holder, 0);
+  const result = await new AddressLedgers({ client, now: Date.now }).hold(unit, tallyPoolReference(pool), holder, 0);
   if (!result.ok)
     throw new Error(`${key} is held by ${result.holder.claimRef.namespace}/${result.holder.claimRef.name}`);
   return getHolding(client, key);
