@@ -13,6 +13,7 @@ import {
   TALLY_IP_POOL_KIND,
 } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
+import { readRequestCounters, requestsBetween, sumRequests } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AddressLedgers,
@@ -23,7 +24,6 @@ import {
   ledgerNameOf,
   type OperationResult,
 } from '../src/index.js';
-import { readRequestCounters, requestsBetween, sumRequests } from './api-server-requests.js';
 import { testClient, usePrivateControlPlane } from './support.js';
 
 const kubeConfig = usePrivateControlPlane();

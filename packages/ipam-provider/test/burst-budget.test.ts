@@ -10,7 +10,16 @@
  */
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Cache, type Client } from '@tally-ipam/controller-kit';
-import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
+import {
+  type ControlPlane,
+  type RequestSeries,
+  readRequestCounters,
+  requestsBetween,
+  requestsByTarget,
+  requestTarget,
+  startControlPlane,
+  sumRequests,
+} from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,14 +32,6 @@ import {
   type StoredClaim,
   type StoredPool,
 } from '../src/index.js';
-import {
-  type RequestSeries,
-  readRequestCounters,
-  requestsBetween,
-  requestsByTarget,
-  requestTarget,
-  sumRequests,
-} from './api-server-requests.js';
 import {
   createClaim,
   createPool,
