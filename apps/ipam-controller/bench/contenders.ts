@@ -29,13 +29,12 @@ import { TALLY_GROUP, TALLY_IP_POOL_KIND } from '@tally-ipam/api-types';
 import { Cache, Client, type KubeObject } from '@tally-ipam/controller-kit';
 import {
   ADDRESS_FINALIZER,
-  AddressLedgers,
-  addressEntryKey,
   CLAIM_FINALIZER,
   describePool,
   HOLD_AHEAD_LIMIT,
   HOLD_AHEAD_LOW_WATER,
 } from '@tally-ipam/ipam-provider';
+import { AddressLedgers, addressEntryKey } from '@tally-ipam/ledger';
 import { processCpuSeconds } from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import { type ControllerProcess, servingPort, startController } from '../test/controller-process.js';

@@ -1,9 +1,13 @@
-import type { AddressLedgers, HeldUnit } from './ledger/address-ledgers.js';
-import { parseEntryKey } from './ledger/entry-key.js';
-import { holdingOfEntry } from './ledger/entry-view.js';
-import { ledgerNameOf } from './ledger/ledger-name.js';
+import {
+  type AddressLedgers,
+  type HeldUnit,
+  type Holding,
+  holdingOfEntry,
+  ledgerNameOf,
+  parseEntryKey,
+} from '@tally-ipam/ledger';
 import { type PoolRef, tallyPoolReference } from './pool-ref.js';
-import type { Holding, StoredClaim } from './resources.js';
+import type { StoredClaim } from './resources.js';
 
 /** The claim a holding is taken for. */
 export interface Holder {

@@ -28,23 +28,6 @@ export {
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
 export { type AcquireResult, type AddressHolds, type Holder, ledgerHolds } from './holds.js';
-export {
-  AddressLedgers,
-  type AddressLedgersOptions,
-  type HeldUnit,
-  RELEASE_COALESCE_MS,
-  type SubmitOptions,
-} from './ledger/address-ledgers.js';
-export { addressEntryKey, type EntryKeyValue, parseEntryKey, prefixEntryKey } from './ledger/entry-key.js';
-export { LedgerEntryView } from './ledger/entry-view.js';
-export {
-  applyOperations,
-  type EntryHolder,
-  type LedgerOperation,
-  type OperationResult,
-  type WantedEntry,
-} from './ledger/ledger-entries.js';
-export { type LedgerUnit, ledgerNameOf } from './ledger/ledger-name.js';
 export { POOL_STATUS_WRITES_PER_SECOND } from './pool/status-budget.js';
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 export { describePool, type PoolRef, poolKey } from './pool-ref.js';
@@ -54,13 +37,10 @@ export {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
-  Holding,
-  LEDGER_RESOURCE,
   POOL_RESOURCES,
   StoredAddress,
   StoredClaim,
   StoredCluster,
-  StoredLedger,
   StoredPool,
 } from './resources.js';
 export { type IPAMProvider, type IPAMProviderOptions, setupIPAMProvider } from './setup.js';

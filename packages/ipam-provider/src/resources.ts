@@ -8,8 +8,8 @@ import {
   type TallyPoolKind,
 } from '@tally-ipam/api-types';
 import { type SharedInformer, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
+import type { Holding } from '@tally-ipam/ledger';
 import * as z from 'zod';
-import type { Holding } from './ledger/resource.js';
 
 // The Cluster API kinds' descriptors live in @tally-ipam/api-types; re-exported under the names this package publishes.
 export {
@@ -20,7 +20,6 @@ export {
   StoredClaim,
   StoredCluster,
 } from '@tally-ipam/api-types';
-export { Holding, LEDGER_RESOURCE, StoredLedger } from './ledger/resource.js';
 
 /**
  * The resources the provider reads and writes, each with the zod schema its objects are parsed with where they enter

@@ -8,8 +8,10 @@
  * run in parallel, so this file starts an API server of its own: on it, the only traffic on the provider's resources
  * is the provider's, this file's claim creates and this file's watches.
  */
+
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Cache, type Client } from '@tally-ipam/controller-kit';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import {
   type ControlPlane,
   type RequestSeries,
@@ -27,7 +29,6 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   DEFAULT_ALLOCATION_EVENTS,
-  LEDGER_RESOURCE,
   POOL_RESOURCES,
   type StoredClaim,
   type StoredPool,

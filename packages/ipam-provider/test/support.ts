@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, tallyCRDDirectory, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { Client, isNotFound, Manager, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit';
+import { AddressLedgers, type Holding, holdingOfEntry, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
 import {
   type ControlPlane,
   createTestNamespace,
@@ -17,14 +18,10 @@ import { afterAll, beforeAll } from 'vitest';
 import { heldUnitOfKey } from '../src/holds.js';
 import {
   ADDRESS_RESOURCE,
-  AddressLedgers,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
-  type Holding,
   type IPAMProvider,
   type IPAMProviderOptions,
-  LEDGER_RESOURCE,
-  ledgerNameOf,
   POOL_RESOURCES,
   type PoolRef,
   type StoredAddress,
@@ -32,7 +29,6 @@ import {
   type StoredPool,
   setupIPAMProvider,
 } from '../src/index.js';
-import { holdingOfEntry } from '../src/ledger/entry-view.js';
 import { tallyPoolReference } from '../src/pool-ref.js';
 
 /**
