@@ -1,5 +1,5 @@
 // Over 300 lines on purpose: this is one class, the batching writer, whose per-ledger queues, coalescing timers and
-// compare-and-swap loop share their state and read as one. It leaves this package with the ledger (issue 33).
+// compare-and-swap loop share their state and read as one.
 import type { AddressLedgerEntry, LedgerPoolReference } from '@tally-ipam/api-types';
 import { TALLY_ADDRESS_LEDGER_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
 import { type Client, isAlreadyExists, isConflict, isNewer, isNotFound, type Store } from '@tally-ipam/controller-kit';

@@ -3,7 +3,7 @@
  * every race between writers (two replicas without leader election, pools with overlapping ranges), the holds in
  * flight for one block share one write, and a writer that lost its memory (a restart, SIGKILL) resumes from what the
  * API server holds. On a control plane of the file's own (see usePrivateControlPlane): the entries name claims that do
- * not exist, which the providers of the other files would collect. Each test uses an address block of its own.
+ * not exist, and the request counts must be this file's writers' alone. Each test uses an address block of its own.
  */
 import { randomInt } from 'node:crypto';
 import {

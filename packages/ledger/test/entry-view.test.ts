@@ -1,8 +1,8 @@
 /**
- * The ledger entries seen as holdings, fed by a real ledger informer: what the pool states and claim steps will read
- * once the reconcilers are switched over from TallyAddressLocks. On a control plane of the file's own (see
- * usePrivateControlPlane): the entries name claims that do not exist, and the providers of the other files would
- * collect them (a released entry at once), which would change the events seen here.
+ * The ledger entries seen as holdings, fed by a real ledger informer: what the pool states, claim steps and garbage
+ * collectors of both IPAM front ends read. On a control plane of the file's own (see usePrivateControlPlane): the
+ * entries name claims that do not exist, and a garbage collector running beside them would collect them (a released
+ * entry at once), which would change the events seen here.
  */
 import { randomInt } from 'node:crypto';
 import { type LedgerPoolReference, TALLY_GROUP, TALLY_IP_POOL_KIND } from '@tally-ipam/api-types';

@@ -3,9 +3,9 @@
  * deletions of a burst queue them) wait for each other and share one compare-and-swap write, and two writers
  * releasing the same entries (two active replicas) cost at most a conflict per batch, not one per entry. Counted by
  * the writers themselves; nothing here is timed: how many coalescing windows the submissions could span is bounded by
- * how long they took to submit (a busy machine stretches the 5 ms between them), and the bounds are per window. On a control plane of the file's own (see usePrivateControlPlane):
- * the entries name claims that do not exist, which the providers of the other files would collect, conflicting with
- * the writers counted here. Each test uses an address block of its own.
+ * how long they took to submit (a busy machine stretches the 5 ms between them), and the bounds are per window. On a
+ * control plane of the file's own (see usePrivateControlPlane): the entries name claims that do not exist, and no
+ * other writer may conflict with the writers counted here. Each test uses an address block of its own.
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
