@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { METAL3_IP_POOL_FINALIZER, metal3CRDDirectory, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { Client, isNotFound } from '@tally-ipam/controller-kit/client';
-import { LEDGER_RESOURCE } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE, METAL3_POOL_RESOURCE } from '@tally-ipam/metal3-ipam';
 import {
   CLUSTER_RESOURCE,

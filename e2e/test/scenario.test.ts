@@ -11,7 +11,8 @@ import {
 } from '@tally-ipam/api-types';
 import type { Condition } from '@tally-ipam/controller-kit/capi';
 import { Client, isNotFound } from '@tally-ipam/controller-kit/client';
-import { LEDGER_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { formatLabelValue, MACHINE_POOL_RESOURCE } from '@tally-ipam/machinepool';
 import {
   ADDRESS_RESOURCE,

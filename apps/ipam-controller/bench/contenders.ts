@@ -27,16 +27,16 @@ import { get } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { TALLY_GROUP, TALLY_IP_POOL_KIND } from '@tally-ipam/api-types';
 import { Cache, Client, type KubeObject } from '@tally-ipam/controller-kit';
 import {
   ADDRESS_FINALIZER,
-  AddressLedgers,
-  addressEntryKey,
   CLAIM_FINALIZER,
   describePool,
   HOLD_AHEAD_LIMIT,
   HOLD_AHEAD_LOW_WATER,
 } from '@tally-ipam/ipam-provider';
+import { AddressLedgers, addressEntryKey } from '@tally-ipam/ledger';
 import { processCpuSeconds } from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import { type ControllerProcess, servingPort, startController } from '../test/controller-process.js';
@@ -182,7 +182,7 @@ async function holdInLedger(client: Client, claim: KubeObject, pool: BenchPool, 
   const { name } = claim.metadata;
   const held = await ledgerWriterOf(client).hold(
     { address, prefix: 0, isPrefix: false, entryKey: addressEntryKey(address) },
-    { kind: 'TallyIPPool', name: pool.name, namespace },
+    { apiGroup: TALLY_GROUP, kind: TALLY_IP_POOL_KIND, name: pool.name, namespace },
     { namespace, name, uid: claim.metadata.uid ?? '' },
     0,
   );

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { asKubeApiError, Client, isAlreadyExists, isNotFound } from '@tally-ipam/controller-kit';
-import { LEDGER_RESOURCE } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE, METAL3_POOL_RESOURCE } from '@tally-ipam/metal3-ipam';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, describe, expect, it } from 'vitest';

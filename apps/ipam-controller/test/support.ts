@@ -1,5 +1,6 @@
 import type { ResourceKind } from '@tally-ipam/controller-kit';
-import { LEDGER_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { eventually as testenvEventually, type WaitOptions } from '@tally-ipam/testenv';
 import { looseResource } from '../src/demo/demo-objects.js';
 

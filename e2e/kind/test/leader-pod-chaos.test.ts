@@ -17,7 +17,8 @@ import {
   KubeRequestError,
   type ResourceKind,
 } from '@tally-ipam/controller-kit/client';
-import { LEDGER_RESOURCE, POOL_RESOURCES, type StoredLedger } from '@tally-ipam/ipam-provider';
+import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE, type StoredLedger } from '@tally-ipam/ledger';
 import { forEachLimited } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, describe, expect, inject, it } from 'vitest';

@@ -7,7 +7,7 @@ import {
   TALLY_V1ALPHA1_API_VERSION,
 } from '@tally-ipam/api-types';
 import type { Client, TypedResourceKind } from '@tally-ipam/controller-kit/client';
-import { LEDGER_RESOURCE } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { REFERENCE_POOL_API_VERSION } from '@tally-ipam/vsphere';
 import { z } from 'zod';
 import { poolResource, type StoredPool } from './resources.js';

@@ -1,6 +1,7 @@
 import { IPAM_GROUP, METAL3_IPAM_GROUP } from '@tally-ipam/api-types';
 import { type Client, isNotFound, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit/client';
-import { LEDGER_RESOURCE, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE, METAL3_POOL_RESOURCE } from '@tally-ipam/metal3-ipam';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, MACHINE_RESOURCE } from '@tally-ipam/sim-infra';
 import { z } from 'zod';

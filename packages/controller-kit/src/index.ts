@@ -24,6 +24,7 @@ export {
   type CacheOptions,
   controllerOwnerOf,
   dropManagedFields,
+  isNewer,
   type KubeObject,
   keyOf,
   NAMESPACE_INDEX,

@@ -8,7 +8,8 @@
  */
 import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Client, Manager, ownerReferenceTo, type ResourceKind } from '@tally-ipam/controller-kit';
-import { startControlPlane } from '@tally-ipam/testenv';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
+import { readRequestCounters, requestsBetween, startControlPlane, sumRequests } from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import {
@@ -16,13 +17,11 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_FINALIZER,
   CLAIM_RESOURCE,
-  LEDGER_RESOURCE,
   POOL_RESOURCES,
   type StoredClaim,
   type StoredPool,
   setupIPAMProvider,
 } from '../src/index.js';
-import { readRequestCounters, requestsBetween, sumRequests } from '../test/api-server-requests.js';
 
 const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 5_000);
 if (!Number.isInteger(CLAIMS) || CLAIMS < 1 || CLAIMS > 65_000) {

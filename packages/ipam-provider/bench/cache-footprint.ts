@@ -26,11 +26,10 @@ import {
   Store,
 } from '@tally-ipam/controller-kit/cache';
 import { compiledSchema } from '@tally-ipam/controller-kit/client';
+import { LEDGER_RESOURCE, LedgerEntryView, type StoredLedger } from '@tally-ipam/ledger';
 import { benchDate, describeMachine, writeBenchTable } from '@tally-ipam/testenv';
 import type { z } from 'zod';
 import { ADDRESS_INDEXERS, CLAIM_INDEXERS, HOLDING_INDEXERS } from '../src/indexes.js';
-import { LedgerEntryView } from '../src/ledger/entry-view.js';
-import { LEDGER_RESOURCE, type StoredLedger } from '../src/resources.js';
 
 const CLAIMS = Number(process.argv[2] ?? 20_000);
 const NAMESPACE = 'bench-memory-0a1b2c';

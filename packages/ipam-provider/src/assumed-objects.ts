@@ -1,4 +1,4 @@
-import { type KubeObject, keyOf, type SharedInformer } from '@tally-ipam/controller-kit';
+import { isNewer, type KubeObject, keyOf, type SharedInformer } from '@tally-ipam/controller-kit';
 
 /**
  * The objects this process just wrote, as the API server returned them, kept until the informer shows the same or a
@@ -64,20 +64,4 @@ export class AssumedObjects<T extends KubeObject> {
     const assumed = this.written.get(key);
     if (assumed !== undefined && !isNewer(assumed, object)) this.written.delete(key);
   }
-}
-
-/**
- * True when `a` is a later version than `b`. Resource versions are opaque to clients in general, but kube-apiserver
- * on etcd hands out increasing integers, and kube-scheduler's assume cache relies on the same; a version that is not
- * an integer is never taken as newer, so the informer's copy wins.
- */
-export function isNewer(a: KubeObject, b: KubeObject): boolean {
-  const versionA = parseVersion(a.metadata.resourceVersion);
-  const versionB = parseVersion(b.metadata.resourceVersion);
-  return versionA !== undefined && versionB !== undefined && versionA > versionB;
-}
-
-function parseVersion(resourceVersion: string | undefined): bigint | undefined {
-  if (resourceVersion === undefined || !/^\d+$/.test(resourceVersion)) return undefined;
-  return BigInt(resourceVersion);
 }

@@ -1,9 +1,13 @@
-import type { AddressLedgers, HeldUnit } from './ledger/address-ledgers.js';
-import { parseEntryKey } from './ledger/entry-key.js';
-import { holdingOfEntry } from './ledger/entry-view.js';
-import { ledgerNameOf } from './ledger/ledger-name.js';
-import type { PoolRef } from './pool-ref.js';
-import type { Holding, StoredClaim } from './resources.js';
+import {
+  type AddressLedgers,
+  type HeldUnit,
+  type Holding,
+  holdingOfEntry,
+  ledgerNameOf,
+  parseEntryKey,
+} from '@tally-ipam/ledger';
+import { type PoolRef, tallyPoolReference } from './pool-ref.js';
+import type { StoredClaim } from './resources.js';
 
 /** The claim a holding is taken for. */
 export interface Holder {
@@ -90,7 +94,7 @@ export function heldUnitOfKey(key: string): HeldUnit | undefined {
 export function ledgerHolds(ledgers: AddressLedgers): AddressHolds {
   return {
     acquire: async (unit, pool, holder, reuseGracePeriodMs) => {
-      const result = await ledgers.hold(unit, pool, holder, reuseGracePeriodMs);
+      const result = await ledgers.hold(unit, tallyPoolReference(pool), holder, reuseGracePeriodMs);
       const ledger = ledgers.ledger(ledgerNameOf(unit));
       if (!ledger) throw new Error(`TallyAddressLedger ${ledgerNameOf(unit)} vanished right after its write`);
       if (result.ok) {

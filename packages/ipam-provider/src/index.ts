@@ -9,7 +9,6 @@ export {
   type BulkAdoptionDeps,
   type BulkAdoptionResult,
 } from './adoption/bulk-adoption.js';
-export { type StartUpInformer, type StartUpStepOptions, startUpStep } from './adoption/start-up-step.js';
 export { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 export { HOLD_AHEAD_LIMIT, HOLD_AHEAD_LOW_WATER } from './claim/hold-ahead.js';
 export {
@@ -34,23 +33,6 @@ export {
   REQUESTED_ADDRESS_ANNOTATION,
 } from './constants.js';
 export { type AcquireResult, type AddressHolds, type Holder, ledgerHolds } from './holds.js';
-export {
-  AddressLedgers,
-  type AddressLedgersOptions,
-  type HeldUnit,
-  RELEASE_COALESCE_MS,
-  type SubmitOptions,
-} from './ledger/address-ledgers.js';
-export { addressEntryKey, type EntryKeyValue, parseEntryKey, prefixEntryKey } from './ledger/entry-key.js';
-export { LedgerEntryView } from './ledger/entry-view.js';
-export {
-  applyOperations,
-  type EntryHolder,
-  type LedgerOperation,
-  type OperationResult,
-  type WantedEntry,
-} from './ledger/ledger-entries.js';
-export { type LedgerUnit, ledgerNameOf } from './ledger/ledger-name.js';
 export { POOL_STATUS_WRITES_PER_SECOND } from './pool/status-budget.js';
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 export { describePool, type PoolRef, poolKey } from './pool-ref.js';
@@ -60,13 +42,10 @@ export {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
-  Holding,
-  LEDGER_RESOURCE,
   POOL_RESOURCES,
   StoredAddress,
   StoredClaim,
   StoredCluster,
-  StoredLedger,
   StoredPool,
 } from './resources.js';
 export { type IPAMProvider, type IPAMProviderOptions, setupIPAMProvider } from './setup.js';

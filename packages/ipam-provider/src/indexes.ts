@@ -1,8 +1,9 @@
 import { formatIP, parseIP } from '@tally-ipam/allocator';
 import { clusterNameOf } from '@tally-ipam/controller-kit';
 import type { Indexers } from '@tally-ipam/controller-kit/cache';
+import type { Holding } from '@tally-ipam/ledger';
 import { poolKey, poolRefOfAddress, poolRefOfClaim, poolRefOfHolding } from './pool-ref.js';
-import type { Holding, StoredAddress, StoredClaim } from './resources.js';
+import type { StoredAddress, StoredClaim } from './resources.js';
 
 /**
  * Cache indexes. Each answers one question without scanning the store; the values are built by the same helpers the

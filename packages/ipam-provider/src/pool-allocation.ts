@@ -28,7 +28,7 @@ import {
   type TallyPoolKind,
   type TallyPrefixPoolSpec,
 } from '@tally-ipam/api-types';
-import { addressEntryKey, prefixEntryKey } from './ledger/entry-key.js';
+import { addressEntryKey, prefixEntryKey } from '@tally-ipam/ledger';
 import { reservationIssues } from './reservations.js';
 
 /**

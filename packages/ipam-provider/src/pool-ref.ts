@@ -5,7 +5,8 @@ import {
   TALLY_POOL_KINDS,
   type TallyPoolKind,
 } from '@tally-ipam/api-types';
-import type { Holding, StoredAddress, StoredClaim, StoredPool } from './resources.js';
+import type { Holding } from '@tally-ipam/ledger';
+import type { StoredAddress, StoredClaim, StoredPool } from './resources.js';
 
 /**
  * One Tally pool, named without ambiguity: a namespaced pool by kind, namespace and name; a global pool by kind and

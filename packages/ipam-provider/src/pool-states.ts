@@ -1,11 +1,12 @@
 import type { SharedInformer } from '@tally-ipam/controller-kit';
+import type { Holding } from '@tally-ipam/ledger';
 import type { Logger } from 'pino';
 import { POOL_STATE_REBUILD_INTERVAL_MS } from './constants.js';
 import { POOL_ADDRESS_INDEX, POOL_INDEX, poolAddressKey } from './indexes.js';
 import { type AllocationUnit, buildPoolAllocation } from './pool-allocation.js';
 import { type PoolRef, poolKey, poolRefOfAddress, poolRefOfHolding } from './pool-ref.js';
 import { PoolState } from './pool-state.js';
-import type { Holding, HoldingSource, StoredAddress, StoredPool } from './resources.js';
+import type { HoldingSource, StoredAddress, StoredPool } from './resources.js';
 
 export type PoolStateLookup =
   | { readonly status: 'ready'; readonly state: PoolState }

@@ -1,17 +1,14 @@
 import {
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
-  LedgerClaimReference,
-  LedgerPoolReference,
   StoredObjectMeta as StoredMeta,
-  TALLY_ADDRESS_LEDGER_KIND,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
   TALLY_V1ALPHA1_API_VERSION,
-  TallyAddressLedger,
   type TallyPoolKind,
 } from '@tally-ipam/api-types';
 import { type SharedInformer, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
+import type { Holding } from '@tally-ipam/ledger';
 import * as z from 'zod';
 
 // The Cluster API kinds' descriptors live in @tally-ipam/api-types; re-exported under the names this package publishes.
@@ -29,28 +26,8 @@ export {
  * (cache and client). Objects read from the API server always have a name, so the schemas require one.
  */
 
-/**
- * One ledger entry seen as an object of its own (`holdingOfEntry`): named by the entry key, with the ledger's
- * resourceVersion, `heldSince` as creation time and, as uid, the pair (claim uid, heldSince). Never written: the API
- * server holds only the ledgers.
- */
-export const Holding = z.object({
-  metadata: StoredMeta,
-  spec: z.object({
-    address: z.string(),
-    prefix: z.int().optional(),
-    poolRef: LedgerPoolReference,
-    claimRef: LedgerClaimReference,
-    releasedAt: z.string().optional(),
-  }),
-});
-export type Holding = z.infer<typeof Holding>;
-
 /** What the provider reads holdings from: the ledger entries seen one by one (`LedgerEntryView`). */
 export type HoldingSource = Pick<SharedInformer<Holding>, 'store' | 'addEventHandler'>;
-
-export const StoredLedger = TallyAddressLedger.extend({ metadata: StoredMeta });
-export type StoredLedger = z.infer<typeof StoredLedger>;
 
 /**
  * Pools are cached with their spec unparsed: a pool whose spec fails validation must still be seen (and reported as
@@ -65,16 +42,6 @@ export const StoredPool = z.looseObject({
   status: z.unknown().optional(),
 });
 export type StoredPool = z.infer<typeof StoredPool>;
-
-export const LEDGER_RESOURCE: TypedResourceKind<StoredLedger> = typedResource(
-  {
-    apiVersion: TALLY_V1ALPHA1_API_VERSION,
-    kind: TALLY_ADDRESS_LEDGER_KIND,
-    plural: 'tallyaddressledgers',
-    namespaced: false,
-  },
-  StoredLedger,
-);
 
 function poolResource(kind: TallyPoolKind, plural: string, namespaced: boolean): TypedResourceKind<StoredPool> {
   return typedResource({ apiVersion: TALLY_V1ALPHA1_API_VERSION, kind, plural, namespaced }, StoredPool);

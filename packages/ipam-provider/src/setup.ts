@@ -1,20 +1,18 @@
 import { isPrefixPoolKind, TALLY_POOL_KINDS, type TallyPoolKind } from '@tally-ipam/api-types';
 import { Client, type Controller, type Manager, parseObjectKey } from '@tally-ipam/controller-kit';
+import { AddressLedgers, LEDGER_RESOURCE, LedgerEntryView, startUpStep } from '@tally-ipam/ledger';
 import { adoptExistingAddresses, type BulkAdoptionResult } from './adoption/bulk-adoption.js';
-import { startUpStep } from './adoption/start-up-step.js';
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
 import { claimServedBy, newClaimController } from './claim/controller.js';
 import { ledgerHolds } from './holds.js';
 import { ADDRESS_INDEXERS, CLAIM_INDEXERS, HOLDING_INDEXERS } from './indexes.js';
-import { AddressLedgers } from './ledger/address-ledgers.js';
-import { LedgerEntryView } from './ledger/entry-view.js';
 import { newLedgerCollectorController } from './ledgercollector/controller.js';
 import { providerMetrics } from './metrics.js';
 import { newIPPoolController, poolReconcilerDeps } from './pool/controller.js';
 import { PoolStates } from './pool-states.js';
 import { newPrefixPoolController } from './prefixpool/controller.js';
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, LEDGER_RESOURCE, POOL_RESOURCES } from './resources.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, POOL_RESOURCES } from './resources.js';
 import { assumedPools, type ProviderContext, poolScope } from './shared.js';
 import { type ProviderCacheView, providerCacheView } from './view.js';
 

@@ -9,6 +9,7 @@ import {
   type ObjectKey,
   type SharedInformer,
 } from '@tally-ipam/controller-kit';
+import type { Holding } from '@tally-ipam/ledger';
 import type { Logger } from 'pino';
 import type { AllocationEvents } from './allocation-events.js';
 import { AssumedObjects } from './assumed-objects.js';
@@ -17,7 +18,7 @@ import type { ProviderMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';
 import { type PoolRef, poolRefOfPool } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
-import type { Holding, HoldingSource, StoredAddress, StoredClaim, StoredCluster, StoredPool } from './resources.js';
+import type { HoldingSource, StoredAddress, StoredClaim, StoredCluster, StoredPool } from './resources.js';
 
 /** The provider's informers, one per resource (and pool kind) in the provider's scope, shared by its controllers. */
 export interface ProviderInformers {

@@ -1,14 +1,8 @@
 import type { Client } from '@tally-ipam/controller-kit';
+import { addressEntryKey, type Holding, prefixEntryKey } from '@tally-ipam/ledger';
 import type { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  addressEntryKey,
-  CLAIM_RESOURCE,
-  type Holding,
-  POOL_RESOURCES,
-  prefixEntryKey,
-  REQUESTED_ADDRESS_ANNOTATION,
-} from '../src/index.js';
+import { CLAIM_RESOURCE, POOL_RESOURCES, REQUESTED_ADDRESS_ANNOTATION } from '../src/index.js';
 import {
   createClaim,
   createPool,

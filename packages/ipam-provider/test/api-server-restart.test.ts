@@ -1,8 +1,9 @@
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
+import { addressEntryKey } from '@tally-ipam/ledger';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADDRESS_RESOURCE, addressEntryKey } from '../src/index.js';
+import { ADDRESS_RESOURCE } from '../src/index.js';
 import {
   createClaim,
   createPool,

@@ -1,16 +1,14 @@
 import { Watch } from '@kubernetes/client-node';
 import { TALLY_GROUP, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { ownerReferenceTo } from '@tally-ipam/controller-kit';
+import { addressEntryKey, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
 import { CLAIM_FINALIZER } from '../src/constants.js';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
-  addressEntryKey,
   CLAIM_RESOURCE,
-  LEDGER_RESOURCE,
-  ledgerNameOf,
   type StoredAddress,
   type StoredClaim,
   type StoredPool,

@@ -8,9 +8,20 @@
  * run in parallel, so this file starts an API server of its own: on it, the only traffic on the provider's resources
  * is the provider's, this file's claim creates and this file's watches.
  */
+
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Cache, type Client } from '@tally-ipam/controller-kit';
-import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
+import {
+  type ControlPlane,
+  type RequestSeries,
+  readRequestCounters,
+  requestsBetween,
+  requestsByTarget,
+  requestTarget,
+  startControlPlane,
+  sumRequests,
+} from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,19 +29,10 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   DEFAULT_ALLOCATION_EVENTS,
-  LEDGER_RESOURCE,
   POOL_RESOURCES,
   type StoredClaim,
   type StoredPool,
 } from '../src/index.js';
-import {
-  type RequestSeries,
-  readRequestCounters,
-  requestsBetween,
-  requestsByTarget,
-  requestTarget,
-  sumRequests,
-} from './api-server-requests.js';
 import {
   createClaim,
   createPool,

@@ -1,10 +1,11 @@
 import { TallyIPPool } from '@tally-ipam/api-types';
 import { decodeCompacted, type KubeObject } from '@tally-ipam/controller-kit/cache';
 import { compiledSchema, parsesToItsInput } from '@tally-ipam/controller-kit/client';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { describe, expect, it } from 'vitest';
 import type { ZodType } from 'zod';
 import { REQUESTED_ADDRESS_ANNOTATION } from '../src/constants.js';
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, LEDGER_RESOURCE, POOL_RESOURCES } from '../src/resources.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, POOL_RESOURCES } from '../src/resources.js';
 
 /**
  * What the reconcilers read from cached objects, in full: the cache's default transform (compactObject) must hand every

@@ -1,8 +1,8 @@
+import { addressEntryKey } from '@tally-ipam/ledger';
 import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
-  addressEntryKey,
   CLAIM_FINALIZER,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,

@@ -1,12 +1,12 @@
 import { TALLY_GROUP } from '@tally-ipam/api-types';
 import { isNotFound } from '@tally-ipam/controller-kit';
+import { addressEntryKey } from '@tally-ipam/ledger';
 import { describe, expect, it } from 'vitest';
 import { notReady, writeClaimStatus } from '../src/claim/status.js';
 import { MAX_CONDITION_MESSAGE_LENGTH } from '../src/constants.js';
 import {
   ADDRESS_FINALIZER,
   ADDRESS_RESOURCE,
-  addressEntryKey,
   CLAIM_ADDRESS_RESERVED_REASON,
   CLAIM_RESOURCE,
   POOL_RESOURCES,

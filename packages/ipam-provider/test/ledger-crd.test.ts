@@ -5,18 +5,12 @@
  * - the API server checks only an entry's required fields: an entry malformed otherwise is refused the same way, and
  *   a claim whose address lies in such a ledger says so on its Ready condition.
  */
-import { tallyCRDDirectory } from '@tally-ipam/api-types';
+
+import { type LedgerPoolReference, TALLY_GROUP, TALLY_IP_POOL_KIND, tallyCRDDirectory } from '@tally-ipam/api-types';
 import type { Client, ResourceKind } from '@tally-ipam/controller-kit';
+import { AddressLedgers, addressEntryKey, type HeldUnit, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
 import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AddressLedgers,
-  addressEntryKey,
-  type HeldUnit,
-  LEDGER_RESOURCE,
-  ledgerNameOf,
-  type PoolRef,
-} from '../src/index.js';
 import {
   createClaim,
   createPool,
@@ -52,7 +46,12 @@ const UNPARSED_LEDGERS: ResourceKind = {
   namespaced: false,
 };
 
-const POOL: PoolRef = { kind: 'TallyIPPool', namespace: 'upgrade', name: 'pool' };
+const POOL: LedgerPoolReference = {
+  apiGroup: TALLY_GROUP,
+  kind: TALLY_IP_POOL_KIND,
+  namespace: 'upgrade',
+  name: 'pool',
+};
 
 function unit(last: number): HeldUnit {
   const address = `10.77.0.${last}`;

@@ -15,13 +15,12 @@ import {
   typedResource,
   WatchConnection,
 } from '@tally-ipam/controller-kit';
+import { addressEntryKey, Holding } from '@tally-ipam/ledger';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   ADDRESS_RESOURCE,
   type AllocationUnit,
-  addressEntryKey,
-  Holding,
   POOL_STATE_REBUILD_INTERVAL_MS,
   type PoolRef,
   type PoolState,

@@ -1,13 +1,8 @@
 import { TALLY_GROUP } from '@tally-ipam/api-types';
 import { EVENTS_RESOURCE } from '@tally-ipam/controller-kit';
+import { addressEntryKey } from '@tally-ipam/ledger';
 import { describe, expect, it } from 'vitest';
-import {
-  ADDRESS_FINALIZER,
-  ADDRESS_RESOURCE,
-  addressEntryKey,
-  CLAIM_RESOURCE,
-  type StoredClaim,
-} from '../src/index.js';
+import { ADDRESS_FINALIZER, ADDRESS_RESOURCE, CLAIM_RESOURCE, type StoredClaim } from '../src/index.js';
 import {
   createClaim,
   createPool,

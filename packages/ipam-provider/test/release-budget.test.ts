@@ -8,19 +8,22 @@
  * `apiserver_request_total` has no label naming the client, so this file starts an API server of its own (see
  * burst-budget.test.ts).
  */
+
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Cache, type Client } from '@tally-ipam/controller-kit';
-import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, LEDGER_RESOURCE, type StoredClaim } from '../src/index.js';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import {
+  type ControlPlane,
   type RequestSeries,
   readRequestCounters,
   requestsBetween,
   requestsByTarget,
+  startControlPlane,
   sumRequests,
-} from './api-server-requests.js';
+} from '@tally-ipam/testenv';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type StoredClaim } from '../src/index.js';
 import {
   createClaim,
   createPool,

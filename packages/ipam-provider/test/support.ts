@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, tallyCRDDirectory, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { Client, isNotFound, Manager, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit';
+import { AddressLedgers, type Holding, holdingOfEntry, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
 import {
   type ControlPlane,
   createTestNamespace,
@@ -17,14 +18,10 @@ import { afterAll, beforeAll } from 'vitest';
 import { heldUnitOfKey } from '../src/holds.js';
 import {
   ADDRESS_RESOURCE,
-  AddressLedgers,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
-  type Holding,
   type IPAMProvider,
   type IPAMProviderOptions,
-  LEDGER_RESOURCE,
-  ledgerNameOf,
   POOL_RESOURCES,
   type PoolRef,
   type StoredAddress,
@@ -32,7 +29,7 @@ import {
   type StoredPool,
   setupIPAMProvider,
 } from '../src/index.js';
-import { holdingOfEntry } from '../src/ledger/entry-view.js';
+import { tallyPoolReference } from '../src/pool-ref.js';
 
 /**
  * testenv's `waitFor` with this suite's default deadline, 60 s instead of 30 s: its files run in parallel, each with
@@ -344,7 +341,7 @@ export async function holdAsAnotherWriter(
 ): Promise<Holding> {
   const unit = heldUnitOfKey(key);
   if (!unit) throw new Error(`"${key}" names no address`);
-  const result = await new AddressLedgers({ client, now: Date.now }).hold(unit, pool, holder, 0);
+  const result = await new AddressLedgers({ client, now: Date.now }).hold(unit, tallyPoolReference(pool), holder, 0);
   if (!result.ok)
     throw new Error(`${key} is held by ${result.holder.claimRef.namespace}/${result.holder.claimRef.name}`);
   return getHolding(client, key);

@@ -1,6 +1,7 @@
 import { WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
+import { addressEntryKey } from '@tally-ipam/ledger';
 import { describe, expect, it } from 'vitest';
-import { ADDRESS_RESOURCE, addressEntryKey, CLAIM_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../src/index.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../src/index.js';
 import {
   createClaim,
   createPool,

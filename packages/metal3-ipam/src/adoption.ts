@@ -1,6 +1,6 @@
 import type { KubeObject, SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import { type AddressLedgers, type Holding, startUpStep } from '@tally-ipam/ipam-provider';
+import { type AddressLedgers, type Holding, startUpStep } from '@tally-ipam/ledger';
 import { ledgerSlot, metal3Entry } from './holdings.js';
 import type { RecentHolds } from './ipclaim/recent-holds.js';
 import { claimKeyOfAddress, type StoredMetal3Address, type StoredMetal3Claim } from './resources.js';

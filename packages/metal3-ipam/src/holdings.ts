@@ -6,7 +6,7 @@ import {
   METAL3_IPAM_GROUP,
 } from '@tally-ipam/api-types';
 import type { Store } from '@tally-ipam/controller-kit/cache';
-import { addressEntryKey, type Holding, ledgerNameOf, type WantedEntry } from '@tally-ipam/ipam-provider';
+import { addressEntryKey, type Holding, ledgerNameOf, type WantedEntry } from '@tally-ipam/ledger';
 import type { HeldAddress } from './allocate.js';
 import type { Metal3PoolPlan } from './ranges.js';
 

@@ -1,7 +1,7 @@
 import { CLUSTER_RESOURCE, METAL3_IPAM_GROUP } from '@tally-ipam/api-types';
 import type { Controller } from '@tally-ipam/controller-kit/controller';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import { type AddressLedgers, type Holding, LEDGER_RESOURCE, type LedgerEntryView } from '@tally-ipam/ipam-provider';
+import { type AddressLedgers, type Holding, LEDGER_RESOURCE, type LedgerEntryView } from '@tally-ipam/ledger';
 import { Metal3Adoption, type Metal3AdoptionResult } from './adoption.js';
 import { isMetal3ClaimReference } from './holdings.js';
 import { newIPClaimController } from './ipclaim/controller.js';

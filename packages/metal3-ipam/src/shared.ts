@@ -3,7 +3,7 @@ import type { Cache, KubeObject, SharedInformer } from '@tally-ipam/controller-k
 import type { Client } from '@tally-ipam/controller-kit/client';
 import type { Predicate } from '@tally-ipam/controller-kit/controller';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import type { AddressLedgers, LedgerEntryView } from '@tally-ipam/ipam-provider';
+import type { AddressLedgers, LedgerEntryView } from '@tally-ipam/ledger';
 import type { RecentHolds } from './ipclaim/recent-holds.js';
 import type { StoredMetal3Address, StoredMetal3Claim, StoredMetal3Pool } from './resources.js';
 

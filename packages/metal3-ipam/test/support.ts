@@ -6,13 +6,8 @@ import {
 } from '@tally-ipam/api-types';
 import { Client } from '@tally-ipam/controller-kit/client';
 import { Manager } from '@tally-ipam/controller-kit/manager';
-import {
-  AddressLedgers,
-  type IPAMProviderOptions,
-  LEDGER_RESOURCE,
-  LedgerEntryView,
-  setupIPAMProvider,
-} from '@tally-ipam/ipam-provider';
+import { type IPAMProviderOptions, setupIPAMProvider } from '@tally-ipam/ipam-provider';
+import { AddressLedgers, LEDGER_RESOURCE, LedgerEntryView } from '@tally-ipam/ledger';
 import {
   createTestNamespace,
   type TestNamespace,

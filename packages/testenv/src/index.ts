@@ -1,4 +1,13 @@
 export {
+  parseRequestCounters,
+  type RequestSeries,
+  readRequestCounters,
+  requestsBetween,
+  requestsByTarget,
+  requestTarget,
+  sumRequests,
+} from './api-server-requests.js';
+export {
   type BenchTable,
   benchDate,
   describeMachine,

@@ -97,11 +97,19 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
     ],
     development: ['@tally-ipam/testenv'],
   },
+  '@tally-ipam/ledger': {
+    role: 'library',
+    purpose:
+      'the address ledgers both IPAM front ends hold addresses in: one TallyAddressLedger per address block written by ' +
+      'compare-and-swap, entry keys and ledger names, the entries seen as holdings',
+    shipped: ['@tally-ipam/allocator', '@tally-ipam/api-types', '@tally-ipam/controller-kit'],
+    development: ['@tally-ipam/testenv'],
+  },
   '@tally-ipam/ipam-provider': {
     role: 'library',
     purpose:
-      'the IPAM provider contract: claim and pool reconcilers, the address ledgers and their garbage collector, pool admission webhooks',
-    shipped: ['@tally-ipam/allocator', '@tally-ipam/api-types', '@tally-ipam/controller-kit'],
+      'the IPAM provider contract: claim and pool reconcilers, the ledger garbage collector, pool admission webhooks',
+    shipped: ['@tally-ipam/allocator', '@tally-ipam/api-types', '@tally-ipam/controller-kit', '@tally-ipam/ledger'],
     development: ['@tally-ipam/testenv'],
   },
   '@tally-ipam/machinepool': {
@@ -115,18 +123,13 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
     purpose:
       "serving Metal3's IPAM API from the allocator and Tally's address ledgers: IPPool spec to ranges, " +
       'pre-allocations, IPAddress names, and the IPClaim, IPPool and ledger-entry controllers',
-    shipped: [
-      '@tally-ipam/allocator',
-      '@tally-ipam/api-types',
-      '@tally-ipam/controller-kit',
-      '@tally-ipam/ipam-provider',
-    ],
-    development: ['@tally-ipam/testenv'],
+    shipped: ['@tally-ipam/allocator', '@tally-ipam/api-types', '@tally-ipam/controller-kit', '@tally-ipam/ledger'],
+    development: ['@tally-ipam/ipam-provider', '@tally-ipam/testenv'],
     forbiddenExternals: [
       {
         prefix: '@kubernetes/',
         in: 'every file',
-        why: 'it talks to the API server through controller-kit and holds addresses through the ipam-provider ledgers',
+        why: 'it talks to the API server through controller-kit and holds addresses through the ledger package',
       },
     ],
   },

@@ -12,9 +12,9 @@ import { referencePage, referencePages } from './support/readmes.js';
 
 /**
  * What the READMEs state that the code knows, checked against the code: the apps' flag tables against their
- * `--help`, the Deployment's requests and limits against the shipped manifest, the IPAM provider's test table against
- * its `test/` folder, every benchmark table between markers against the shape its bench writes, and every link of
- * the guide, the root README and the reference pages against the files of the repository.
+ * `--help`, the Deployment's requests and limits against the shipped manifest, the IPAM provider's and the ledger's
+ * test tables against their `test/` folders, every benchmark table between markers against the shape its bench
+ * writes, and every link of the guide, the root README and the reference pages against the files of the repository.
  */
 
 const SIM_CONTROLLER_MAIN = join(REPOSITORY_ROOT, 'apps/sim-infra-controller/dist/main.js');
@@ -82,16 +82,17 @@ describe("the Deployment's requests and limits, as the READMEs state them", () =
   });
 });
 
-describe("the IPAM provider's test table", () => {
-  it('names every file of test/ that holds tests, once, and nothing else', () => {
-    const page = referencePage('packages/ipam-provider/README.md');
-    const named = tableWithHeader(page, 'file', 'covers').rows.flatMap((row) => codeOf(row[0] ?? ''));
-    const files = readdirSync(join(REPOSITORY_ROOT, 'packages/ipam-provider/test')).filter((name) =>
-      name.endsWith('.test.ts'),
-    );
-    expect(new Set(named).size, 'a file is named twice').toBe(named.length);
-    expect([...named].sort()).toEqual(files.sort());
-  });
+describe("the IPAM provider's and the ledger's test tables", () => {
+  it.each(['packages/ipam-provider', 'packages/ledger'])(
+    '%s: names every file of test/ that holds tests, once, and nothing else',
+    (dir) => {
+      const page = referencePage(`${dir}/README.md`);
+      const named = tableWithHeader(page, 'file', 'covers').rows.flatMap((row) => codeOf(row[0] ?? ''));
+      const files = readdirSync(join(REPOSITORY_ROOT, dir, 'test')).filter((name) => name.endsWith('.test.ts'));
+      expect(new Set(named).size, 'a file is named twice').toBe(named.length);
+      expect([...named].sort()).toEqual(files.sort());
+    },
+  );
 });
 
 const BENCH_MARKER = /<!-- bench:([a-z0-9][a-z0-9-]*):start -->/g;

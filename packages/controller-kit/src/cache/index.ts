@@ -17,7 +17,14 @@ export {
 } from './informer.js';
 export type { LabelSelector, LabelSelectorRequirement } from './label-selector.js';
 export { ListItemSplitter, type ListItemSplitterOptions } from './list-items.js';
-export { controllerOwnerOf, type KubeObject, keyOf, type ObjectMeta, type OwnerReference } from './object.js';
+export {
+  controllerOwnerOf,
+  isNewer,
+  type KubeObject,
+  keyOf,
+  type ObjectMeta,
+  type OwnerReference,
+} from './object.js';
 export { sameJSON } from './same-json.js';
 export {
   type Indexers,

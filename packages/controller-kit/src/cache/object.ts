@@ -43,3 +43,20 @@ export function keyOf(object: KubeObject): string {
 export function controllerOwnerOf(object: KubeObject): OwnerReference | undefined {
   return object.metadata.ownerReferences?.find((ref) => ref.controller === true);
 }
+
+/**
+ * True when `a` is a later version than `b`. Resource versions are opaque to clients in general, but kube-apiserver
+ * on etcd hands out increasing integers, and kube-scheduler's assume cache relies on the same. A version that is not
+ * an integer is neither newer nor older, so a caller choosing between two copies keeps the one it trusts by default
+ * (an informer's).
+ */
+export function isNewer(a: KubeObject, b: KubeObject): boolean {
+  const versionA = parseVersion(a.metadata.resourceVersion);
+  const versionB = parseVersion(b.metadata.resourceVersion);
+  return versionA !== undefined && versionB !== undefined && versionA > versionB;
+}
+
+function parseVersion(resourceVersion: string | undefined): bigint | undefined {
+  if (resourceVersion === undefined || !/^\d+$/.test(resourceVersion)) return undefined;
+  return BigInt(resourceVersion);
+}

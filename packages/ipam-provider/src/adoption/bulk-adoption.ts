@@ -1,8 +1,8 @@
 import { clusterNameOf, hasFinalizer } from '@tally-ipam/controller-kit';
+import { ledgerNameOf } from '@tally-ipam/ledger';
 import type { Logger } from 'pino';
 import { examineExistingAddress, type HoldExistingDeps, holdExistingAddress } from '../claim/existing-address.js';
 import { CLAIM_FINALIZER } from '../constants.js';
-import { ledgerNameOf } from '../ledger/ledger-name.js';
 import { pauseReason, poolClusterName } from '../pause.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { type PoolRef, poolKey, poolRefOfClaim } from '../pool-ref.js';

@@ -5,6 +5,7 @@
  */
 import { IPADDRESSCLAIM_ALLOCATION_FAILED_REASON } from '@tally-ipam/api-types';
 import type { ReconcileContext, Result } from '@tally-ipam/controller-kit';
+import { type Holding, unreadableLedgerMessage } from '@tally-ipam/ledger';
 import {
   EVENT_DUPLICATE_ADDRESS,
   MAX_HOLD_ATTEMPTS,
@@ -13,11 +14,10 @@ import {
 } from '../constants.js';
 import { type AcquireResult, holderOf } from '../holds.js';
 import { HOLDING_CLAIM_UID_INDEX } from '../indexes.js';
-import { unreadableLedgerMessage } from '../ledger/unreadable-ledger.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { type PoolRef, poolRefOfHolding, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
-import type { Holding, StoredAddress, StoredClaim } from '../resources.js';
+import type { StoredAddress, StoredClaim } from '../resources.js';
 import { chooseAddress, eventNote } from './choose.js';
 import type { ClaimReconcilerDeps } from './deps.js';
 import { type ExistingEntry, holdExistingAddress } from './existing-address.js';

@@ -8,6 +8,7 @@ import {
   type Predicate,
   resourceHasFilterLabel,
 } from '@tally-ipam/controller-kit';
+import type { Holding } from '@tally-ipam/ledger';
 import { CLAIM_MAX_RETRY_DELAY_MS, CLAIM_RETRY_BURST, CLAIM_RETRY_QPS } from '../constants.js';
 import { CLAIM_CLUSTER_INDEX, HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
 import { clusterAvailablePredicate } from '../pause.js';
@@ -16,7 +17,6 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
-  type Holding,
   POOL_RESOURCES,
   type StoredAddress,
   type StoredClaim,

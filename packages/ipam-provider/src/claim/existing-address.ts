@@ -6,13 +6,14 @@
  */
 import { echo } from '@tally-ipam/api-types';
 import { hasFinalizer } from '@tally-ipam/controller-kit';
+import type { Holding } from '@tally-ipam/ledger';
 import { ADDRESS_FINALIZER } from '../constants.js';
 import { type AcquireResult, type AddressHolds, holderOf } from '../holds.js';
 import type { AllocationUnit } from '../pool-allocation.js';
 import { type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import type { PoolStates } from '../pool-states.js';
-import type { Holding, StoredAddress, StoredClaim } from '../resources.js';
+import type { StoredAddress, StoredClaim } from '../resources.js';
 import type { AssumedWrites } from '../shared.js';
 import { adoptionMismatch } from './materialise.js';
 

@@ -2,6 +2,7 @@
  * Step 4: a deleted claim gives everything back (IPAddress, then its holding, then the claim's finalizer); an IPAddress
  * whose claim vanished unseen is cleaned up.
  */
+
 import {
   hasFinalizer,
   isConflict,
@@ -11,10 +12,11 @@ import {
   type Result,
   removeFinalizer,
 } from '@tally-ipam/controller-kit';
+import type { Holding } from '@tally-ipam/ledger';
 import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_RELEASED } from '../constants.js';
 import { HOLDING_CLAIM_UID_INDEX } from '../indexes.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type Holding, type StoredAddress, type StoredClaim } from '../resources.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type StoredAddress, type StoredClaim } from '../resources.js';
 import type { ClaimReconcilerDeps } from './deps.js';
 
 /** How long to wait before looking again at an IPAddress another finalizer still holds. */

@@ -1,12 +1,11 @@
 import { TALLY_POOL_KINDS } from '@tally-ipam/api-types';
 import { Controller, type KubeObject, type ObjectKey, type Predicate } from '@tally-ipam/controller-kit';
+import { type Holding, LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
 import { poolKey, poolRefOfAddress, poolRefOfPool } from '../pool-ref.js';
 import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
-  type Holding,
-  LEDGER_RESOURCE,
   POOL_RESOURCES,
   type StoredAddress,
   type StoredClaim,

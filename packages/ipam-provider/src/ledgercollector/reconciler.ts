@@ -8,19 +8,13 @@ import type {
   Result,
   SharedInformer,
 } from '@tally-ipam/controller-kit';
+import { type Holding, RELEASE_COALESCE_MS } from '@tally-ipam/ledger';
 import { ORPHAN_ENTRY_SAFETY_AGE_MS } from '../constants.js';
 import type { AddressHolds } from '../holds.js';
 import { POOL_ADDRESS_INDEX, poolAddressKey } from '../indexes.js';
-import { RELEASE_COALESCE_MS } from '../ledger/address-ledgers.js';
 import { poolKey, poolRefOfHolding } from '../pool-ref.js';
 import type { PoolStates } from '../pool-states.js';
-import {
-  CLAIM_RESOURCE,
-  type Holding,
-  type HoldingSource,
-  type StoredAddress,
-  type StoredClaim,
-} from '../resources.js';
+import { CLAIM_RESOURCE, type HoldingSource, type StoredAddress, type StoredClaim } from '../resources.js';
 
 /** When to look again at an entry whose release this process has queued: past the longest coalescing window. */
 const RELEASE_RECHECK_MS = 4 * RELEASE_COALESCE_MS;

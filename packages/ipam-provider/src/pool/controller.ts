@@ -1,8 +1,9 @@
 import type { TallyPoolKind } from '@tally-ipam/api-types';
 import { Controller, type ObjectKey } from '@tally-ipam/controller-kit';
+import type { Holding } from '@tally-ipam/ledger';
 import { clusterAvailablePredicate } from '../pause.js';
 import { type PoolRef, poolRefOfAddress, poolRefOfHolding, poolRefOfPool } from '../pool-ref.js';
-import { ADDRESS_RESOURCE, CLUSTER_RESOURCE, type Holding, POOL_RESOURCES, type StoredAddress } from '../resources.js';
+import { ADDRESS_RESOURCE, CLUSTER_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../resources.js';
 import { type ProviderContext, poolScope, poolsOfCluster } from '../shared.js';
 import { newIPPoolReconciler, type PoolReconciler, type PoolReconcilerDeps } from './reconciler.js';
 import { PoolStatusBudget } from './status-budget.js';

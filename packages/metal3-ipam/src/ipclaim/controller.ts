@@ -3,7 +3,7 @@ import { NAMESPACE_INDEX } from '@tally-ipam/controller-kit/cache';
 import { clusterNameOf, clusterUnpaused, resourceHasFilterLabel } from '@tally-ipam/controller-kit/capi';
 import type { ObjectKey } from '@tally-ipam/controller-kit/client';
 import { Controller } from '@tally-ipam/controller-kit/controller';
-import { LEDGER_RESOURCE } from '@tally-ipam/ipam-provider';
+import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { isMetal3PoolReference } from '../holdings.js';
 import {
   claimKeyOfAddress,

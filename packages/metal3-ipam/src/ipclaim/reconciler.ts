@@ -18,7 +18,7 @@ import {
   removeFinalizer,
 } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
-import type { AddressLedgers, Holding } from '@tally-ipam/ipam-provider';
+import type { AddressLedgers, Holding } from '@tally-ipam/ledger';
 import { allocateForClaim, type HeldAddress, type Metal3Allocation } from '../allocate.js';
 import { Metal3AllocationError } from '../errors.js';
 import { ledgerHeldInPlan, ledgerSlot, metal3Entry } from '../holdings.js';

@@ -1,7 +1,7 @@
 import type { SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
 import { type Client, isNotFound } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
-import type { AddressLedgers, Holding } from '@tally-ipam/ipam-provider';
+import type { AddressLedgers, Holding } from '@tally-ipam/ledger';
 import { isMetal3ClaimReference, ledgerSlot } from '../holdings.js';
 import {
   METAL3_CLAIM_RESOURCE,

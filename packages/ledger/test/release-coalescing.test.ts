@@ -3,12 +3,13 @@
  * deletions of a burst queue them) wait for each other and share one compare-and-swap write, and two writers
  * releasing the same entries (two active replicas) cost at most a conflict per batch, not one per entry. Counted by
  * the writers themselves; nothing here is timed: how many coalescing windows the submissions could span is bounded by
- * how long they took to submit (a busy machine stretches the 5 ms between them), and the bounds are per window. On a control plane of the file's own (see usePrivateControlPlane):
- * the entries name claims that do not exist, which the providers of the other files would collect, conflicting with
- * the writers counted here. Each test uses an address block of its own.
+ * how long they took to submit (a busy machine stretches the 5 ms between them), and the bounds are per window. On a
+ * control plane of the file's own (see usePrivateControlPlane): the entries name claims that do not exist, and no
+ * other writer may conflict with the writers counted here. Each test uses an address block of its own.
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { type LedgerPoolReference, TALLY_GROUP, TALLY_IP_POOL_KIND } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,14 +19,18 @@ import {
   type HeldUnit,
   LEDGER_RESOURCE,
   ledgerNameOf,
-  type PoolRef,
   RELEASE_COALESCE_MS,
 } from '../src/index.js';
 import { getOrUndefined, testClient, usePrivateControlPlane } from './support.js';
 
 /** Releases per test, submitted 5 ms apart: about a quarter of the shortest coalescing window. */
 const RELEASES = 50;
-const POOL: PoolRef = { kind: 'TallyIPPool', namespace: 'release-test', name: 'pool' };
+const POOL: LedgerPoolReference = {
+  apiGroup: TALLY_GROUP,
+  kind: TALLY_IP_POOL_KIND,
+  namespace: 'release-test',
+  name: 'pool',
+};
 
 const kubeConfig = usePrivateControlPlane();
 const clients: Client[] = [];

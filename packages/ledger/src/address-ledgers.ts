@@ -1,13 +1,11 @@
 // Over 300 lines on purpose: this is one class, the batching writer, whose per-ledger queues, coalescing timers and
-// compare-and-swap loop share their state and read as one. It leaves this package with the ledger (issue 33).
-import type { AddressLedgerEntry } from '@tally-ipam/api-types';
+// compare-and-swap loop share their state and read as one.
+import type { AddressLedgerEntry, LedgerPoolReference } from '@tally-ipam/api-types';
 import { TALLY_ADDRESS_LEDGER_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
-import { type Client, isAlreadyExists, isConflict, isNotFound, type Store } from '@tally-ipam/controller-kit';
-import { isNewer } from '../assumed-objects.js';
-import { type PoolRef, tallyPoolReference } from '../pool-ref.js';
-import { LEDGER_RESOURCE, type StoredLedger } from '../resources.js';
+import { type Client, isAlreadyExists, isConflict, isNewer, isNotFound, type Store } from '@tally-ipam/controller-kit';
 import { applyOperations, type EntryHolder, type LedgerOperation, type OperationResult } from './ledger-entries.js';
 import { type LedgerUnit, ledgerNameOf } from './ledger-name.js';
+import { LEDGER_RESOURCE, type StoredLedger } from './resource.js';
 
 /** A unit to hold: what the ledger name is computed from, plus the entry key (the old holding name). */
 export interface HeldUnit extends LedgerUnit {
@@ -87,8 +85,16 @@ export class AddressLedgers {
     return this.conflictCount;
   }
 
-  /** Takes `unit` for `holder` in the ledger of its block (see `decideHold` for what an existing entry means). */
-  hold(unit: HeldUnit, pool: PoolRef, holder: EntryHolder, reuseGracePeriodMs: number): Promise<OperationResult> {
+  /**
+   * Takes `unit` for `holder` in the ledger of its block, recording `poolRef` as the pool it was allocated from (see
+   * `decideHold` for what an existing entry means).
+   */
+  hold(
+    unit: HeldUnit,
+    poolRef: LedgerPoolReference,
+    holder: EntryHolder,
+    reuseGracePeriodMs: number,
+  ): Promise<OperationResult> {
     return this.submit(ledgerNameOf(unit), {
       kind: 'hold',
       reuseGracePeriodMs,
@@ -96,7 +102,7 @@ export class AddressLedgers {
         key: unit.entryKey,
         address: unit.address,
         ...(unit.isPrefix ? { prefix: unit.prefix } : {}),
-        poolRef: tallyPoolReference(pool),
+        poolRef,
         claimRef: { namespace: holder.namespace, name: holder.name, uid: holder.uid },
       },
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type StartUpInformer, startUpStep } from '../src/adoption/start-up-step.js';
+import { type StartUpInformer, startUpStep } from '../src/start-up-step.js';
 
 /** An informer that has listed once `sync()` is called (the step only asks `hasSynced` and waits on `whenSynced`). */
 function informer(synced: boolean): StartUpInformer & { sync(): void } {

@@ -1,6 +1,6 @@
 import { KubeApiError } from '@tally-ipam/controller-kit';
 import { describe, expect, it } from 'vitest';
-import { unreadableLedgerMessage } from '../src/ledger/unreadable-ledger.js';
+import { unreadableLedgerMessage } from '../src/index.js';
 
 const invalid = (resource: string, message: string): KubeApiError =>
   new KubeApiError(200, { reason: 'InvalidResponse', message }, { verb: 'get', resource, name: 'ip4-10.0.0.0.24' });

@@ -1,10 +1,11 @@
 /**
- * The ledger entries seen as holdings, fed by a real ledger informer: what the pool states and claim steps will read
- * once the reconcilers are switched over from TallyAddressLocks. On a control plane of the file's own (see
- * usePrivateControlPlane): the entries name claims that do not exist, and the providers of the other files would
- * collect them (a released entry at once), which would change the events seen here.
+ * The ledger entries seen as holdings, fed by a real ledger informer: what the pool states, claim steps and garbage
+ * collectors of both IPAM front ends read. On a control plane of the file's own (see usePrivateControlPlane): the
+ * entries name claims that do not exist, and a garbage collector running beside them would collect them (a released
+ * entry at once), which would change the events seen here.
  */
 import { randomInt } from 'node:crypto';
+import { type LedgerPoolReference, TALLY_GROUP, TALLY_IP_POOL_KIND } from '@tally-ipam/api-types';
 import { Cache } from '@tally-ipam/controller-kit';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -15,14 +16,18 @@ import {
   type Holding,
   LEDGER_RESOURCE,
   LedgerEntryView,
-  type PoolRef,
 } from '../src/index.js';
 import { testClient, usePrivateControlPlane, waitFor } from './support.js';
 
 const kubeConfig = usePrivateControlPlane();
 
 const BY_CLAIM_UID = 'claimUID';
-const POOL: PoolRef = { kind: 'TallyIPPool', namespace: 'view-test', name: 'pool' };
+const POOL: LedgerPoolReference = {
+  apiGroup: TALLY_GROUP,
+  kind: TALLY_IP_POOL_KIND,
+  namespace: 'view-test',
+  name: 'pool',
+};
 
 describe('ledger entries as a holding store', () => {
   it('announces each entry held, released, taken over and dropped as one holding add, update or delete', async () => {

@@ -6,8 +6,8 @@ import {
   type SharedInformer,
   Store,
 } from '@tally-ipam/controller-kit/cache';
-import type { Holding, StoredLedger } from '../resources.js';
 import { sameEntry } from './ledger-entries.js';
+import type { Holding, StoredLedger } from './resource.js';
 
 /**
  * The entry of a ledger seen as the holding it replaces: named by the entry key, the claim and pool of the entry, the

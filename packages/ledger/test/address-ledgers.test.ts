@@ -3,10 +3,17 @@
  * every race between writers (two replicas without leader election, pools with overlapping ranges), the holds in
  * flight for one block share one write, and a writer that lost its memory (a restart, SIGKILL) resumes from what the
  * API server holds. On a control plane of the file's own (see usePrivateControlPlane): the entries name claims that do
- * not exist, which the providers of the other files would collect. Each test uses an address block of its own.
+ * not exist, and the request counts must be this file's writers' alone. Each test uses an address block of its own.
  */
 import { randomInt } from 'node:crypto';
+import {
+  GLOBAL_TALLY_IP_POOL_KIND,
+  type LedgerPoolReference,
+  TALLY_GROUP,
+  TALLY_IP_POOL_KIND,
+} from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
+import { readRequestCounters, requestsBetween, sumRequests } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AddressLedgers,
@@ -16,9 +23,7 @@ import {
   LEDGER_RESOURCE,
   ledgerNameOf,
   type OperationResult,
-  type PoolRef,
 } from '../src/index.js';
-import { readRequestCounters, requestsBetween, sumRequests } from './api-server-requests.js';
 import { testClient, usePrivateControlPlane } from './support.js';
 
 const kubeConfig = usePrivateControlPlane();
@@ -58,8 +63,13 @@ const UNPARSED_LEDGERS = {
   namespaced: false,
 } as const;
 
-const LEFT: PoolRef = { kind: 'TallyIPPool', namespace: 'ledger-test', name: 'left' };
-const RIGHT: PoolRef = { kind: 'GlobalTallyIPPool', name: 'right' };
+const LEFT: LedgerPoolReference = {
+  apiGroup: TALLY_GROUP,
+  kind: TALLY_IP_POOL_KIND,
+  namespace: 'ledger-test',
+  name: 'left',
+};
+const RIGHT: LedgerPoolReference = { apiGroup: TALLY_GROUP, kind: GLOBAL_TALLY_IP_POOL_KIND, name: 'right' };
 
 async function liveEntries(name: string, client: Client): Promise<Map<string, string>> {
   const ledger = await client.get(LEDGER_RESOURCE, { name });

@@ -1,6 +1,6 @@
 import { clipText } from '@tally-ipam/api-types';
 import { KubeApiError } from '@tally-ipam/controller-kit';
-import { LEDGER_RESOURCE } from '../resources.js';
+import { LEDGER_RESOURCE } from './resource.js';
 
 /** How much of the reader's complaint a claim's condition repeats (the first issues name their fields). */
 const MAX_COMPLAINT_LENGTH = 400;

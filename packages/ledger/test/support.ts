@@ -1,0 +1,47 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { tallyCRDDirectory } from '@tally-ipam/api-types';
+import { Client, isNotFound } from '@tally-ipam/controller-kit';
+import { type ControlPlane, startControlPlane, waitFor as testenvWaitFor, type WaitOptions } from '@tally-ipam/testenv';
+import { afterAll, beforeAll } from 'vitest';
+
+/** testenv's `waitFor` with 60 s instead of 30 s: the package's files run in parallel, each on its own control plane. */
+export async function waitFor<T>(
+  description: string,
+  attempt: () => Promise<T | undefined | false> | T | undefined | false,
+  options: WaitOptions = {},
+): Promise<T> {
+  return testenvWaitFor(description, attempt, { timeoutMs: 60_000, ...options });
+}
+
+/**
+ * A control plane of the test file's own (etcd and kube-apiserver with the Tally CRDs), started before the file's tests
+ * and stopped after them; returns its kubeconfig. The ledger writers and views under test hold entries for claims and
+ * pools that do not exist, and some tests count the API server's requests: nothing else may write its ledgers.
+ */
+export function usePrivateControlPlane(): () => KubeConfig {
+  let plane: ControlPlane | undefined;
+  beforeAll(async () => {
+    plane = await startControlPlane({ ignoreTestKubeconfig: true, crds: [tallyCRDDirectory()], capiCRDs: [] });
+  }, 180_000);
+  afterAll(async () => {
+    await plane?.stop();
+  });
+  return () => {
+    if (!plane) throw new Error('the private control plane has not started: use it inside tests and hooks only');
+    return plane.kubeConfig();
+  };
+}
+
+export function testClient(kubeConfig: KubeConfig): Client {
+  return new Client(kubeConfig, { fieldManager: 'tally-ipam-tests' });
+}
+
+/** The result of `read`, or undefined when the API server answers NotFound. */
+export async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
