@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, tallyCRDDirectory, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
+import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { Client, isNotFound, Manager, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit';
 import { AddressLedgers, type Holding, holdingOfEntry, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
 import {
-  type ControlPlane,
   createTestNamespace,
-  startControlPlane,
   type TestNamespace,
   waitFor as testenvWaitFor,
   type WaitOptions,
@@ -106,28 +104,6 @@ export async function waitForProviderToSee<R extends ResourceKind>(
     const object = informer.store.get(key);
     return object !== undefined && seen(object);
   });
-}
-
-/**
- * A control plane of the test file's own (etcd and kube-apiserver with the Tally CRDs), started before the file's tests
- * and stopped after them; returns its kubeconfig. For tests of the ledger writers and views that hold entries for
- * claims and pools that do not exist: on the shared control plane the providers of the other test files, which run
- * beside them, garbage-collect every entry they see orphaned (claim gone, past their safety age: 1 s in
- * contract-corners) or released (at once, the grace period of an unknown pool being 0), and their writes race the
- * file's own.
- */
-export function usePrivateControlPlane(): () => KubeConfig {
-  let plane: ControlPlane | undefined;
-  beforeAll(async () => {
-    plane = await startControlPlane({ ignoreTestKubeconfig: true, crds: [tallyCRDDirectory()], capiCRDs: [] });
-  }, 180_000);
-  afterAll(async () => {
-    await plane?.stop();
-  });
-  return () => {
-    if (!plane) throw new Error('the private control plane has not started: use it inside tests and hooks only');
-    return plane.kubeConfig();
-  };
 }
 
 export function testClient(kubeConfig: KubeConfig = testEnv().kubeConfig): Client {

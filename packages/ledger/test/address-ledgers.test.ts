@@ -14,9 +14,9 @@ import {
 } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
 import { readRequestCounters, requestsBetween, sumRequests } from '@tally-ipam/testenv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  AddressLedgers,
+  type AddressLedgers,
   addressEntryKey,
   type EntryHolder,
   type HeldUnit,
@@ -24,20 +24,10 @@ import {
   ledgerNameOf,
   type OperationResult,
 } from '../src/index.js';
-import { testClient, usePrivateControlPlane } from './support.js';
+import { useLedgerWriters, usePrivateControlPlane } from './support.js';
 
 const kubeConfig = usePrivateControlPlane();
-const clients: Client[] = [];
-
-function writer(): AddressLedgers {
-  const client = testClient(kubeConfig());
-  clients.push(client);
-  return new AddressLedgers({ client, now: Date.now });
-}
-
-afterAll(() => {
-  for (const client of clients) client.close();
-});
+const { writer, clients } = useLedgerWriters(kubeConfig);
 
 let blocks: number[] = [];
 beforeAll(() => {

@@ -11,9 +11,9 @@ import { randomInt } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type LedgerPoolReference, TALLY_GROUP, TALLY_IP_POOL_KIND } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  AddressLedgers,
+  type AddressLedgers,
   addressEntryKey,
   type EntryHolder,
   type HeldUnit,
@@ -21,7 +21,7 @@ import {
   ledgerNameOf,
   RELEASE_COALESCE_MS,
 } from '../src/index.js';
-import { getOrUndefined, testClient, usePrivateControlPlane } from './support.js';
+import { getOrUndefined, useLedgerWriters, usePrivateControlPlane } from './support.js';
 
 /** Releases per test, submitted 5 ms apart: about a quarter of the shortest coalescing window. */
 const RELEASES = 50;
@@ -33,16 +33,7 @@ const POOL: LedgerPoolReference = {
 };
 
 const kubeConfig = usePrivateControlPlane();
-const clients: Client[] = [];
-function writer(): AddressLedgers {
-  const client = testClient(kubeConfig());
-  clients.push(client);
-  return new AddressLedgers({ client, now: Date.now });
-}
-
-afterAll(() => {
-  for (const client of clients) client.close();
-});
+const { writer, clients } = useLedgerWriters(kubeConfig);
 
 let blocks: number[] = [];
 beforeAll(() => {

@@ -3,6 +3,7 @@ import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Client, isNotFound } from '@tally-ipam/controller-kit';
 import { type ControlPlane, startControlPlane, waitFor as testenvWaitFor, type WaitOptions } from '@tally-ipam/testenv';
 import { afterAll, beforeAll } from 'vitest';
+import { AddressLedgers } from '../src/index.js';
 
 /** testenv's `waitFor` with 60 s instead of 30 s: the package's files run in parallel, each on its own control plane. */
 export async function waitFor<T>(
@@ -34,6 +35,28 @@ export function usePrivateControlPlane(): () => KubeConfig {
 
 export function testClient(kubeConfig: KubeConfig): Client {
   return new Client(kubeConfig, { fieldManager: 'tally-ipam-tests' });
+}
+
+/**
+ * Ledger writers on the file's control plane, each with a client of its own (two writers are two replicas); `clients`
+ * in the order the writers were made, every one closed after the file's tests.
+ */
+export function useLedgerWriters(kubeConfig: () => KubeConfig): {
+  readonly writer: () => AddressLedgers;
+  readonly clients: readonly Client[];
+} {
+  const clients: Client[] = [];
+  afterAll(() => {
+    for (const client of clients) client.close();
+  });
+  return {
+    clients,
+    writer: () => {
+      const client = testClient(kubeConfig());
+      clients.push(client);
+      return new AddressLedgers({ client, now: Date.now });
+    },
+  };
 }
 
 /** The result of `read`, or undefined when the API server answers NotFound. */
