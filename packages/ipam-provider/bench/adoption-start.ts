@@ -9,7 +9,13 @@
 import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Client, Manager, ownerReferenceTo, type ResourceKind } from '@tally-ipam/controller-kit';
 import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
-import { readRequestCounters, requestsBetween, startControlPlane, sumRequests } from '@tally-ipam/testenv';
+import {
+  forEachLimited,
+  readRequestCounters,
+  requestsBetween,
+  startControlPlane,
+  sumRequests,
+} from '@tally-ipam/testenv';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import {
@@ -33,19 +39,6 @@ const NAMESPACES: ResourceKind = { apiVersion: 'v1', kind: 'Namespace', plural: 
 const QUIET_MS = 5_000;
 const SAMPLE_MS = 500;
 const WRITE_VERBS = new Set(['POST', 'PUT', 'DELETE']);
-
-async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<unknown>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const item = items[next] as T;
-        next += 1;
-        await work(item);
-      }
-    }),
-  );
-}
 
 /** The index-th host address of 10.0.0.0/16, from 10.0.0.1. */
 function addressAt(index: number): string {

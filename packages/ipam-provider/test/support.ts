@@ -332,20 +332,5 @@ export async function dropHolding(client: Client, key: string): Promise<void> {
   if (entry) await writer.submit(ledgerNameOf(unit), { kind: 'drop', observed: entry });
 }
 
-/** Runs `work` on every item, at most `limit` at once (claims created or deleted as a client would send a burst). */
-export async function forEachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const item = items[next] as T;
-        next += 1;
-        await work(item);
-      }
-    }),
-  );
-}
+// Bursts of creates and deletes as a client would send them: testenv's, re-exported for the files that import support.
+export { forEachLimited } from '@tally-ipam/testenv';

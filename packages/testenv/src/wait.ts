@@ -89,7 +89,7 @@ export async function eventually<T>(what: string, attempt: () => Awaitable<T>, o
 export async function forEachLimited<T>(
   items: readonly T[],
   limit: number,
-  work: (item: T) => Promise<void>,
+  work: (item: T) => Promise<unknown>,
 ): Promise<void> {
   if (!Number.isInteger(limit) || limit < 1) {
     throw new RangeError(`forEachLimited: limit must be a positive integer, got ${String(limit).slice(0, 20)}`);
