@@ -20,6 +20,7 @@ export {
   runControllerApp,
 } from './app/index.js';
 export {
+  AssumedObjects,
   Cache,
   type CacheOptions,
   controllerOwnerOf,

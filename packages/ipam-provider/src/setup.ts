@@ -1,9 +1,8 @@
 import { isPrefixPoolKind, TALLY_POOL_KINDS, type TallyPoolKind } from '@tally-ipam/api-types';
-import { Client, type Controller, type Manager, parseObjectKey } from '@tally-ipam/controller-kit';
+import { AssumedObjects, Client, type Controller, type Manager, parseObjectKey } from '@tally-ipam/controller-kit';
 import { AddressLedgers, LEDGER_RESOURCE, LedgerEntryView, startUpStep } from '@tally-ipam/ledger';
 import { adoptExistingAddresses, type BulkAdoptionResult } from './adoption/bulk-adoption.js';
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
-import { AssumedObjects } from './assumed-objects.js';
 import { claimServedBy, newClaimController } from './claim/controller.js';
 import { ledgerHolds } from './holds.js';
 import { ADDRESS_INDEXERS, CLAIM_INDEXERS, HOLDING_INDEXERS } from './indexes.js';

@@ -1,5 +1,6 @@
 import { isClusterScopedPoolKind, type TallyPoolKind } from '@tally-ipam/api-types';
 import {
+  AssumedObjects,
   type Cache,
   type Client,
   type EventRecorder,
@@ -12,7 +13,6 @@ import {
 import type { Holding } from '@tally-ipam/ledger';
 import type { Logger } from 'pino';
 import type { AllocationEvents } from './allocation-events.js';
-import { AssumedObjects } from './assumed-objects.js';
 import type { AddressHolds } from './holds.js';
 import type { ProviderMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';

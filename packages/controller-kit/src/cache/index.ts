@@ -1,5 +1,6 @@
 // @tally-ipam/controller-kit/cache: shared informers over a reflector, their stores and indexes, the objects they
 // hold. The reflector, its back-off and the wire schemas are plumbing behind SharedInformer and stay unexported.
+export { AssumedObjects } from './assumed-objects.js';
 export {
   Cache,
   type CacheListOptions,

@@ -1,17 +1,12 @@
-import { Cache, type Client, type ResourceKind } from '@tally-ipam/controller-kit';
-import type { TestNamespace } from '@tally-ipam/testenv';
+import { createTestNamespace, type TestNamespace } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AssumedObjects } from '../src/assumed-objects.js';
-import { newNamespace, testClient, waitFor } from './support.js';
-
-const CONFIG_MAPS = {
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  plural: 'configmaps',
-  namespaced: true,
-} as const satisfies ResourceKind;
+import { AssumedObjects } from '../src/cache/assumed-objects.js';
+import { Cache } from '../src/cache/cache.js';
+import { Client } from '../src/client/client.js';
+import { CONFIGMAPS as CONFIG_MAPS } from './fixtures/core-resources.js';
+import { waitFor } from './fixtures/core-wait.js';
 
 let client: Client;
 let namespace: TestNamespace;
@@ -19,8 +14,8 @@ const stop = new AbortController();
 let cache: Cache;
 
 beforeAll(async () => {
-  client = testClient();
-  namespace = await newNamespace('assumed');
+  client = new Client(testEnv().kubeConfig, { fieldManager: 'assumed-objects-test' });
+  namespace = await createTestNamespace(testEnv().kubeConfig, 'assumed');
   cache = new Cache({ kubeConfig: testEnv().kubeConfig, logger: pino({ level: 'silent' }) });
   void cache.start(stop.signal);
 });
@@ -38,7 +33,7 @@ function configMap(
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: namespace.name }, data: { value } };
 }
 
-describe('the assume cache of the provider’s own writes', () => {
+describe('AssumedObjects: the assume cache of a process’s own writes', () => {
   it('answers with a write at once, yields to the informer once it shows that version, and never goes back', async () => {
     const informer = cache.informerFor(CONFIG_MAPS, { namespace: namespace.name });
     const assumed = new AssumedObjects(informer);

@@ -1,4 +1,5 @@
-import { isNewer, type KubeObject, keyOf, type SharedInformer } from '@tally-ipam/controller-kit';
+import type { SharedInformer } from './informer.js';
+import { isNewer, type KubeObject, keyOf } from './object.js';
 
 /**
  * The objects this process just wrote, as the API server returned them, kept until the informer shows the same or a
