@@ -50,11 +50,13 @@ import {
   BLOCK_SIZE_VARIANTS,
   type BlockSizeVariant,
   isBlockSizeVariant,
+  PREFILLED_SCENARIOS,
   refusePrefilledVariants,
   writeVariantBundles,
 } from './block-size-variants.js';
 import {
   ALL_CONTENDERS,
+  BASELINE_CONTENDER,
   type BenchPool,
   CONTENDERS,
   type Contender,
@@ -190,9 +192,15 @@ interface Run {
 }
 
 function binariesOf(run: Run, contender: Contender): { readonly tally: string; readonly reference: string } {
+  const reference = run.reference?.path ?? '';
+  if (contender === BASELINE_CONTENDER) {
+    const baseline = run.flags['tally-baseline'];
+    if (!baseline) throw new Error(`contender ${BASELINE_CONTENDER} needs --tally-baseline=<bundle or main.js>`);
+    return { tally: baseline, reference };
+  }
   const variant = isBlockSizeVariant(contender) ? run.variantEntries.get(contender) : undefined;
   if (isBlockSizeVariant(contender) && variant === undefined) throw new Error(`${contender}: no bundle was built`);
-  return { tally: variant ?? run.tallyEntry, reference: run.reference?.path ?? '' };
+  return { tally: variant ?? run.tallyEntry, reference };
 }
 
 /**
@@ -532,6 +540,9 @@ function printRatios(title: string, figures: readonly Figure[], unit: string, hi
       [variant, 'contract-minimum'],
       [variant, 'tally'],
     ]),
+    ['tally', BASELINE_CONTENDER],
+    [BASELINE_CONTENDER, 'reference'],
+    [BASELINE_CONTENDER, 'contract-minimum'],
   ];
   const ratios = pairs.flatMap(([a, b]) => {
     const x = medians.get(a);
@@ -704,6 +715,16 @@ async function main(): Promise<void> {
   const flags = parseFlags();
   // Before anything is built or started: a refusal must not come an hour into a run.
   refusePrefilledVariants(flags.scenario, flags.contenders);
+  if (flags.contenders.includes(BASELINE_CONTENDER)) {
+    if (!flags['tally-baseline']) throw new Error(`contender ${BASELINE_CONTENDER} needs --tally-baseline=<bundle>`);
+    const prefilled = flags.scenario.find((scenario) => PREFILLED_SCENARIOS.includes(scenario));
+    if (prefilled) {
+      throw new Error(
+        `contender ${BASELINE_CONTENDER} cannot run scenario ${prefilled}: it starts on a prefill written with this ` +
+          "build's ledgers; for start and memory against a baseline use --tally-baseline with --restarts",
+      );
+    }
+  }
   console.log(
     `bench: scenarios ${flags.scenario.join(', ')}; contenders ${flags.contenders.join(', ')}; rounds ${flags.rounds}; ` +
       `workers ${WORKERS}; node ${process.version}; load ${load()}`,

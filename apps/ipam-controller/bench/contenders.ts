@@ -48,10 +48,15 @@ import { REFERENCE_POOL_API_VERSION, startReferenceProvider } from './reference-
 
 /** The default contenders, and the columns of the README's table. */
 export const CONTENDERS = ['tally', 'reference', 'tally-writes', 'contract-minimum', 'contract-watching'] as const;
-/** Every contender `--contenders` accepts: the default ones and the block-size variants. */
-export const ALL_CONTENDERS = [...CONTENDERS, ...BLOCK_SIZE_VARIANTS] as const;
+/**
+ * The bundle given by `--tally-baseline` (e.g. an earlier commit's), run as a contender of its own: a change is measured
+ * against its baseline in one run, on the same control plane, round by round.
+ */
+export const BASELINE_CONTENDER = 'tally-baseline';
+/** Every contender `--contenders` accepts: the default ones, the block-size variants and the baseline. */
+export const ALL_CONTENDERS = [...CONTENDERS, ...BLOCK_SIZE_VARIANTS, BASELINE_CONTENDER] as const;
 export type Contender = (typeof ALL_CONTENDERS)[number];
-export const PROVIDERS: readonly Contender[] = ['tally', 'reference', ...BLOCK_SIZE_VARIANTS];
+export const PROVIDERS: readonly Contender[] = ['tally', 'reference', ...BLOCK_SIZE_VARIANTS, BASELINE_CONTENDER];
 
 /** Tally's default `--concurrency`; the raw ceilings get the same number of workers. */
 export const WORKERS = 10;
@@ -334,8 +339,10 @@ export async function prefill(
   progress: (message: string) => void,
 ): Promise<void> {
   const { kubeConfig, contender, namespace, pools, count } = options;
-  // The prefill's ledgers are written with this process's block size, which is not the variant's.
-  if (isBlockSizeVariant(contender)) throw new Error(`prefill: contender ${contender} cannot start on a prefill`);
+  // The prefill's ledgers are written with this process's block size, which need not be the variant's or the baseline's.
+  if (isBlockSizeVariant(contender) || contender === BASELINE_CONTENDER) {
+    throw new Error(`prefill: contender ${contender} cannot start on a prefill`);
+  }
   const entry = pools.get(options.pool);
   if (!entry) throw new Error(`prefill: no bench pool named "${options.pool}"`);
   const shape = shapeOf(contender);
@@ -468,7 +475,7 @@ export function startProvider(
   namespace: string,
 ): Promise<RunningProvider> {
   if (contender === 'reference') return startReference(binaries.reference, kubeconfigPath, namespace);
-  if (contender !== 'tally' && !isBlockSizeVariant(contender)) {
+  if (contender !== 'tally' && contender !== BASELINE_CONTENDER && !isBlockSizeVariant(contender)) {
     throw new Error(`startProvider: contender ${contender} is a raw writer, not a provider`);
   }
   return startTally(binaries.tally, kubeconfigPath, namespace);
