@@ -13,7 +13,7 @@ const entry = (key: string, uid: string) => ({
 const ledger = (entries: unknown[]) => ({
   apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
   kind: 'TallyAddressLedger',
-  metadata: { name: 'ip4-10.0.0.0.24' },
+  metadata: { name: 'ip4-10.0.0.0.27' },
   spec: { entries },
 });
 

@@ -21,12 +21,13 @@ import {
   toStructuralSchema,
 } from '@tally-ipam/api-types';
 import { Client, type ResourceKind } from '@tally-ipam/controller-kit';
+import { ADDRESS_BLOCK_BITS } from '@tally-ipam/ledger';
 import { benchDate, describeMachine, startControlPlane, writeBenchTable } from '@tally-ipam/testenv';
 
 const PUTS = Number(process.env.BENCH_PUTS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
-/** Entries in the ledger written: the full 256 of today's blocks, or what a block of fewer addresses would hold. */
-const ENTRIES = Number(process.env.BENCH_ENTRIES ?? MAX_LEDGER_ENTRIES);
+/** Entries in the ledger written: a full block of the layout (2^ADDRESS_BLOCK_BITS), or up to the schema's cap. */
+const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 2 ** ADDRESS_BLOCK_BITS);
 if (!Number.isInteger(ENTRIES) || ENTRIES < 1 || ENTRIES > MAX_LEDGER_ENTRIES) {
   throw new Error(
     `BENCH_ENTRIES: "${String(process.env.BENCH_ENTRIES).slice(0, 20)}" is not an integer from 1 to ${MAX_LEDGER_ENTRIES}`,

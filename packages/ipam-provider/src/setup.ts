@@ -12,6 +12,7 @@ import { newIPPoolController, poolReconcilerDeps } from './pool/controller.js';
 import { PoolStates } from './pool-states.js';
 import { newPrefixPoolController } from './prefixpool/controller.js';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, POOL_RESOURCES } from './resources.js';
+import { newRetiredLedgersController } from './retiredledgers/controller.js';
 import { assumedPools, type ProviderContext, poolScope } from './shared.js';
 import { type ProviderCacheView, providerCacheView } from './view.js';
 
@@ -150,6 +151,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     manager.add(controller);
   }
   manager.add(newLedgerCollectorController(shared, { orphanEntrySafetyAgeMs: options.orphanEntrySafetyAgeMs }));
+  manager.add(newRetiredLedgersController(shared));
 
   return {
     ...providerCacheView(informers, pool),

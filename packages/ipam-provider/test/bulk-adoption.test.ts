@@ -1,7 +1,7 @@
 import { Watch } from '@kubernetes/client-node';
 import { TALLY_GROUP, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { ownerReferenceTo } from '@tally-ipam/controller-kit';
-import { addressEntryKey, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
+import { ADDRESS_BLOCK_BITS, addressEntryKey, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { describe, expect, it } from 'vitest';
 import { CLAIM_FINALIZER } from '../src/constants.js';
@@ -109,20 +109,16 @@ async function countLedgerWrites(names: ReadonlySet<string>): Promise<{
 }
 
 describe('start-up adoption in bulk', () => {
-  it('600 moved IPAddresses in 3 blocks (one of them full) are entered in at most 2 writes per ledger, none moves', async () => {
+  it('600 moved IPAddresses over many blocks (most of them full) are entered in at most 2 writes per ledger, none moves', async () => {
     const ns = await namespace('bulk');
     const pool = await createPool(client, 'TallyIPPool', 'pool', ns, {
       addresses: ['10.215.0.1-10.215.3.254'],
       prefix: 22,
     });
-    // 172 + 256 + 172: the middle block fills its ledger (256 entries, its capacity).
-    const addresses = [
-      ...Array.from({ length: 172 }, (_, index) => `10.215.0.${index + 1}`),
-      ...Array.from({ length: 256 }, (_, index) => `10.215.1.${index}`),
-      ...Array.from({ length: 172 }, (_, index) => `10.215.2.${index + 1}`),
-    ];
+    // 10.215.0.1 to 10.215.2.88, one after another: every block but the first and the last fills its ledger.
+    const addresses = Array.from({ length: 600 }, (_, index) => `10.215.${(index + 1) >> 8}.${(index + 1) & 255}`);
     const ledgerNames = new Set(addresses.map((address) => ledgerNameOf({ address, prefix: 0, isPrefix: false })));
-    expect(ledgerNames.size).toBe(3);
+    expect(ledgerNames.size).toBe(Math.ceil(601 / 2 ** ADDRESS_BLOCK_BITS));
     const before = new Map<string, StoredAddress>();
     await forEachLimited(
       addresses.map((address, index) => ({ address, name: `node-${index}` })),
@@ -155,7 +151,7 @@ describe('start-up adoption in bulk', () => {
       const ledgers = (await client.listAll(LEDGER_RESOURCE)).items.filter((ledger) =>
         ledgerNames.has(ledger.metadata.name),
       );
-      expect(ledgers).toHaveLength(3);
+      expect(ledgers).toHaveLength(ledgerNames.size);
       for (const ledger of ledgers) {
         await waitFor(`the watch to show generation ${ledger.metadata.generation} of ${ledger.metadata.name}`, () => {
           return (counter.writes.get(ledger.metadata.name) ?? 0) >= (ledger.metadata.generation ?? 0);
@@ -196,6 +192,85 @@ describe('start-up adoption in bulk', () => {
       await running.stop();
       // The ledgers are cluster-scoped: they would outlive the namespace.
       for (const name of ledgerNames) {
+        await client.delete(LEDGER_RESOURCE, { name }).catch(() => undefined);
+      }
+    }
+  });
+
+  it('an upgrade over ledgers of another block size (0.1.0): every address entered anew, the old ledger deleted once redundant', async () => {
+    const ns = await namespace('bulk-retired');
+    const pool = await createPool(client, 'TallyIPPool', 'pool', ns, {
+      addresses: ['10.217.0.1-10.217.0.60'],
+      prefix: 24,
+    });
+    // Two claims bound as 0.1.0 left them: IPAddresses, and their entries in the 256-address ledger of 10.217.0.0/24.
+    const claims = [await createBoundClaim(ns, 'first'), await createBoundClaim(ns, 'second')];
+    const moved = [
+      await createMovedAddress(pool, claims[0] as StoredClaim, '10.217.0.5', 24),
+      await createMovedAddress(pool, claims[1] as StoredClaim, '10.217.0.40', 24),
+    ];
+    const entryOf = (claim: StoredClaim, address: string) => ({
+      key: addressEntryKey(address),
+      address,
+      poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', namespace: ns, name: 'pool' },
+      claimRef: { namespace: ns, name: claim.metadata.name, uid: claim.metadata.uid ?? '' },
+      heldSince: '2026-11-20T00:00:00Z',
+    });
+    const oldLedger = 'ip4-10.217.0.0.24';
+    await client.create(LEDGER_RESOURCE, {
+      apiVersion: LEDGER_RESOURCE.apiVersion,
+      kind: LEDGER_RESOURCE.kind,
+      metadata: { name: oldLedger },
+      spec: {
+        entries: [entryOf(claims[0] as StoredClaim, '10.217.0.5'), entryOf(claims[1] as StoredClaim, '10.217.0.40')],
+      },
+    });
+    // An old ledger with an entry no front end will enter again (its claim is not served here): it must stay.
+    const keptLedger = 'ip4-10.217.1.0.24';
+    const stranger = {
+      ...(claims[0] as StoredClaim),
+      metadata: { ...(claims[0] as StoredClaim).metadata, name: 'gone', uid: 'uid-of-no-claim' },
+    };
+    await client.create(LEDGER_RESOURCE, {
+      apiVersion: LEDGER_RESOURCE.apiVersion,
+      kind: LEDGER_RESOURCE.kind,
+      metadata: { name: keptLedger },
+      spec: { entries: [entryOf(stranger, '10.217.1.7')] },
+    });
+    const running = await startProvider({ namespace: ns });
+    try {
+      await waitFor('both claims Ready', async () => {
+        const current = (await client.listAll(CLAIM_RESOURCE, { namespace: ns })).items;
+        return current.length === 2 && current.every((claim) => readyCondition(claim)?.status === 'True');
+      });
+      await waitFor('the redundant old ledger deleted', async () => {
+        try {
+          await client.get(LEDGER_RESOURCE, { name: oldLedger });
+          return undefined;
+        } catch (error) {
+          return (error as { statusCode?: number }).statusCode === 404 ? true : undefined;
+        }
+      });
+      // Each address is held again, for its claim, in the ledger of the current layout; no IPAddress moved.
+      for (const [index, address] of ['10.217.0.5', '10.217.0.40'].entries()) {
+        const unit = { address, prefix: 24, isPrefix: false };
+        expect(ledgerNameOf(unit)).not.toBe(oldLedger);
+        const ledger = await client.get(LEDGER_RESOURCE, { name: ledgerNameOf(unit) });
+        const entry = ledger.spec.entries?.find((candidate) => candidate.key === addressEntryKey(address));
+        expect(entry?.claimRef.uid).toBe(claims[index]?.metadata.uid);
+        const now = await client.get(ADDRESS_RESOURCE, { namespace: ns, name: claims[index]?.metadata.name ?? '' });
+        expect([now.metadata.uid, now.spec.address]).toEqual([moved[index]?.metadata.uid, address]);
+      }
+      // The ledger whose entry nobody holds again is still there, untouched.
+      const kept = await client.get(LEDGER_RESOURCE, { name: keptLedger });
+      expect(kept.spec.entries?.map((entry) => entry.claimRef.uid)).toEqual(['uid-of-no-claim']);
+    } finally {
+      await running.stop();
+      for (const name of [
+        oldLedger,
+        keptLedger,
+        ...['10.217.0.5', '10.217.0.40'].map((address) => ledgerNameOf({ address, prefix: 24, isPrefix: false })),
+      ]) {
         await client.delete(LEDGER_RESOURCE, { name }).catch(() => undefined);
       }
     }

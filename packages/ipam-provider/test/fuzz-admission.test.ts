@@ -430,7 +430,7 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
       base: () => ({
         apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
         kind: 'TallyAddressLedger',
-        metadata: { name: 'ip4-10.0.0.0.24' },
+        metadata: { name: 'ip4-10.0.0.0.27' },
         spec: {
           entries: [
             {

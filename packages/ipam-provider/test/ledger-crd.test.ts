@@ -162,7 +162,7 @@ describe("the ledger CRD's atomic spec.entries", () => {
         {
           apiVersion: LEDGER_RESOURCE.apiVersion,
           kind: LEDGER_RESOURCE.kind,
-          metadata: { name: 'ip4-10.77.7.0.24' },
+          metadata: { name: 'ip4-10.77.7.0.27' },
           spec: { entries: [{ key: 'ip4-10.77.7.1', address: '10.77.7.1', poolRef: {}, claimRef: {} }] },
         },
         { dryRun: 'All' },

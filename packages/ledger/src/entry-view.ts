@@ -7,6 +7,7 @@ import {
   Store,
 } from '@tally-ipam/controller-kit/cache';
 import { sameEntry } from './ledger-entries.js';
+import { ledgerNameOfEntryKey } from './ledger-name.js';
 import type { Holding, StoredLedger } from './resource.js';
 
 /**
@@ -62,7 +63,13 @@ export class LedgerEntryView {
   private ledgerChanged(ledger: StoredLedger, initialList: boolean): void {
     const name = ledger.metadata.name;
     const before = this.seen.get(name) ?? new Map<string, AddressLedgerEntry>();
-    const after = new Map((ledger.spec.entries ?? []).map((entry) => [entry.key, entry]));
+    // Only the entries the current layout keeps in this ledger: a ledger of another block size (an unreleased 0.1.0
+    // wrote 256-address blocks) is never written again, so its entries are neither holdings nor a guarantee.
+    const after = new Map(
+      (ledger.spec.entries ?? [])
+        .filter((entry) => ledgerNameOfEntryKey(entry.key) === name)
+        .map((entry) => [entry.key, entry]),
+    );
     this.seen.set(name, after);
     for (const key of before.keys()) {
       if (after.has(key)) continue;

@@ -23,7 +23,7 @@ export {
   sameEntry,
   type WantedEntry,
 } from './ledger-entries.js';
-export { ADDRESS_BLOCK_BITS, type LedgerUnit, ledgerNameOf } from './ledger-name.js';
+export { ADDRESS_BLOCK_BITS, type LedgerUnit, ledgerNameOf, ledgerNameOfEntryKey } from './ledger-name.js';
 export { Holding, LEDGER_RESOURCE, StoredLedger } from './resource.js';
 export { type StartUpInformer, type StartUpStepOptions, startUpStep } from './start-up-step.js';
 export { unreadableLedgerMessage } from './unreadable-ledger.js';

@@ -16,6 +16,7 @@ import {
   type Holding,
   LEDGER_RESOURCE,
   LedgerEntryView,
+  ledgerNameOfEntryKey,
 } from '../src/index.js';
 import { testClient, usePrivateControlPlane, waitFor } from './support.js';
 
@@ -87,6 +88,69 @@ describe('ledger entries as a holding store', () => {
         `delete ${unit(2).address}`,
       ]);
       expect(events.slice(0, 2).sort()).toEqual([`add ${unit(1).address} a`, `add ${unit(2).address} b`]);
+    } finally {
+      stop.abort();
+      await running;
+      client.close();
+    }
+  });
+
+  it('shows no entry of a ledger of another block size (as an unreleased 0.1.0 wrote them): they count for nothing', async () => {
+    const block = randomInt(0, 250);
+    const address = `10.223.${block}.3`;
+    const key = addressEntryKey(address);
+    const stop = new AbortController();
+    const client = testClient(kubeConfig());
+    const cache = new Cache({ kubeConfig: kubeConfig(), logger: pino({ level: 'silent' }) });
+    const ledgers = cache.informerFor(LEDGER_RESOURCE);
+    const view = new LedgerEntryView(ledgers);
+    const running = cache.start(stop.signal);
+    try {
+      const entry = {
+        key,
+        address,
+        poolRef: POOL,
+        claimRef: { namespace: 'view-test', name: 'old', uid: `uid-old-${block}` },
+        heldSince: new Date().toISOString(),
+      };
+      // The 256-address block of 0.1.0's layout: a name the current layout never gives this entry.
+      const foreign = `ip4-10.223.${block}.0.24`;
+      expect(ledgerNameOfEntryKey(key)).not.toBe(foreign);
+      await client.create(LEDGER_RESOURCE, {
+        apiVersion: LEDGER_RESOURCE.apiVersion,
+        kind: LEDGER_RESOURCE.kind,
+        metadata: { name: foreign },
+        spec: { entries: [entry] },
+      });
+      // A later write: the informer delivers in order, so once the view shows its entry it has seen the foreign one.
+      const markerAddress = `10.223.${block}.200`;
+      const markerKey = addressEntryKey(markerAddress);
+      const marker = ledgerNameOfEntryKey(markerKey) ?? '';
+      await client.create(LEDGER_RESOURCE, {
+        apiVersion: LEDGER_RESOURCE.apiVersion,
+        kind: LEDGER_RESOURCE.kind,
+        metadata: { name: marker },
+        spec: { entries: [{ ...entry, key: markerKey, address: markerAddress }] },
+      });
+      await waitFor('the later ledger in the view', () => view.store.get(markerKey));
+      expect(ledgers.store.get(foreign)).toBeDefined();
+      expect(view.store.get(key)).toBeUndefined();
+      // The same entry in the ledger the layout names for it is a holding.
+      const current = ledgerNameOfEntryKey(key) ?? '';
+      await client.create(LEDGER_RESOURCE, {
+        apiVersion: LEDGER_RESOURCE.apiVersion,
+        kind: LEDGER_RESOURCE.kind,
+        metadata: { name: current },
+        spec: { entries: [{ ...entry, claimRef: { ...entry.claimRef, name: 'new', uid: `uid-new-${block}` } }] },
+      });
+      await waitFor('the entry of the current ledger in the view', () => view.store.get(key));
+      expect(view.store.get(key)?.spec.claimRef.name).toBe('new');
+      // Its deletion leaves nothing: the foreign ledger's entry never stood behind it.
+      await client.delete(LEDGER_RESOURCE, { name: current });
+      await waitFor('the entry gone with its ledger', () => (view.store.get(key) ? undefined : true));
+      expect(view.store.list().filter((holding) => holding.spec.address === address)).toEqual([]);
+      await client.delete(LEDGER_RESOURCE, { name: foreign });
+      await client.delete(LEDGER_RESOURCE, { name: marker });
     } finally {
       stop.abort();
       await running;

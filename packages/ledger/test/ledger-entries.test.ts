@@ -3,13 +3,18 @@ import { type AddressLedgerEntry, MAX_LEDGER_ENTRIES } from '@tally-ipam/api-typ
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  ADDRESS_BLOCK_BITS,
   addressEntryKey,
   applyOperations,
   type LedgerOperation,
   ledgerNameOf,
+  ledgerNameOfEntryKey,
+  prefixEntryKey,
   type WantedEntry,
 } from '../src/index.js';
 
+/** Addresses (or prefixes of one length) per ledger. */
+const BLOCK = 2 ** ADDRESS_BLOCK_BITS;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 const ipv4 = fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }).map((value) => ipFromValue(4, value));
@@ -22,16 +27,16 @@ const ipv6 = fc
   .map((value) => ipFromValue(6, value));
 
 describe('ledger names', () => {
-  it('name the aligned block of an address: valid names, one per /24 or /120, never shared across blocks', () => {
+  it('name the aligned block of an address: valid names, one per block of 2^ADDRESS_BLOCK_BITS, never shared across blocks', () => {
     fc.assert(
-      fc.property(fc.oneof(ipv4, ipv6), fc.integer({ min: 0, max: 255 }), (ip, offset) => {
+      fc.property(fc.oneof(ipv4, ipv6), fc.integer({ min: 0, max: BLOCK - 1 }), (ip, offset) => {
         const name = ledgerNameOf({ address: formatIP(ip), prefix: 0, isPrefix: false });
         expect(name.length).toBeLessThanOrEqual(253);
         expect(name).toMatch(DNS1123_SUBDOMAIN);
-        const blockStart = ip.value - (ip.value % 256n);
+        const blockStart = ip.value - (ip.value % BigInt(BLOCK));
         const sibling = ipFromValue(ip.family, blockStart + BigInt(offset));
         expect(ledgerNameOf({ address: formatIP(sibling), prefix: 0, isPrefix: false })).toBe(name);
-        const next = blockStart + 256n;
+        const next = blockStart + BigInt(BLOCK);
         if (next <= (ip.family === 4 ? 2n ** 32n - 1n : 2n ** 128n - 1n)) {
           expect(
             ledgerNameOf({ address: formatIP(ipFromValue(ip.family, next)), prefix: 0, isPrefix: false }),
@@ -41,7 +46,7 @@ describe('ledger names', () => {
     );
   });
 
-  it('put at most 256 prefixes of one length in one ledger, and never a prefix with an address', () => {
+  it('put at most 2^ADDRESS_BLOCK_BITS prefixes of one length in one ledger, and never a prefix with an address', () => {
     fc.assert(
       fc.property(ipv4, fc.integer({ min: 0, max: 32 }), (ip, length) => {
         const hostBits = BigInt(32 - length);
@@ -50,8 +55,8 @@ describe('ledger names', () => {
         expect(name).toMatch(DNS1123_SUBDOMAIN);
         expect(name.startsWith('net4-')).toBe(true);
         expect(name).not.toBe(ledgerNameOf({ address: formatIP(network), prefix: 0, isPrefix: false }));
-        // The block's first prefix and this one share the ledger; the block spans 2^min(length, 8) prefixes.
-        const blockBits = BigInt(Math.min(length, 8));
+        // The block's first prefix and this one share the ledger; the block spans 2^min(length, bits) prefixes.
+        const blockBits = BigInt(Math.min(length, ADDRESS_BLOCK_BITS));
         const first = ipFromValue(4, (network.value >> (hostBits + blockBits)) << (hostBits + blockBits));
         expect(ledgerNameOf({ address: formatIP(first), prefix: length, isPrefix: true })).toBe(name);
         expect(2 ** Number(blockBits)).toBeLessThanOrEqual(MAX_LEDGER_ENTRIES);
@@ -60,11 +65,28 @@ describe('ledger names', () => {
   });
 
   it('examples', () => {
-    expect(ledgerNameOf({ address: '10.0.0.5', prefix: 24, isPrefix: false })).toBe('ip4-10.0.0.0.24');
-    expect(ledgerNameOf({ address: 'fd00::1:2', prefix: 64, isPrefix: false })).toBe('ip6-fd00--1-0.120');
-    expect(ledgerNameOf({ address: 'fd00::', prefix: 64, isPrefix: false })).toBe('ip6-fd00--0.120');
-    expect(ledgerNameOf({ address: '10.0.1.0', prefix: 24, isPrefix: true })).toBe('net4-10.0.0.0.16.24');
+    expect(ledgerNameOf({ address: '10.0.0.5', prefix: 24, isPrefix: false })).toBe('ip4-10.0.0.0.27');
+    expect(ledgerNameOf({ address: 'fd00::1:2', prefix: 64, isPrefix: false })).toBe('ip6-fd00--1-0.123');
+    expect(ledgerNameOf({ address: 'fd00::', prefix: 64, isPrefix: false })).toBe('ip6-fd00--0.123');
+    expect(ledgerNameOf({ address: '10.0.1.0', prefix: 24, isPrefix: true })).toBe('net4-10.0.0.0.19.24');
     expect(ledgerNameOf({ address: '10.0.0.0', prefix: 4, isPrefix: true })).toBe('net4-0.0.0.0.0.4');
+  });
+
+  it('name the ledger of an entry key as of its unit, so an entry in any other ledger is recognised as misplaced', () => {
+    fc.assert(
+      fc.property(fc.oneof(ipv4, ipv6), fc.boolean(), fc.integer({ min: 0, max: 128 }), (ip, isPrefix, length) => {
+        const bits = ip.family === 4 ? 32 : 128;
+        const prefix = Math.min(length, bits);
+        const hostBits = BigInt(bits - prefix);
+        const network = isPrefix ? ipFromValue(ip.family, (ip.value >> hostBits) << hostBits) : ip;
+        const address = formatIP(network);
+        const key = isPrefix ? prefixEntryKey(address, prefix) : addressEntryKey(address);
+        expect(ledgerNameOfEntryKey(key)).toBe(ledgerNameOf({ address, prefix, isPrefix }));
+      }),
+    );
+    expect(ledgerNameOfEntryKey('ip4-10.0.0.5')).toBe('ip4-10.0.0.0.27');
+    expect(ledgerNameOfEntryKey('net4-10.0.1.0.24')).toBe('net4-10.0.0.0.19.24');
+    expect(ledgerNameOfEntryKey('not-a-key')).toBeUndefined();
   });
 });
 
