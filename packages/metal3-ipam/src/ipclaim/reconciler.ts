@@ -5,23 +5,19 @@ import {
   METAL3_IP_ADDRESS_KIND,
   METAL3_IP_CLAIM_FINALIZER,
   METAL3_IPAM_V1ALPHA1_API_VERSION,
-  type StoredCluster,
 } from '@tally-ipam/api-types';
-import type { SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
 import { hasPausedAnnotation, isPaused } from '@tally-ipam/controller-kit/capi';
 import {
   addFinalizer,
-  type Client,
   hasFinalizer,
   isAlreadyExists,
   isNotFound,
   removeFinalizer,
 } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
-import type { AddressLedgers, Holding } from '@tally-ipam/ledger';
 import { allocateForClaim, type HeldAddress, type Metal3Allocation } from '../allocate.js';
 import { Metal3AllocationError } from '../errors.js';
-import { ledgerHeldInPlan, ledgerSlot, metal3Entry } from '../holdings.js';
+import { ledgerHeldInPlan } from '../holdings.js';
 import { clipMessage, planOfPool, poolClusterName } from '../pool-spec.js';
 import type { Metal3PoolPlan } from '../ranges.js';
 import {
@@ -35,31 +31,16 @@ import {
   type StoredMetal3Claim,
   type StoredMetal3Pool,
 } from '../resources.js';
-import type { RecentHolds } from './recent-holds.js';
-
-/** Addresses a reconcile tries to hold before it gives the claim back to the queue (every one was taken elsewhere). */
-export const MAX_HOLD_ATTEMPTS = 16;
-/** When an exhausted pool is looked at again (an address freed in another pool's ledger entry sends no event here). */
-export const EXHAUSTED_RECHECK_MS = 30_000;
-/** Index of the ledger entry view: Metal3 entries by their claim's uid. */
-export const ENTRY_CLAIM_UID_INDEX = 'metal3:entryClaimUID';
-
-export interface IPClaimReconcilerDeps {
-  readonly client: Client;
-  readonly claims: Pick<SharedInformer<StoredMetal3Claim>, 'store'>;
-  readonly pools: Pick<SharedInformer<StoredMetal3Pool>, 'store'>;
-  readonly addresses: Pick<SharedInformer<StoredMetal3Address>, 'store'>;
-  readonly clusters: Pick<SharedInformer<StoredCluster>, 'store'>;
-  readonly ledgers: AddressLedgers;
-  /** The ledger entries as holdings (`LedgerEntryView.store`), with the `ENTRY_CLAIM_UID_INDEX` index. */
-  readonly entries: Store<Holding>;
-  readonly recentHolds: RecentHolds;
-  /**
-   * Resolves once the ledgers hold every allocation of the cluster (a gate of the embedding process, then the adoption);
-   * no address is chosen before. Absent: the ledgers are complete from the start.
-   */
-  readonly ledgersComplete?: (() => Promise<unknown>) | undefined;
-}
+import { EXHAUSTED_RECHECK_MS, type IPClaimReconcilerDeps, MAX_HOLD_ATTEMPTS } from './deps.js';
+import {
+  addressesHeldBy,
+  claimIdentity,
+  holdAddress,
+  isHeldBy,
+  knownEntries,
+  poolIdentity,
+  releaseAddress,
+} from './entries.js';
 
 /**
  * Reconciles Metal3 IPClaims, following the Metal3 IPAM proposal and ip-address-manager v1.10.1:
@@ -184,15 +165,8 @@ export class IPClaimReconciler implements Reconciler {
   ): Promise<Result> {
     const address = existing.spec.address ?? '';
     const identity = claimIdentity(claim);
-    const { ledgerName, key } = ledgerSlot(address);
-    const cached = this.deps.entries.get(key);
-    const held = cached?.spec.claimRef.uid === identity.uid && cached.spec.releasedAt === undefined;
-    if (!held && !this.deps.recentHolds.isHeldBy(address, identity.uid)) {
-      const result = await this.deps.ledgers.submit(ledgerName, {
-        kind: 'hold',
-        reuseGracePeriodMs: 0,
-        entry: metal3Entry(address, poolIdentity(pool), identity),
-      });
+    if (!isHeldBy(this.deps, address, identity.uid)) {
+      const result = await holdAddress(this.deps, address, poolIdentity(pool), identity);
       if (!result.ok) {
         const by = result.holder.claimRef;
         return this.fail(
@@ -203,7 +177,6 @@ export class IPClaimReconciler implements Reconciler {
           context,
         );
       }
-      this.deps.recentHolds.add(address, identity.uid);
     }
     for (const extra of surplus) {
       if (extra.metadata.ownerReferences?.some((ref) => ref.uid === identity.uid)) {
@@ -236,12 +209,12 @@ export class IPClaimReconciler implements Reconciler {
     // Addresses this reconcile found taken in the ledger, or whose IPAddress name another claim has.
     const lost: HeldAddress[] = [];
     for (let attempt = 0; attempt < MAX_HOLD_ATTEMPTS; attempt += 1) {
-      const held = [
-        ...poolAddresses,
-        ...ledgerHeldInPlan(this.deps.entries, plan, namespace),
-        ...this.deps.recentHolds.heldByOthers(identity.uid),
-        ...lost,
-      ];
+      // The claim's own entry (an earlier reconcile's hold, even one the view does not show yet) carries its name, so
+      // it is chosen again rather than a second address — unless this reconcile lost it already.
+      const entries = ledgerHeldInPlan(knownEntries(this.deps), plan, namespace).map((entry) =>
+        lost.some((address) => address.address === entry.address) ? { address: entry.address } : entry,
+      );
+      const held = [...poolAddresses, ...entries, ...lost];
       let allocation: Metal3Allocation;
       try {
         allocation = allocateForClaim(plan, identity.name, held);
@@ -250,12 +223,7 @@ export class IPClaimReconciler implements Reconciler {
         await this.fail(claim, `IPPool ${namespace}/${pool.metadata.name}: ${error.message}`, context);
         return error.reason === 'exhausted' ? { requeueAfterMs: EXHAUSTED_RECHECK_MS } : {};
       }
-      const { ledgerName } = ledgerSlot(allocation.address);
-      const hold = await this.deps.ledgers.submit(ledgerName, {
-        kind: 'hold',
-        reuseGracePeriodMs: 0,
-        entry: metal3Entry(allocation.address, poolIdentity(pool), identity),
-      });
+      const hold = await holdAddress(this.deps, allocation.address, poolIdentity(pool), identity);
       if (!hold.ok) {
         const by = hold.holder.claimRef;
         if (plan.preAllocations.has(identity.name)) {
@@ -270,11 +238,10 @@ export class IPClaimReconciler implements Reconciler {
         lost.push({ address: allocation.address });
         continue;
       }
-      this.deps.recentHolds.add(allocation.address, identity.uid);
       const created = await this.createAddress(claim, pool, allocation, context);
       if (created === 'taken') {
         // The IPAddress name belongs to another claim (an IPAddress nobody's entry covers): give the entry back.
-        await this.release(allocation.address, identity.uid);
+        await releaseAddress(this.deps, allocation.address, identity.uid);
         lost.push({ address: allocation.address });
         continue;
       }
@@ -348,11 +315,10 @@ export class IPClaimReconciler implements Reconciler {
     );
     for (const address of addresses) {
       await this.deleteAddress(address, context);
-      if (address.spec.address) await this.release(address.spec.address, uid);
+      if (address.spec.address) await releaseAddress(this.deps, address.spec.address, uid);
       context.logger.info({ ipAddress: address.metadata.name, address: address.spec.address }, 'IPAddress deleted');
     }
     await this.releaseEntries(uid, () => true);
-    this.deps.recentHolds.forgetClaim(uid);
     await removeFinalizer(this.deps.client, METAL3_CLAIM_RESOURCE, claim, METAL3_IP_CLAIM_FINALIZER, {
       signal: context.signal,
     });
@@ -379,22 +345,10 @@ export class IPClaimReconciler implements Reconciler {
     }
   }
 
-  /** Releases the claim's entries (and its recent holds) whose address `which` selects. */
+  /** Releases the claim's entries (in the entry view or only in the overlay yet) whose address `which` selects. */
   private async releaseEntries(uid: string, which: (address: string) => boolean): Promise<void> {
-    const addresses = new Set<string>();
-    for (const entry of this.deps.entries.byIndex(ENTRY_CLAIM_UID_INDEX, uid)) {
-      if (entry.spec.releasedAt === undefined && which(entry.spec.address)) addresses.add(entry.spec.address);
-    }
-    for (const address of this.deps.recentHolds.addressesOf(uid)) if (which(address)) addresses.add(address);
-    await Promise.all([...addresses].map((address) => this.release(address, uid)));
-  }
-
-  private async release(address: string, uid: string): Promise<void> {
-    const { ledgerName, key } = ledgerSlot(address);
-    // Forgotten first: the entry's removal may reach the informer (and wake the pool's waiting claims) before the
-    // write's own answer; a hold still remembered here would make them find the pool exhausted once more.
-    this.deps.recentHolds.forget(address, uid);
-    await this.deps.ledgers.submit(ledgerName, { kind: 'release', key, claimUID: uid });
+    const addresses = addressesHeldBy(this.deps, uid).filter(which);
+    await Promise.all(addresses.map((address) => releaseAddress(this.deps, address, uid)));
   }
 
   private async fail(claim: StoredMetal3Claim, message: string, context: ReconcileContext): Promise<Result> {
@@ -426,14 +380,6 @@ export class IPClaimReconciler implements Reconciler {
       { subresource: 'status', signal: context.signal },
     );
   }
-}
-
-function claimIdentity(claim: StoredMetal3Claim): { namespace: string; name: string; uid: string } {
-  return { namespace: claim.metadata.namespace ?? '', name: claim.metadata.name, uid: claim.metadata.uid ?? '' };
-}
-
-function poolIdentity(pool: StoredMetal3Pool): { namespace: string; name: string } {
-  return { namespace: pool.metadata.namespace ?? '', name: pool.metadata.name };
 }
 
 /** The owner reference Metal3 writes: apiVersion, kind, name, uid; neither controller nor blockOwnerDeletion. */
