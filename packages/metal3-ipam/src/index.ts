@@ -22,15 +22,13 @@ export {
   type OrphanEntryReconcilerDeps,
 } from './orphans/reconciler.js';
 export { planOfPool, poolClusterName } from './pool-spec.js';
+export { type Metal3PoolSpecInput, type Metal3RangeInput, rangeIndexHolding } from './range-bounds.js';
 export {
   buildMetal3PoolPlan,
   type Metal3PoolPlan,
-  type Metal3PoolSpecInput,
   type Metal3PreAllocation,
   type Metal3Range,
-  type Metal3RangeInput,
   type Metal3Translation,
-  rangeIndexHolding,
   translateIPPoolSpec,
 } from './ranges.js';
 export {
