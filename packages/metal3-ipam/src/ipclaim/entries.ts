@@ -17,10 +17,12 @@ export interface EntriesDeps {
   readonly assumedEntries: AssumedObjects<Holding>;
 }
 
+/** The claim an entry is held for: namespace, name and the uid that tells two claims of one name apart. */
 export function claimIdentity(claim: StoredMetal3Claim): Metal3ClaimIdentity {
   return { namespace: claim.metadata.namespace ?? '', name: claim.metadata.name, uid: claim.metadata.uid ?? '' };
 }
 
+/** The pool an entry is taken for. */
 export function poolIdentity(pool: StoredMetal3Pool): Metal3PoolIdentity {
   return { namespace: pool.metadata.namespace ?? '', name: pool.metadata.name };
 }
@@ -29,12 +31,20 @@ export function poolIdentity(pool: StoredMetal3Pool): Metal3PoolIdentity {
 export function knownEntries(deps: EntriesDeps): { list(): Holding[] } {
   return {
     list: () => {
-      const byKey = new Map(deps.entries.list().map((entry) => [entry.metadata.name, entry]));
-      for (const written of deps.assumedEntries.pending()) {
+      const viewed = deps.entries.list();
+      const pending = deps.assumedEntries.pending();
+      if (pending.length === 0) return viewed;
+      const newer = new Map<string, Holding>();
+      for (const written of pending) {
         const current = deps.assumedEntries.get(written.metadata.name);
-        if (current) byKey.set(current.metadata.name, current);
+        if (current) newer.set(current.metadata.name, current);
       }
-      return [...byKey.values()];
+      const entries = viewed.map((entry) => {
+        const own = newer.get(entry.metadata.name);
+        newer.delete(entry.metadata.name);
+        return own ?? entry;
+      });
+      return [...entries, ...newer.values()];
     },
   };
 }
