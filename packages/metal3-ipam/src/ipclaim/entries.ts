@@ -1,6 +1,6 @@
 import type { AssumedObjects, Store } from '@tally-ipam/controller-kit/cache';
-import { type AddressLedgers, type Holding, holdingOfEntry, type OperationResult } from '@tally-ipam/ledger';
-import { ledgerSlot, type Metal3ClaimIdentity, type Metal3PoolIdentity, metal3Entry } from '../holdings.js';
+import type { AddressLedgers, Holding, OperationResult } from '@tally-ipam/ledger';
+import { assumeHold, ledgerSlot, type Metal3ClaimIdentity, type Metal3PoolIdentity, metal3Entry } from '../holdings.js';
 import type { StoredMetal3Claim, StoredMetal3Pool } from '../resources.js';
 import { ENTRY_CLAIM_UID_INDEX } from './deps.js';
 
@@ -70,11 +70,7 @@ export function addressesHeldBy(deps: EntriesDeps, uid: string): string[] {
   return addresses;
 }
 
-/**
- * Holds `address` in its ledger for the claim; a hold won is assumed in the overlay, as the ledger returned it (with
- * the resourceVersion of the write), unless the view already shows that very entry — a hold answered "ours" writes
- * nothing, and an entry the view shows sends no event to clear a newer-looking copy.
- */
+/** Holds `address` in its ledger for the claim; a hold won is assumed in the overlay (`assumeHold`). */
 export async function holdAddress(
   deps: EntriesDeps,
   address: string,
@@ -87,16 +83,7 @@ export async function holdAddress(
     reuseGracePeriodMs: 0,
     entry: metal3Entry(address, pool, claim),
   });
-  const ledger = deps.ledgers.ledger(ledgerName);
-  if (result.ok && result.entry && ledger) {
-    const holding = holdingOfEntry(result.entry, ledger);
-    const shown = deps.assumedEntries.get(holding.metadata.name);
-    const same =
-      shown !== undefined &&
-      shown.metadata.uid === holding.metadata.uid &&
-      shown.spec.releasedAt === holding.spec.releasedAt;
-    if (!same) deps.assumedEntries.assume(holding);
-  }
+  assumeHold(deps.assumedEntries, deps.ledgers, ledgerName, result);
   return result;
 }
 
