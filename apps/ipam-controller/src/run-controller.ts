@@ -22,8 +22,8 @@ export const setupIPAMController: ControllerAppSetup = (context) =>
 
 /**
  * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
- * allocations held through the provider's own ledger writer and entry view (one address space, one batching writer),
- * and the IPPool update webhook.
+ * allocations held through the provider's own ledger writer, entry view and overlay of its own writes (one address
+ * space, one batching writer, one read-your-own-writes overlay), and the IPPool update webhook.
  */
 export function ipamControllerSetup(options: { readonly enableMetal3: boolean }): ControllerAppSetup {
   return ({ manager, flags, webhooks }) => {
@@ -38,6 +38,7 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
         ...scope,
         ledgers: provider.ledgers,
         ledgerEntries: provider.ledgerEntries,
+        assumedEntries: provider.assumedEntries,
       });
       // Taking over from Metal3's controller: its IPAddresses are entered into the ledgers before any claim of
       // either API is given an address, so none of theirs can be handed out again.

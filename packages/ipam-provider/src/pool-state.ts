@@ -6,6 +6,14 @@ import { type PoolRef, poolKey } from './pool-ref.js';
  * used the moment it is chosen (so concurrent reconciles of this process never pick the same address) and is
  * confirmed by the API server when the ledger entry is written. The state is only an optimisation — the holding is
  * what makes an address unique — so a stale state costs a retry (409 → next candidate), never a duplicate.
+ *
+ * `assume` here is not the process's read-your-own-writes overlay (`AssumedWrites`, controller-kit's `AssumedObjects`)
+ * and does not go into it: it is a reservation taken before the ledger write, in the same turn as the choice, while
+ * the overlay holds only what the API server has acknowledged and so is never ahead of the truth. Left to the overlay,
+ * every reconcile of a burst that chooses while the first hold is in flight would choose the same lowest address, and
+ * all but one would be refused (metal3-ipam, which has no pool state, shows that cost: its refused holds are bounded
+ * by the reconciles in flight, not zero). Once the hold is answered, the holding is assumed in the overlay and the
+ * reservation is settled (`PoolStates.settleAssumed`).
  */
 export class PoolState {
   readonly key: string;

@@ -1,6 +1,6 @@
 import { isPrefixPoolKind, TALLY_POOL_KINDS, type TallyPoolKind } from '@tally-ipam/api-types';
 import { AssumedObjects, Client, type Controller, type Manager, parseObjectKey } from '@tally-ipam/controller-kit';
-import { AddressLedgers, LEDGER_RESOURCE, LedgerEntryView, startUpStep } from '@tally-ipam/ledger';
+import { AddressLedgers, type Holding, LEDGER_RESOURCE, LedgerEntryView, startUpStep } from '@tally-ipam/ledger';
 import { adoptExistingAddresses, type BulkAdoptionResult } from './adoption/bulk-adoption.js';
 import { AllocationEvents, type AllocationEventsOptions, DEFAULT_ALLOCATION_EVENTS } from './allocation-events.js';
 import { claimServedBy, newClaimController } from './claim/controller.js';
@@ -50,6 +50,12 @@ export interface IPAMProvider extends ProviderCacheView {
   readonly ledgers: AddressLedgers;
   /** The ledger entries as holdings, from the process's one ledger informer. */
   readonly ledgerEntries: LedgerEntryView;
+  /**
+   * The process's one read-your-own-writes overlay over `ledgerEntries` (`AssumedObjects`): the entries its ledger
+   * writes returned, until the view shows them or their removal. Another IPAM front end of the process (the Metal3
+   * controllers) reads and writes through it too, so each sees the other's acknowledged holds at once.
+   */
+  readonly assumedEntries: AssumedObjects<Holding>;
   /**
    * Adds a barrier: no IPAddressClaim is reconciled (so none gets a new address) before it resolves. Another IPAM controller of the process uses it to enter addresses only it knows (Metal3 IPAddresses) into
    * the ledgers at start. A rejection is retried at the next reconcile; the barrier should memoize its success.
@@ -157,6 +163,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     ...providerCacheView(informers, pool),
     ledgers,
     ledgerEntries,
+    assumedEntries: assumed.holdings,
     addAllocationBarrier: (barrier) => {
       allocationBarriers.push(barrier);
     },

@@ -1,8 +1,7 @@
-import type { KubeObject, SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
+import type { AssumedObjects, KubeObject, SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
 import { type AddressLedgers, type Holding, startUpStep } from '@tally-ipam/ledger';
-import { ledgerSlot, metal3Entry } from './holdings.js';
-import type { RecentHolds } from './ipclaim/recent-holds.js';
+import { assumeHold, ledgerSlot, metal3Entry } from './holdings.js';
 import { claimKeyOfAddress, type StoredMetal3Address, type StoredMetal3Claim } from './resources.js';
 
 /**
@@ -19,8 +18,9 @@ export interface Metal3AdoptionDeps {
   readonly ledgerInformer: Pick<SharedInformer<KubeObject>, 'whenSynced' | 'hasSynced'>;
   /** The ledger entries as holdings, keyed by entry key (`LedgerEntryView.store`). */
   readonly entries: Pick<Store<Holding>, 'get'>;
-  readonly ledgers: Pick<AddressLedgers, 'submit'>;
-  readonly recentHolds: RecentHolds;
+  readonly ledgers: Pick<AddressLedgers, 'submit' | 'ledger'>;
+  /** The overlay over `entries`: each entry written here is assumed, so the first claims' choices see it at once. */
+  readonly assumedEntries: Pick<AssumedObjects<Holding>, 'assume' | 'get'>;
   /** A gate of the embedding process (`Metal3IPAMOptions.ledgersComplete`); adoption runs after it. */
   readonly ledgersComplete?: (() => Promise<unknown>) | undefined;
   readonly logger: Pick<Manager['logger'], 'info' | 'warn'>;
@@ -77,7 +77,7 @@ export class Metal3Adoption {
       });
       if (result.ok) {
         adopted += 1;
-        this.deps.recentHolds.add(address, uid);
+        assumeHold(this.deps.assumedEntries, this.deps.ledgers, ledgerName, result);
         return;
       }
       conflicts += 1;

@@ -5,8 +5,16 @@ import {
   METAL3_IP_POOL_KIND,
   METAL3_IPAM_GROUP,
 } from '@tally-ipam/api-types';
-import type { Store } from '@tally-ipam/controller-kit/cache';
-import { addressEntryKey, type Holding, ledgerNameOf, type WantedEntry } from '@tally-ipam/ledger';
+import type { AssumedObjects, Store } from '@tally-ipam/controller-kit/cache';
+import {
+  type AddressLedgers,
+  addressEntryKey,
+  type Holding,
+  holdingOfEntry,
+  ledgerNameOf,
+  type OperationResult,
+  type WantedEntry,
+} from '@tally-ipam/ledger';
 import type { HeldAddress } from './allocate.js';
 import type { Metal3PoolPlan } from './ranges.js';
 
@@ -90,4 +98,27 @@ export function ledgerHeldInPlan(
     held.push({ address: entry.spec.address, claimName: sameNamespaceIPClaim ? claimRef.name : undefined });
   }
   return held;
+}
+
+/**
+ * Assumes the entry a hold of `ledgerName` returned in the overlay of this process's writes, as a holding with the
+ * resourceVersion of the ledger after the write, until the entry view shows it or its removal. Not when the overlay
+ * or the view already shows that very entry (same claim uid and `heldSince`): a hold answered "already yours" writes
+ * nothing, and a copy with a newer version than the view's would then stay until the entry is removed.
+ */
+export function assumeHold(
+  assumed: Pick<AssumedObjects<Holding>, 'assume' | 'get'>,
+  ledgers: Pick<AddressLedgers, 'ledger'>,
+  ledgerName: string,
+  result: OperationResult,
+): void {
+  const ledger = ledgers.ledger(ledgerName);
+  if (!result.ok || !result.entry || !ledger) return;
+  const holding = holdingOfEntry(result.entry, ledger);
+  const shown = assumed.get(holding.metadata.name);
+  const same =
+    shown !== undefined &&
+    shown.metadata.uid === holding.metadata.uid &&
+    shown.spec.releasedAt === holding.spec.releasedAt;
+  if (!same) assumed.assume(holding);
 }

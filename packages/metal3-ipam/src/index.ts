@@ -7,14 +7,13 @@ export { Metal3Adoption, type Metal3AdoptionDeps, type Metal3AdoptionResult } fr
 export { type AllocateOptions, allocateForClaim, type HeldAddress, type Metal3Allocation } from './allocate.js';
 export { Metal3AllocationError, type Metal3AllocationFailure, Metal3PoolSpecError } from './errors.js';
 export { isMetal3ClaimReference, ledgerHeldInPlan, ledgerSlot, metal3Entry } from './holdings.js';
-export { RecentHolds } from './ipclaim/recent-holds.js';
 export {
   ENTRY_CLAIM_UID_INDEX,
   EXHAUSTED_RECHECK_MS,
-  IPClaimReconciler,
   type IPClaimReconcilerDeps,
   MAX_HOLD_ATTEMPTS,
-} from './ipclaim/reconciler.js';
+} from './ipclaim/deps.js';
+export { IPClaimReconciler } from './ipclaim/reconciler.js';
 export { IPPoolReconciler, type IPPoolReconcilerDeps, indexesOf, type PoolIndexes } from './ippool/reconciler.js';
 export { ipAddressName } from './names.js';
 export {
@@ -23,15 +22,13 @@ export {
   type OrphanEntryReconcilerDeps,
 } from './orphans/reconciler.js';
 export { planOfPool, poolClusterName } from './pool-spec.js';
+export { type Metal3PoolSpecInput, type Metal3RangeInput, rangeIndexHolding } from './range-bounds.js';
 export {
   buildMetal3PoolPlan,
   type Metal3PoolPlan,
-  type Metal3PoolSpecInput,
   type Metal3PreAllocation,
   type Metal3Range,
-  type Metal3RangeInput,
   type Metal3Translation,
-  rangeIndexHolding,
   translateIPPoolSpec,
 } from './ranges.js';
 export {

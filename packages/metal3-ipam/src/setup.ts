@@ -1,12 +1,12 @@
 import { CLUSTER_RESOURCE, METAL3_IPAM_GROUP } from '@tally-ipam/api-types';
+import { AssumedObjects } from '@tally-ipam/controller-kit/cache';
 import type { Controller } from '@tally-ipam/controller-kit/controller';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
 import { type AddressLedgers, type Holding, LEDGER_RESOURCE, type LedgerEntryView } from '@tally-ipam/ledger';
 import { Metal3Adoption, type Metal3AdoptionResult } from './adoption.js';
 import { isMetal3ClaimReference } from './holdings.js';
 import { newIPClaimController } from './ipclaim/controller.js';
-import { RecentHolds } from './ipclaim/recent-holds.js';
-import { ENTRY_CLAIM_UID_INDEX } from './ipclaim/reconciler.js';
+import { ENTRY_CLAIM_UID_INDEX } from './ipclaim/deps.js';
 import { newIPPoolController } from './ippool/controller.js';
 import { newOrphanEntryController } from './orphans/controller.js';
 import {
@@ -30,6 +30,11 @@ export interface Metal3IPAMOptions {
   readonly ledgers: AddressLedgers;
   /** The process's view of the ledger entries (over the TallyAddressLedger informer of the manager's cache). */
   readonly ledgerEntries: LedgerEntryView;
+  /**
+   * The process's read-your-own-writes overlay over `ledgerEntries` (`AssumedObjects`): pass the IPAM provider's
+   * (`IPAMProvider.assumedEntries`) so that both front ends read one. Absent: one is made over `ledgerEntries`.
+   */
+  readonly assumedEntries?: AssumedObjects<Holding> | undefined;
   /** Watch IPClaims, IPPools, IPAddresses and Clusters of this namespace only; all when absent. */
   readonly namespace?: string | undefined;
   /** Only IPClaims and IPPools labelled `cluster.x-k8s.io/watch-filter=<value>`; empty = all. */
@@ -88,14 +93,14 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
   const clusters = cache.informerFor(CLUSTER_RESOURCE, scope);
   options.ledgerEntries.store.addIndexers({ [ENTRY_CLAIM_UID_INDEX]: metal3EntryClaimUID });
 
-  const recentHolds = new RecentHolds(now);
+  const assumedEntries = options.assumedEntries ?? new AssumedObjects(options.ledgerEntries);
   const adoption = new Metal3Adoption({
     addresses,
     claims,
     ledgerInformer: cache.informerFor(LEDGER_RESOURCE),
     entries: options.ledgerEntries.store,
     ledgers: options.ledgers,
-    recentHolds,
+    assumedEntries,
     ledgersComplete: options.ledgersComplete,
     logger,
   });
@@ -111,7 +116,7 @@ export function setupMetal3IPAM(manager: Manager, options: Metal3IPAMOptions): M
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
     ledgers: options.ledgers,
     ledgerEntries: options.ledgerEntries,
-    recentHolds,
+    assumedEntries,
     orphanSafetyAgeMs: options.orphanSafetyAgeMs,
     // Complete once the embedding process's gate opened and every existing Metal3 IPAddress is entered.
     ledgersComplete: () => adoption.adopted(),

@@ -1,10 +1,9 @@
 import type { StoredCluster } from '@tally-ipam/api-types';
-import type { Cache, KubeObject, SharedInformer } from '@tally-ipam/controller-kit/cache';
+import type { AssumedObjects, Cache, KubeObject, SharedInformer } from '@tally-ipam/controller-kit/cache';
 import type { Client } from '@tally-ipam/controller-kit/client';
 import type { Predicate } from '@tally-ipam/controller-kit/controller';
 import type { Manager } from '@tally-ipam/controller-kit/manager';
-import type { AddressLedgers, LedgerEntryView } from '@tally-ipam/ledger';
-import type { RecentHolds } from './ipclaim/recent-holds.js';
+import type { AddressLedgers, Holding, LedgerEntryView } from '@tally-ipam/ledger';
 import type { StoredMetal3Address, StoredMetal3Claim, StoredMetal3Pool } from './resources.js';
 
 /** What the three Metal3 controllers share: one client, one cache and its informers, the ledgers, the options. */
@@ -21,7 +20,8 @@ export interface Metal3ControllerContext {
   readonly concurrency: number;
   readonly ledgers: AddressLedgers;
   readonly ledgerEntries: LedgerEntryView;
-  readonly recentHolds: RecentHolds;
+  /** This process's acknowledged ledger writes over `ledgerEntries` until the view shows them (see `AssumedObjects`). */
+  readonly assumedEntries: AssumedObjects<Holding>;
   readonly orphanSafetyAgeMs: number | undefined;
   /** Resolves once the ledgers hold every allocation: the embedding process's gate and the Metal3 adoption barrier. */
   readonly ledgersComplete: (() => Promise<unknown>) | undefined;

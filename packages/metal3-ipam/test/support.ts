@@ -4,10 +4,11 @@ import {
   METAL3_IP_POOL_KIND,
   METAL3_IPAM_V1ALPHA1_API_VERSION,
 } from '@tally-ipam/api-types';
+import { AssumedObjects } from '@tally-ipam/controller-kit/cache';
 import { Client } from '@tally-ipam/controller-kit/client';
 import { Manager } from '@tally-ipam/controller-kit/manager';
 import { type IPAMProviderOptions, setupIPAMProvider } from '@tally-ipam/ipam-provider';
-import { AddressLedgers, LEDGER_RESOURCE, LedgerEntryView } from '@tally-ipam/ledger';
+import { AddressLedgers, type Holding, LEDGER_RESOURCE, LedgerEntryView } from '@tally-ipam/ledger';
 import {
   createTestNamespace,
   type TestNamespace,
@@ -92,6 +93,15 @@ export function useMetal3TestFile(): Metal3TestFile {
 export interface RunningMetal3 {
   readonly manager: Manager;
   readonly ledgers: AddressLedgers;
+  /** The process's overlay of its own ledger writes over the entry view (the provider's, with `tally`). */
+  readonly assumedEntries: AssumedObjects<Holding>;
+  /** Holds of the process's ledger writer answered "held by another claim" so far (both APIs, with `tally`). */
+  readonly refusedHolds: () => number;
+  /**
+   * Of those, the holds of an entry this process had itself won (and not released since) a full turn of the event
+   * loop before the hold was submitted: a choice that did not read the process's own acknowledged write.
+   */
+  readonly refusedAfterOwnWin: () => number;
   stop(): Promise<void>;
 }
 
@@ -116,9 +126,30 @@ export async function startMetal3(
   const ledgers =
     provider?.ledgers ?? new AddressLedgers({ client: manager.client, store: ledgerInformer.store, now: Date.now });
   const ledgerEntries = provider?.ledgerEntries ?? new LedgerEntryView(ledgerInformer);
+  const assumedEntries = provider?.assumedEntries ?? new AssumedObjects(ledgerEntries);
+  // Every hold and release goes through `submit` (AddressLedgers.hold too): count the refused holds. An entry won is
+  // noted a macrotask after its answer, once the microtasks of the winning reconcile (which assume it) have run.
+  let refused = 0;
+  let refusedAfterOwnWin = 0;
+  const won = new Set<string>();
+  const submit = ledgers.submit.bind(ledgers);
+  ledgers.submit = async (...args) => {
+    const operation = args[1];
+    const key = operation.kind === 'hold' ? operation.entry.key : operation.kind === 'release' ? operation.key : '';
+    if (operation.kind === 'release') won.delete(key);
+    const wonBefore = operation.kind === 'hold' && won.has(key);
+    const result = await submit(...args);
+    if (operation.kind === 'hold' && !result.ok) {
+      refused += 1;
+      if (wonBefore) refusedAfterOwnWin += 1;
+    }
+    if (operation.kind === 'hold' && result.ok) setImmediate(() => won.add(key));
+    return result;
+  };
   const served = setupMetal3IPAM(manager, {
     ledgers,
     ledgerEntries,
+    assumedEntries,
     ...metal3,
   });
   provider?.addAllocationBarrier(() => served.addressesAdopted());
@@ -129,6 +160,9 @@ export async function startMetal3(
   return {
     manager,
     ledgers,
+    assumedEntries,
+    refusedHolds: () => refused,
+    refusedAfterOwnWin: () => refusedAfterOwnWin,
     stop: async () => {
       abort.abort();
       await running;

@@ -3,6 +3,14 @@
  * reconcile that creates an IPAddress acts on the answer itself: it writes the claim's status (and is retried if that
  * fails), adopts what another writer created meanwhile or re-queues the claim. So the create event of such an
  * IPAddress need not reconcile the claim a second time (it did, for every allocation, and found nothing to do).
+ *
+ * This is not the read-your-own-writes overlay (`AssumedWrites.addresses`, controller-kit's `AssumedObjects`), which
+ * cannot answer it: the watch event can come before the create's answer, when the overlay holds nothing yet (it holds
+ * only acknowledged writes); the overlay also holds IPAddresses this process only read live, which it did not create;
+ * and it drops its entry in its own `onAdd`, which runs before the controller's event filters (a controller registers
+ * its handlers when it starts, after the overlay), so by the time the filter asks, the entry is gone. Answering would
+ * take in-flight marks, the origin of each entry and a record of the event being delivered — three things for one
+ * event filter — so it stays this small helper, with one job and one caller.
  */
 export class CreatedAddresses {
   /** IPAddress key (namespace/name) → creates of it in flight. */

@@ -96,7 +96,12 @@ export class HoldAhead {
     }
   }
 
-  /** The answer of a hold made ahead for this claim, if one is in flight: wait for it before choosing anew. */
+  /**
+   * The answer of a hold made ahead for this claim, if one is in flight: wait for it before choosing anew. Not a read of
+   * the overlay of own writes (`deps.assumed.holdings`): the write is not answered yet, so there is nothing acknowledged
+   * to read, and choosing meanwhile would give the claim a second address; once answered, the holding is assumed in the
+   * overlay and the claim's reconcile finds it there.
+   */
   inFlight(claimUID: string): Promise<void> | undefined {
     return this.pending.get(claimUID)?.settled;
   }

@@ -42,7 +42,7 @@ export function newIPClaimController(shared: Metal3ControllerContext): Controlle
     clusters: informers.clusters,
     ledgers: shared.ledgers,
     entries: shared.ledgerEntries.store,
-    recentHolds: shared.recentHolds,
+    assumedEntries: shared.assumedEntries,
     ledgersComplete: shared.ledgersComplete,
   });
   const claimsOfPool = (poolKey: string): StoredMetal3Claim[] =>

@@ -1,97 +1,55 @@
-import {
-  CLUSTER_NAME_LABEL,
-  echo,
-  METAL3_IP_ADDRESS_FINALIZER,
-  METAL3_IP_ADDRESS_KIND,
-  METAL3_IP_CLAIM_FINALIZER,
-  METAL3_IPAM_V1ALPHA1_API_VERSION,
-  type StoredCluster,
-} from '@tally-ipam/api-types';
-import type { SharedInformer, Store } from '@tally-ipam/controller-kit/cache';
+import { CLUSTER_NAME_LABEL, echo, METAL3_IP_CLAIM_FINALIZER } from '@tally-ipam/api-types';
 import { hasPausedAnnotation, isPaused } from '@tally-ipam/controller-kit/capi';
-import {
-  addFinalizer,
-  type Client,
-  hasFinalizer,
-  isAlreadyExists,
-  isNotFound,
-  removeFinalizer,
-} from '@tally-ipam/controller-kit/client';
+import { addFinalizer, isNotFound } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
-import type { AddressLedgers, Holding } from '@tally-ipam/ledger';
-import { allocateForClaim, type HeldAddress, type Metal3Allocation } from '../allocate.js';
-import { Metal3AllocationError } from '../errors.js';
-import { ledgerHeldInPlan, ledgerSlot, metal3Entry } from '../holdings.js';
-import { clipMessage, planOfPool, poolClusterName } from '../pool-spec.js';
-import type { Metal3PoolPlan } from '../ranges.js';
+import { planOfPool, poolClusterName } from '../pool-spec.js';
 import {
-  METAL3_ADDRESS_RESOURCE,
-  METAL3_CLAIM_INDEX,
   METAL3_CLAIM_RESOURCE,
-  METAL3_POOL_INDEX,
   METAL3_POOL_RESOURCE,
   poolKeyOfClaim,
-  type StoredMetal3Address,
   type StoredMetal3Claim,
   type StoredMetal3Pool,
 } from '../resources.js';
-import type { RecentHolds } from './recent-holds.js';
-
-/** Addresses a reconcile tries to hold before it gives the claim back to the queue (every one was taken elsewhere). */
-export const MAX_HOLD_ATTEMPTS = 16;
-/** When an exhausted pool is looked at again (an address freed in another pool's ledger entry sends no event here). */
-export const EXHAUSTED_RECHECK_MS = 30_000;
-/** Index of the ledger entry view: Metal3 entries by their claim's uid. */
-export const ENTRY_CLAIM_UID_INDEX = 'metal3:entryClaimUID';
-
-export interface IPClaimReconcilerDeps {
-  readonly client: Client;
-  readonly claims: Pick<SharedInformer<StoredMetal3Claim>, 'store'>;
-  readonly pools: Pick<SharedInformer<StoredMetal3Pool>, 'store'>;
-  readonly addresses: Pick<SharedInformer<StoredMetal3Address>, 'store'>;
-  readonly clusters: Pick<SharedInformer<StoredCluster>, 'store'>;
-  readonly ledgers: AddressLedgers;
-  /** The ledger entries as holdings (`LedgerEntryView.store`), with the `ENTRY_CLAIM_UID_INDEX` index. */
-  readonly entries: Store<Holding>;
-  readonly recentHolds: RecentHolds;
-  /**
-   * Resolves once the ledgers hold every allocation of the cluster (a gate of the embedding process, then the adoption);
-   * no address is chosen before. Absent: the ledgers are complete from the start.
-   */
-  readonly ledgersComplete?: (() => Promise<unknown>) | undefined;
-}
+import { allocate } from './acquire.js';
+import { addressesOfClaim, adopt } from './adopt.js';
+import type { IPClaimReconcilerDeps } from './deps.js';
+import { reconcileDelete } from './release.js';
+import { fail } from './status.js';
 
 /**
- * Reconciles Metal3 IPClaims, following the Metal3 IPAM proposal and ip-address-manager v1.10.1:
+ * Reconciles Metal3 IPClaims, following the Metal3 IPAM proposal and ip-address-manager v1.10.1, composing its steps:
  * - paused while the claim has the paused annotation, its Cluster (`cluster.x-k8s.io/cluster-name` label, else the
  *   pool's `spec.clusterName`) has `spec.paused`, or its IPPool has the paused annotation; nothing is allocated for a
  *   Cluster that does not exist (yet);
  * - finalizer `ipclaim.ipam.metal3.io`;
- * - an IPAddress of the claim (its `spec.claim.name`, in the pool) is the allocation: it is reused, its ledger entry
- *   held for the claim (adoption after `clusterctl move` or a switch from Metal3's controller) and `status.address`
- *   written — status is an observation, never read for a decision;
- * - otherwise an address is chosen with `allocateForClaim` against everything held in the pool's ranges (the pool's
- *   IPAddresses and every ledger entry there, whatever API holds it), held in the ledger (the API server decides a
- *   race), then the IPAddress is created with Metal3's name, owner references, finalizer and the claim's labels;
- * - errors go to `status.errorMessage`, naming the field and the value;
+ * - an IPAddress of the claim (its `spec.claim.name`, in the pool) is the allocation (ipclaim/adopt.ts): it is reused,
+ *   its ledger entry held for the claim (adoption after `clusterctl move` or a switch from Metal3's controller) and
+ *   `status.address` written — status is an observation, never read for a decision;
+ * - otherwise an address is chosen and held in the ledger (ipclaim/acquire.ts: the API server decides a race), then
+ *   the IPAddress is created with Metal3's name, owner references, finalizer and the claim's labels
+ *   (ipclaim/materialise.ts);
+ * - errors go to `status.errorMessage`, naming the field and the value (ipclaim/status.ts);
  * - deletion (once no other finalizer is left, Metal3's rule): the IPAddresses of the claim are deleted, its entries
- *   released, the finalizer removed.
+ *   released, the finalizer removed (ipclaim/release.ts).
+ * What the ledger entry view does not show yet of this process's own holds comes from the overlay
+ * (`IPClaimReconcilerDeps.assumedEntries`, read through ipclaim/entries.ts).
  */
 export class IPClaimReconciler implements Reconciler {
   constructor(private readonly deps: IPClaimReconcilerDeps) {}
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
+    const { deps } = this;
     const key = `${request.namespace ?? ''}/${request.name}`;
-    const claim = this.deps.claims.store.get(key);
+    const claim = deps.claims.store.get(key);
     if (!claim) return {};
     const pool = await this.poolOf(claim, context);
     const clusterName = claim.metadata.labels?.[CLUSTER_NAME_LABEL] || (pool ? poolClusterName(pool) : undefined);
-    const cluster = clusterName ? this.deps.clusters.store.get(`${request.namespace}/${clusterName}`) : undefined;
+    const cluster = clusterName ? deps.clusters.store.get(`${request.namespace}/${clusterName}`) : undefined;
     if (isPaused(cluster, claim) || (pool !== undefined && hasPausedAnnotation(pool))) {
       context.logger.debug({ cluster: clusterName }, 'paused');
       return {};
     }
-    if (claim.metadata.deletionTimestamp) return this.reconcileDelete(claim, context);
+    if (claim.metadata.deletionTimestamp) return reconcileDelete(deps, claim, context);
     if (clusterName && !cluster) {
       // As Metal3's pool controller: nothing is allocated for a Cluster not seen yet (it may be created paused, or be
       // behind in the cache); its creation re-queues the claim.
@@ -99,13 +57,14 @@ export class IPClaimReconciler implements Reconciler {
       return {};
     }
 
-    const current = await addFinalizer(this.deps.client, METAL3_CLAIM_RESOURCE, claim, METAL3_IP_CLAIM_FINALIZER, {
+    const current = await addFinalizer(deps.client, METAL3_CLAIM_RESOURCE, claim, METAL3_IP_CLAIM_FINALIZER, {
       signal: context.signal,
     });
     const namespace = current.metadata.namespace ?? '';
     const poolNamespace = current.spec.pool?.namespace;
     if (poolNamespace && poolNamespace !== namespace) {
-      return this.fail(
+      return fail(
+        deps.client,
         current,
         `spec.pool.namespace: ${echo(poolNamespace)} is not the claim's namespace ${namespace}: an IPClaim is served by an IPPool of its own namespace`,
         context,
@@ -113,22 +72,28 @@ export class IPClaimReconciler implements Reconciler {
     }
     if (!pool) {
       const name = current.spec.pool?.name;
-      return this.fail(
+      return fail(
+        deps.client,
         current,
         name ? `spec.pool.name: IPPool ${namespace}/${echo(name)} not found` : 'spec.pool.name: no IPPool named',
         context,
       );
     }
 
-    const [existing, ...surplus] = this.addressesOfClaim(current, pool);
-    if (existing) return this.adopt(current, pool, existing, surplus, context);
+    const [existing, ...surplus] = addressesOfClaim(deps, current, pool);
+    if (existing) return adopt(deps, current, pool, existing, surplus, context);
     if (pool.metadata.deletionTimestamp) {
-      return this.fail(current, `spec.pool.name: IPPool ${namespace}/${pool.metadata.name} is being deleted`, context);
+      return fail(
+        deps.client,
+        current,
+        `spec.pool.name: IPPool ${namespace}/${pool.metadata.name} is being deleted`,
+        context,
+      );
     }
     const plan = planOfPool(pool);
-    if (!plan.ok) return this.fail(current, plan.message, context);
-    await this.deps.ledgersComplete?.();
-    return this.allocate(current, pool, plan.plan, context);
+    if (!plan.ok) return fail(deps.client, current, plan.message, context);
+    await deps.ledgersComplete?.();
+    return allocate(deps, current, pool, plan.plan, context);
   }
 
   /**
@@ -151,297 +116,4 @@ export class IPClaimReconciler implements Reconciler {
       throw error;
     }
   }
-
-  /**
-   * The IPAddresses of the claim in its pool, the one to keep first: owned by the claim's uid, then the oldest, then by
-   * name — an order every replica computes alike, so two replicas that each created one keep the same.
-   */
-  private addressesOfClaim(claim: StoredMetal3Claim, pool: StoredMetal3Pool): StoredMetal3Address[] {
-    const uid = claim.metadata.uid;
-    const owned = (address: StoredMetal3Address): number =>
-      address.metadata.ownerReferences?.some((ref) => ref.uid === uid) ? 0 : 1;
-    return this.deps.addresses.store
-      .byIndex(METAL3_CLAIM_INDEX, `${claim.metadata.namespace}/${claim.metadata.name}`)
-      .filter((address) => address.spec.pool?.name === pool.metadata.name && address.spec.address)
-      .sort(
-        (a, b) =>
-          owned(a) - owned(b) ||
-          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-          a.metadata.name.localeCompare(b.metadata.name),
-      );
-  }
-
-  /**
-   * The claim's IPAddress exists: its entry is the claim's, status points at it, and any other IPAddress (two
-   * replicas that both allocated for the claim at once) and entry of the claim go.
-   */
-  private async adopt(
-    claim: StoredMetal3Claim,
-    pool: StoredMetal3Pool,
-    existing: StoredMetal3Address,
-    surplus: readonly StoredMetal3Address[],
-    context: ReconcileContext,
-  ): Promise<Result> {
-    const address = existing.spec.address ?? '';
-    const identity = claimIdentity(claim);
-    const { ledgerName, key } = ledgerSlot(address);
-    const cached = this.deps.entries.get(key);
-    const held = cached?.spec.claimRef.uid === identity.uid && cached.spec.releasedAt === undefined;
-    if (!held && !this.deps.recentHolds.isHeldBy(address, identity.uid)) {
-      const result = await this.deps.ledgers.submit(ledgerName, {
-        kind: 'hold',
-        reuseGracePeriodMs: 0,
-        entry: metal3Entry(address, poolIdentity(pool), identity),
-      });
-      if (!result.ok) {
-        const by = result.holder.claimRef;
-        return this.fail(
-          claim,
-          `duplicate address: ${address} of IPAddress ${existing.metadata.namespace}/${existing.metadata.name} is also ` +
-            `held by ${by.kind ?? 'IPAddressClaim'} ${by.namespace}/${by.name} (pool ${result.holder.poolRef.kind} ` +
-            `${result.holder.poolRef.name}); delete one of the two claims so that each address has one owner`,
-          context,
-        );
-      }
-      this.deps.recentHolds.add(address, identity.uid);
-    }
-    for (const extra of surplus) {
-      if (extra.metadata.ownerReferences?.some((ref) => ref.uid === identity.uid)) {
-        await this.deleteAddress(extra, context);
-        context.logger.info({ ipAddress: extra.metadata.name }, 'second IPAddress of the claim deleted');
-      }
-    }
-    await this.releaseEntries(identity.uid, (entryAddress) => entryAddress !== address);
-    await this.writeStatus(
-      claim,
-      { address: { name: existing.metadata.name, namespace: existing.metadata.namespace }, errorMessage: null },
-      context,
-    );
-    return {};
-  }
-
-  private async allocate(
-    claim: StoredMetal3Claim,
-    pool: StoredMetal3Pool,
-    plan: Metal3PoolPlan,
-    context: ReconcileContext,
-  ): Promise<Result> {
-    const namespace = claim.metadata.namespace ?? '';
-    const identity = claimIdentity(claim);
-    const poolAddresses: HeldAddress[] = this.deps.addresses.store
-      .byIndex(METAL3_POOL_INDEX, `${namespace}/${pool.metadata.name}`)
-      .flatMap((address) =>
-        address.spec.address ? [{ address: address.spec.address, claimName: address.spec.claim?.name }] : [],
-      );
-    // Addresses this reconcile found taken in the ledger, or whose IPAddress name another claim has.
-    const lost: HeldAddress[] = [];
-    for (let attempt = 0; attempt < MAX_HOLD_ATTEMPTS; attempt += 1) {
-      const held = [
-        ...poolAddresses,
-        ...ledgerHeldInPlan(this.deps.entries, plan, namespace),
-        ...this.deps.recentHolds.heldByOthers(identity.uid),
-        ...lost,
-      ];
-      let allocation: Metal3Allocation;
-      try {
-        allocation = allocateForClaim(plan, identity.name, held);
-      } catch (error) {
-        if (!(error instanceof Metal3AllocationError)) throw error;
-        await this.fail(claim, `IPPool ${namespace}/${pool.metadata.name}: ${error.message}`, context);
-        return error.reason === 'exhausted' ? { requeueAfterMs: EXHAUSTED_RECHECK_MS } : {};
-      }
-      const { ledgerName } = ledgerSlot(allocation.address);
-      const hold = await this.deps.ledgers.submit(ledgerName, {
-        kind: 'hold',
-        reuseGracePeriodMs: 0,
-        entry: metal3Entry(allocation.address, poolIdentity(pool), identity),
-      });
-      if (!hold.ok) {
-        const by = hold.holder.claimRef;
-        if (plan.preAllocations.has(identity.name)) {
-          return this.fail(
-            claim,
-            `spec.preAllocations[${echo(identity.name)}]: ${allocation.address} of IPPool ${namespace}/${pool.metadata.name} ` +
-              `is held by ${by.kind ?? 'IPAddressClaim'} ${by.namespace}/${by.name}`,
-            context,
-          );
-        }
-        context.logger.debug({ address: allocation.address, holder: by }, 'address held elsewhere, choosing again');
-        lost.push({ address: allocation.address });
-        continue;
-      }
-      this.deps.recentHolds.add(allocation.address, identity.uid);
-      const created = await this.createAddress(claim, pool, allocation, context);
-      if (created === 'taken') {
-        // The IPAddress name belongs to another claim (an IPAddress nobody's entry covers): give the entry back.
-        await this.release(allocation.address, identity.uid);
-        lost.push({ address: allocation.address });
-        continue;
-      }
-      context.logger.info({ address: allocation.address, ipAddress: created.metadata.name }, 'address allocated');
-      await this.writeStatus(
-        claim,
-        { address: { name: created.metadata.name, namespace: created.metadata.namespace }, errorMessage: null },
-        context,
-      );
-      return {};
-    }
-    context.logger.info({ attempts: MAX_HOLD_ATTEMPTS }, 'every chosen address was held elsewhere, retrying');
-    return { requeue: true };
-  }
-
-  /** Creates the IPAddress as Metal3 does; an existing one of this claim is returned, another claim's is 'taken'. */
-  private async createAddress(
-    claim: StoredMetal3Claim,
-    pool: StoredMetal3Pool,
-    allocation: Metal3Allocation,
-    context: ReconcileContext,
-  ): Promise<StoredMetal3Address | 'taken'> {
-    const namespace = pool.metadata.namespace ?? '';
-    try {
-      return await this.deps.client.create(
-        METAL3_ADDRESS_RESOURCE,
-        {
-          apiVersion: METAL3_IPAM_V1ALPHA1_API_VERSION,
-          kind: METAL3_IP_ADDRESS_KIND,
-          metadata: {
-            name: allocation.name,
-            namespace,
-            finalizers: [METAL3_IP_ADDRESS_FINALIZER],
-            ownerReferences: [ownerReference(pool), ownerReference(claim)],
-            ...(claim.metadata.labels ? { labels: claim.metadata.labels } : {}),
-          },
-          spec: {
-            address: allocation.address,
-            pool: { name: pool.metadata.name, namespace },
-            claim: { name: claim.metadata.name, namespace },
-            ...(allocation.prefix === undefined ? {} : { prefix: allocation.prefix }),
-            ...(allocation.gateway === undefined ? {} : { gateway: allocation.gateway }),
-            ...(allocation.dnsServers.length > 0 ? { dnsServers: [...allocation.dnsServers] } : {}),
-          },
-        },
-        { signal: context.signal },
-      );
-    } catch (error) {
-      if (!isAlreadyExists(error)) throw error;
-      const live = await this.deps.client.get(
-        METAL3_ADDRESS_RESOURCE,
-        { namespace, name: allocation.name },
-        { signal: context.signal },
-      );
-      return live.spec.claim?.name === claim.metadata.name && live.spec.address === allocation.address ? live : 'taken';
-    }
-  }
-
-  private async reconcileDelete(claim: StoredMetal3Claim, context: ReconcileContext): Promise<Result> {
-    if (!hasFinalizer(claim, METAL3_IP_CLAIM_FINALIZER)) return {};
-    const others = (claim.metadata.finalizers ?? []).filter((finalizer) => finalizer !== METAL3_IP_CLAIM_FINALIZER);
-    if (others.length > 0) {
-      // Metal3's rule: a claim still in use by whoever put the other finalizers keeps its address.
-      context.logger.debug({ finalizers: others }, 'deleting, but other finalizers remain: address kept');
-      return {};
-    }
-    const uid = claim.metadata.uid ?? '';
-    const addresses = this.deps.addresses.store.byIndex(
-      METAL3_CLAIM_INDEX,
-      `${claim.metadata.namespace}/${claim.metadata.name}`,
-    );
-    for (const address of addresses) {
-      await this.deleteAddress(address, context);
-      if (address.spec.address) await this.release(address.spec.address, uid);
-      context.logger.info({ ipAddress: address.metadata.name, address: address.spec.address }, 'IPAddress deleted');
-    }
-    await this.releaseEntries(uid, () => true);
-    this.deps.recentHolds.forgetClaim(uid);
-    await removeFinalizer(this.deps.client, METAL3_CLAIM_RESOURCE, claim, METAL3_IP_CLAIM_FINALIZER, {
-      signal: context.signal,
-    });
-    return {};
-  }
-
-  /** Removes Metal3's finalizer from an IPAddress and deletes it (as Metal3's deleteAddress does). */
-  private async deleteAddress(address: StoredMetal3Address, context: ReconcileContext): Promise<void> {
-    const released = await removeFinalizer(
-      this.deps.client,
-      METAL3_ADDRESS_RESOURCE,
-      address,
-      METAL3_IP_ADDRESS_FINALIZER,
-      { signal: context.signal },
-    );
-    try {
-      await this.deps.client.delete(
-        METAL3_ADDRESS_RESOURCE,
-        { namespace: released.metadata.namespace, name: released.metadata.name },
-        { signal: context.signal, preconditions: { uid: address.metadata.uid } },
-      );
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-  }
-
-  /** Releases the claim's entries (and its recent holds) whose address `which` selects. */
-  private async releaseEntries(uid: string, which: (address: string) => boolean): Promise<void> {
-    const addresses = new Set<string>();
-    for (const entry of this.deps.entries.byIndex(ENTRY_CLAIM_UID_INDEX, uid)) {
-      if (entry.spec.releasedAt === undefined && which(entry.spec.address)) addresses.add(entry.spec.address);
-    }
-    for (const address of this.deps.recentHolds.addressesOf(uid)) if (which(address)) addresses.add(address);
-    await Promise.all([...addresses].map((address) => this.release(address, uid)));
-  }
-
-  private async release(address: string, uid: string): Promise<void> {
-    const { ledgerName, key } = ledgerSlot(address);
-    // Forgotten first: the entry's removal may reach the informer (and wake the pool's waiting claims) before the
-    // write's own answer; a hold still remembered here would make them find the pool exhausted once more.
-    this.deps.recentHolds.forget(address, uid);
-    await this.deps.ledgers.submit(ledgerName, { kind: 'release', key, claimUID: uid });
-  }
-
-  private async fail(claim: StoredMetal3Claim, message: string, context: ReconcileContext): Promise<Result> {
-    const clipped = clipMessage(message);
-    context.logger.info({ error: clipped }, 'IPClaim not served');
-    await this.writeStatus(claim, { errorMessage: clipped }, context);
-    return {};
-  }
-
-  /** Merge-patches `/status` unless it already says this. */
-  private async writeStatus(
-    claim: StoredMetal3Claim,
-    status: {
-      readonly address?: { readonly name: string; readonly namespace: string | undefined };
-      readonly errorMessage: string | null;
-    },
-    context: ReconcileContext,
-  ): Promise<void> {
-    const current = claim.status;
-    const sameAddress =
-      status.address === undefined ||
-      (current?.address?.name === status.address.name && current.address.namespace === status.address.namespace);
-    const sameError = (current?.errorMessage ?? null) === status.errorMessage;
-    if (sameAddress && sameError) return;
-    await this.deps.client.mergePatch(
-      METAL3_CLAIM_RESOURCE,
-      { namespace: claim.metadata.namespace, name: claim.metadata.name },
-      { status },
-      { subresource: 'status', signal: context.signal },
-    );
-  }
-}
-
-function claimIdentity(claim: StoredMetal3Claim): { namespace: string; name: string; uid: string } {
-  return { namespace: claim.metadata.namespace ?? '', name: claim.metadata.name, uid: claim.metadata.uid ?? '' };
-}
-
-function poolIdentity(pool: StoredMetal3Pool): { namespace: string; name: string } {
-  return { namespace: pool.metadata.namespace ?? '', name: pool.metadata.name };
-}
-
-/** The owner reference Metal3 writes: apiVersion, kind, name, uid; neither controller nor blockOwnerDeletion. */
-function ownerReference(owner: StoredMetal3Pool | StoredMetal3Claim): {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-} {
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid ?? '' };
 }

@@ -2,7 +2,7 @@ import type { ObjectKey } from '@tally-ipam/controller-kit/client';
 import { Controller } from '@tally-ipam/controller-kit/controller';
 import { type Holding, LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { isMetal3ClaimReference, ledgerSlot } from '../holdings.js';
-import { ENTRY_CLAIM_UID_INDEX } from '../ipclaim/reconciler.js';
+import { ENTRY_CLAIM_UID_INDEX } from '../ipclaim/deps.js';
 import { METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE } from '../resources.js';
 import { deletedOnly, type Metal3ControllerContext, syncOnly } from '../shared.js';
 import { OrphanEntryReconciler } from './reconciler.js';

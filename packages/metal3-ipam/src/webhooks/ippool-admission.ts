@@ -9,7 +9,7 @@ import {
   specUnchanged,
 } from '@tally-ipam/controller-kit';
 import { LoosePoolSpec } from '../pool-spec.js';
-import { type Metal3PoolSpecInput, rangeIndexHolding } from '../ranges.js';
+import { type Metal3PoolSpecInput, rangeIndexHolding } from '../range-bounds.js';
 
 /**
  * The IPPool update rule Metal3's webhook (ip-address-manager v1.10.1) enforces and CEL cannot: after an update, every
