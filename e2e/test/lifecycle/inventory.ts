@@ -1,7 +1,7 @@
 import { IPAM_GROUP, METAL3_IPAM_GROUP } from '@tally-ipam/api-types';
 import { type Client, isNotFound, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit/client';
 import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
-import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
+import { LEDGER_RESOURCE, ledgerNameOfEntryKey } from '@tally-ipam/ledger';
 import { METAL3_ADDRESS_RESOURCE, METAL3_CLAIM_RESOURCE, METAL3_POOL_RESOURCE } from '@tally-ipam/metal3-ipam';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, MACHINE_RESOURCE } from '@tally-ipam/sim-infra';
 import { z } from 'zod';
@@ -35,6 +35,11 @@ export interface LedgerHolding {
   readonly claimKind: string;
   readonly heldSince: string;
   readonly released: boolean;
+  /**
+   * The entry is in the ledger the running layout names for it. False for the ledgers of another block size (0.1.0's
+   * 256-address ledgers after an upgrade), which no longer count and are deleted once each entry is held again.
+   */
+  readonly inLayout: boolean;
 }
 
 /** What one management cluster holds, read live (never from a cache) and sorted, so two reads compare as values. */
@@ -136,6 +141,7 @@ export async function readInventory(client: Client, namespaces: readonly string[
         claimKind: metal3 ? 'metal3' : 'capi',
         heldSince: entry.heldSince,
         released: entry.releasedAt !== undefined,
+        inLayout: ledgerNameOfEntryKey(entry.key) === block.metadata.name,
       });
     }
   }
