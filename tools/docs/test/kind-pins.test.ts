@@ -32,6 +32,11 @@ function readmeText(): string {
 
 const bare = (version: string): string => version.replace(/^v/, '');
 
+/** A failure names the missing phrase, not the whole README. */
+function expectPhrase(text: string, phrase: string): void {
+  expect(text.includes(phrase), `${README} does not say "${phrase}"`).toBe(true);
+}
+
 /** Every three-part version the README may name: the pins, with and without their `v`. */
 function pinnedVersions(kubeadmEtcdTag: string): Set<string> {
   const pins = [
@@ -71,32 +76,33 @@ describe(`${README}: its version pins`, () => {
 
   it("names testenv's Kubernetes, etcd and default Cluster API release", () => {
     const text = readmeText();
-    expect(text).toContain(`Kubernetes ${KUBERNETES_VERSION}, etcd ${ETCD_VERSION}`);
-    expect(text).toContain(`${DEFAULT_CLUSTER_API_VERSION} unless \`${CLUSTER_API_VERSION_ENV}\``);
-    expect(text).toContain(`\`${capiManagerImage(DEFAULT_CLUSTER_API_VERSION).replace(/:[^:]+$/, ':<release>')}\``);
-    expect(text).toContain(`(${DEFAULT_CLUSTER_API_VERSION} by default)`);
+    expectPhrase(text, `Kubernetes ${KUBERNETES_VERSION}, etcd ${ETCD_VERSION}`);
+    expectPhrase(text, `${DEFAULT_CLUSTER_API_VERSION} unless \`${CLUSTER_API_VERSION_ENV}\``);
+    expectPhrase(text, `\`${capiManagerImage(DEFAULT_CLUSTER_API_VERSION).replace(/:[^:]+$/, ':<release>')}\``);
+    expectPhrase(text, `(${DEFAULT_CLUSTER_API_VERSION} by default)`);
   });
 
   it("names tools/kind's CoreDNS, kind and node image pins", () => {
     const text = readmeText();
-    expect(text).toContain(`CoreDNS ${COREDNS_VERSION}`);
-    expect(text).toContain(`kind ${KIND_VERSION} (\`go install sigs.k8s.io/kind@${KIND_VERSION}\`)`);
-    expect(text).toContain(`\`${NODE_IMAGE_REPOSITORY}:${KUBERNETES_VERSION}-<key>\``);
-    expect(text).toContain(`\`${NODE_IMAGES.etcd}\``);
+    expectPhrase(text, `CoreDNS ${COREDNS_VERSION}`);
+    expectPhrase(text, `kind ${KIND_VERSION} (\`go install sigs.k8s.io/kind@${KIND_VERSION}\`)`);
+    expectPhrase(text, `\`${NODE_IMAGE_REPOSITORY}:${KUBERNETES_VERSION}-<key>\``);
+    expectPhrase(text, `\`${NODE_IMAGES.etcd}\``);
   });
 
   it('says what kubeadm would ask for, as the kubeadm built here lists it', () => {
     const text = readmeText();
-    expect(text).toContain(`kubeadm ${bare(KUBERNETES_VERSION)} would ask for etcd \`${kubeadmEtcdTag()}\``);
+    expectPhrase(text, `kubeadm ${bare(KUBERNETES_VERSION)} would ask for etcd \`${kubeadmEtcdTag()}\``);
     // The node's images are named as kubeadm lists them, but for etcd, whose tag is testenv's pin.
     const ours = Object.values(NODE_IMAGES).filter((image) => image !== NODE_IMAGES.etcd);
     const theirs = kubeadmImages.filter((image) => !image.startsWith('registry.k8s.io/etcd:'));
     expect([...ours].sort()).toEqual([...theirs].sort());
   });
 
+  // Addresses (127.0.0.1) have four parts and are no versions.
   it('names no three-part version that is not a pin', () => {
     const pins = pinnedVersions(kubeadmEtcdTag());
-    const named = [...readmeText().matchAll(/\bv?\d+\.\d+\.\d+(?:-\d+)?\b/g)].map((match) => match[0]);
+    const named = [...readmeText().matchAll(/(?<![\w.])v?\d+\.\d+\.\d+(?:-\d+)?(?!\.?\d)/g)].map((match) => match[0]);
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter((version) => !pins.has(version))).toEqual([]);
   });
