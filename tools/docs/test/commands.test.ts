@@ -216,3 +216,16 @@ describe("the guide's kubectl lines name Cluster API's IPAddress with its group"
       expect(BARE.has(resource), `${text}: "${resource}" is networking.k8s.io's`).toBe(false);
   });
 });
+
+describe("the guide's pnpm version", () => {
+  it("is the root package.json's packageManager wherever a page installs pnpm@<version>", () => {
+    const root = z
+      .object({ packageManager: z.string() })
+      .parse(JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'package.json'), 'utf8')));
+    const named = guidePages().flatMap((page) =>
+      [...page.text.matchAll(/\bpnpm@(\d[\w.-]*)/g)].map((match) => `${page.path}: pnpm@${match[1]}`),
+    );
+    expect(named.length, 'kind.md tells a reader without pnpm which one to install').toBeGreaterThan(0);
+    for (const entry of named) expect(entry.replace(/^.*: /, ''), entry).toBe(root.packageManager);
+  });
+});
