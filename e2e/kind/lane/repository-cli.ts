@@ -19,7 +19,7 @@ const USAGE = `usage: pnpm --filter @tally-ipam/e2e kind:repository [--cluster N
 Loads the Cluster API manager's image and both apps' images (built first with
 "pnpm --filter @tally-ipam/ipam-controller image" and "pnpm --filter @tally-ipam/sim-infra-controller image")
 into the kind cluster, and writes DIR/clusterctl.yaml, DIR/repository/ and DIR/env.sh for
-"clusterctl init --config DIR/clusterctl.yaml --ipam tally --infrastructure sim".
+"clusterctl init --config DIR/clusterctl.yaml --ipam tally --infrastructure sim --wait-providers".
 
   --cluster NAME  the kind cluster ("tally-kind create --name NAME"; default: tally)
   --out DIR       where the repository is written (relative to the directory pnpm was started in)
@@ -90,7 +90,9 @@ async function main(args: readonly string[]): Promise<void> {
   const env = resolve(options.out, 'env.sh');
   writeFileSync(env, `export PATH="${dirname(setup.binary)}:${dirname(kind.paths.kubectl)}:$PATH"\n`);
   log(`wrote ${setup.config} (Tally and Sim v${version}, images ${images.ipam}, ${images.sim})`);
-  log(`next: source ${env} && clusterctl init --config ${setup.config} --ipam tally --infrastructure sim`);
+  log(
+    `next: source ${env} && clusterctl init --config ${setup.config} --ipam tally --infrastructure sim --wait-providers`,
+  );
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -1,9 +1,10 @@
 /** `93.4 s` or `12 min 5 s`: for progress lines and reports. */
 export function formatDuration(milliseconds: number): string {
-  const seconds = milliseconds / 1000;
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const minutes = Math.floor(seconds / 60);
-  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
+  const tenths = Math.round(milliseconds / 100);
+  if (tenths < 600) return `${(tenths / 10).toFixed(1)} s`;
+  // Rounded once, to whole seconds, before the split: 119.6 s is "2 min 0 s", never "1 min 60 s".
+  const seconds = Math.round(milliseconds / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 export function formatBytes(bytes: number): string {

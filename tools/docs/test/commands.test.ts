@@ -189,3 +189,43 @@ describe("the guide's kubectl lines that name flags, against kubectl's --help", 
     });
   }
 });
+
+/**
+ * Kubernetes serves an IPAddress of its own (`networking.k8s.io`, the addresses of Services), and kubectl resolves
+ * `ipaddress`/`ipaddresses` to it before Cluster API's: a guide line that names the bare resource shows the reader
+ * Service addresses, or NotFound. The lines of sh blocks and the `# kubectl …` lines heading an excerpt count.
+ */
+describe("the guide's kubectl lines name Cluster API's IPAddress with its group", () => {
+  const BARE = new Set(['ipaddress', 'ipaddresses', 'ip']);
+  const lines = guidePages().flatMap((page) =>
+    page.blocks.flatMap((block) =>
+      block.text.split('\n').flatMap((raw, index) => {
+        const text = (block.lang === 'sh' ? raw : (/^#\s*(kubectl\s.*)$/.exec(raw)?.[1] ?? '')).trim();
+        return text.startsWith('kubectl ') ? [{ page, line: block.line + 1 + index, text }] : [];
+      }),
+    ),
+  );
+
+  it('has kubectl lines', () => {
+    expect(lines.length).toBeGreaterThan(0);
+  });
+
+  it.each(lines.map(({ page, line, text }) => [at(page, line), text] as const))('%s: %s', (_where, text) => {
+    const resources = (text.split(/\s+/)[2] ?? '').split(',').map((word) => word.split('/')[0] ?? '');
+    for (const resource of resources)
+      expect(BARE.has(resource), `${text}: "${resource}" is networking.k8s.io's`).toBe(false);
+  });
+});
+
+describe("the guide's pnpm version", () => {
+  it("is the root package.json's packageManager wherever a page installs pnpm@<version>", () => {
+    const root = z
+      .object({ packageManager: z.string() })
+      .parse(JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'package.json'), 'utf8')));
+    const named = guidePages().flatMap((page) =>
+      [...page.text.matchAll(/\bpnpm@(\d[\w.-]*)/g)].map((match) => `${page.path}: pnpm@${match[1]}`),
+    );
+    expect(named.length, 'kind.md tells a reader without pnpm which one to install').toBeGreaterThan(0);
+    for (const entry of named) expect(entry.replace(/^.*: /, ''), entry).toBe(root.packageManager);
+  });
+});

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { formatDuration } from '@tally-ipam/testenv';
 import { ensureKindBinaries } from './binaries.js';
 import { CLUSTER_NAME_PATTERN, createKindCluster } from './cluster.js';
@@ -74,7 +75,10 @@ async function main(args: readonly string[]): Promise<void> {
         kindBinary: prepared.kindBinary,
         onProgress: log,
       });
-      log(`delete it with: tally-kind delete --name ${cluster.name}`);
+      // The command as the reader can type it where they are: `tally-kind` is on no PATH outside the workspace's bins.
+      log(
+        `delete it with: node ${relative(process.cwd(), fileURLToPath(import.meta.url))} delete --name ${cluster.name}`,
+      );
       console.log(`export KUBECONFIG=${cluster.kubeconfigPath}`);
       return;
     }

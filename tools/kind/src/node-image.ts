@@ -12,7 +12,7 @@ import {
 import { z } from 'zod';
 import type { KindBinaries } from './binaries.js';
 import { dockerImageSize } from './docker.js';
-import { run } from './exec.js';
+import { run, runCommand } from './exec.js';
 import { hashTrees, shortKey } from './hash.js';
 import { kindCacheDir, packageDir } from './paths.js';
 import { baseStampSchema, readStamp, writeStamp } from './stamp.js';
@@ -90,6 +90,25 @@ async function runBuildScript(
   return stepDurationsMs;
 }
 
+/**
+ * What the build script needs of the machine, checked before it starts: without it the script would fail minutes in,
+ * with bash's "command not found" (the guide's readers have Docker and Go, not necessarily debootstrap).
+ */
+async function requireBuildTools(): Promise<void> {
+  const found = await runCommand('sh', ['-c', 'command -v debootstrap'], { timeoutMs: 10_000 });
+  if (found.exitCode !== 0) {
+    throw new Error(
+      "the kind node image must be built and debootstrap is not on PATH: install Debian's debootstrap package " +
+        '(apt-get install debootstrap) and run again as root',
+    );
+  }
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      `the kind node image must be built, and debootstrap needs root (this process runs as uid ${process.getuid?.()})`,
+    );
+  }
+}
+
 async function build(
   key: string,
   image: string,
@@ -99,6 +118,7 @@ async function build(
   logPath: string,
   progress: (m: string) => void,
 ): Promise<Stamp> {
+  await requireBuildTools();
   const started = Date.now();
   const binDir = join(tmpDir, 'bin');
   const workDir = join(tmpDir, 'work');
