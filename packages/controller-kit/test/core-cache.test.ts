@@ -21,6 +21,9 @@ import {
 } from './fixtures/core-resources.js';
 import { waitFor } from './fixtures/core-wait.js';
 
+/** A cache sync lists a few objects: testenv's default wait, a bound for a hang, not the 30 s a busy machine reaches. */
+const SYNC_HANG_BOUND_MS = 120_000;
+
 const quiet = pino({ level: 'silent' });
 const stops: AbortController[] = [];
 
@@ -68,7 +71,7 @@ describe('Cache against a real API server', () => {
       },
       onDelete: (gadget, unknown) => events.push(`delete ${keyOf(gadget)} ${unknown}`),
     });
-    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(SYNC_HANG_BOUND_MS))).toBe(true);
 
     await objects.apply('gadgets', ns.name, 'g1', { size: 1 });
     await waitFor('g1 in the store', () => informer.store.get(`${ns.name}/g1`) !== undefined);
@@ -99,7 +102,7 @@ describe('Cache against a real API server', () => {
       fieldSelector: 'metadata.namespace!=x',
       transform: keepObject,
     });
-    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(SYNC_HANG_BOUND_MS))).toBe(true);
 
     expect(stripped.store.size).toBe(23);
     expect(kept.store.size).toBe(23);
@@ -126,7 +129,7 @@ describe('Cache against a real API server', () => {
     const transport = new CountingTransport(testEnv().kubeConfig);
     const { cache } = startCache({ pageSize: 5, watchList: false, logger, transport });
     const informer = cache.informerFor(PARTS, { namespace: ns.name });
-    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(SYNC_HANG_BOUND_MS))).toBe(true);
 
     expect(informer.store.size).toBe(23);
     // 23 objects in pages of 5.
@@ -167,7 +170,7 @@ describe('Cache against a real API server', () => {
       namespace: ns.name,
       indexers: { byGadget: (part: Part) => (part.spec?.gadget ? [part.spec.gadget] : []) },
     });
-    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(SYNC_HANG_BOUND_MS))).toBe(true);
 
     expect(informer.store.byIndex(OWNER_UID_INDEX, owner.metadata.uid).map((p) => p.metadata.name)).toEqual(['a']);
     expect(informer.store.byIndex('byGadget', 'g1').map((p) => p.metadata.name)).toEqual(['a']);
@@ -266,7 +269,7 @@ describe('Cache against a real API server', () => {
     const { cache, stop, done } = startCache();
     cache.informerFor(GADGETS);
     expect(await cache.waitForCacheSync(AbortSignal.abort())).toBe(false);
-    expect(await cache.waitForCacheSync(AbortSignal.timeout(30_000))).toBe(true);
+    expect(await cache.waitForCacheSync(AbortSignal.timeout(SYNC_HANG_BOUND_MS))).toBe(true);
     stop.abort();
     await done;
     expect(cache.hasSynced()).toBe(true);

@@ -141,9 +141,8 @@ describe('Controller against a real API server', () => {
     );
     await objects.apply('gadgets', ns.name, 'flaky', {});
     const key = `${ns.name}/flaky`;
-    await waitFor('the attempt after the failures', () => reconciler.callsFor(key).length > failures, {
-      timeoutMs: 60_000,
-    });
+    // testenv's default deadline, a bound for a hang: the six delays asked for sum to 3.15 s (50·(2^6 − 1) ms).
+    await waitFor('the attempt after the failures', () => reconciler.callsFor(key).length > failures);
     const calls = reconciler.callsFor(key);
     const gaps = calls.slice(1, failures + 1).map((call, index) => call.startedAt - (calls[index]?.endedAt ?? 0));
     // Each failure asked for twice the delay of the one before (50·2^n ms), and the queue never releases early, so

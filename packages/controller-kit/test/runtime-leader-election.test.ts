@@ -150,7 +150,7 @@ describe('leader election', () => {
     a.stop.abort();
     expect(await a.outcome).toBeUndefined();
     // Within the test's own timeout, far inside the lease duration: leading at all proves the takeover by release.
-    await waitFor('b to lead', () => b.electedAt, { timeoutMs: 90_000 });
+    await waitFor('b to lead', () => b.electedAt);
     const takeoverMs = (b.electedAt ?? 0) - stoppedAt;
     console.info(
       `[runtime] handover after release: ${Math.round(takeoverMs)} ms (lease duration ${timings.leaseDurationMs} ms)`,

@@ -41,6 +41,18 @@ import { POOL_KINDS } from '../src/webhooks/pool-kinds.js';
  */
 
 const PER_INPUT_BUDGET_MS = 1_000;
+/**
+ * How long one handler input may go without an answer before it counts as a hang (a promise that never settles): a
+ * bound for a hang, testenv's default wait, never a speed. An input that answers costs at most the CPU budget above.
+ */
+const INPUT_HANG_BOUND_MS = 120_000;
+/**
+ * The fuzz tests run a fixed count of inputs, each bounded in CPU time and (the handlers) by the hang bound, so they
+ * take no wall-clock timeout of vitest's: on a shared machine the same inputs take any multiple of their CPU time, and
+ * vitest fails a synchronous test that outlasted its timeout after the fact, a speed claim and nothing else (it cannot
+ * stop a synchronous loop either way).
+ */
+const COUNT_BOUNDED = { timeout: 0 } as const;
 const HANDLER_RUNS = 25_000;
 const PARSER_RUNS = 75_000;
 const MAX_PARSE_MESSAGE_LENGTH = 8_192;
@@ -72,9 +84,20 @@ class Timings {
 
   async time<T>(label: () => string, work: () => Promise<T> | T): Promise<T> {
     const from = mark();
-    const result = await work();
-    this.record(from, label);
-    return result;
+    let timer: NodeJS.Timeout | undefined;
+    const hang = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${INPUT_HANG_BOUND_MS} ms, a hang: ${label()}`)),
+        INPUT_HANG_BOUND_MS,
+      );
+    });
+    try {
+      const result = await Promise.race([work(), hang]);
+      this.record(from, label);
+      return result;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   record(from: Mark, label: () => string): void {
@@ -341,44 +364,48 @@ function sameSpec(object: Record<string, unknown>, oldObject: Record<string, unk
 const FIELD_NAMED = /(^|[\s:;])(spec|metadata|status|apiVersion|kind)\b|<root>/;
 
 describe('fuzz: pool admission handlers and api-types parsers under hostile input', () => {
-  it(`the pool handlers answer ${HANDLER_RUNS} generated reviews: no throw, field-naming denials, bounded`, async () => {
-    const view = fixedView();
-    const handlers = new Map(POOL_KINDS.map((kind) => [kind.kind, poolAdmissionHandler(kind, view)]));
-    const timings = new Timings();
-    const startedAt = performance.now();
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...POOL_KINDS),
-        fc.constantFrom<AdmissionRequest['operation']>('CREATE', 'UPDATE', 'UPDATE', 'DELETE'),
-        fc.array(mutation, { minLength: 1, maxLength: 3 }),
-        fc.array(mutation, { maxLength: 2 }),
-        async (kind, operation, changes, oldChanges) => {
-          const object = poolObject(kind, changes);
-          const oldObject = poolObject(kind, oldChanges);
-          const handler = handlers.get(kind.kind);
-          if (!handler) throw new Error(`no handler for ${kind.kind}`);
-          const decision = await timings.time(
-            () => `${operation} ${kind.kind} ${describeJSON({ changes, oldChanges }, 300)}`,
-            () => handler(request(kind, operation, object, oldObject)),
-          );
-          expectBounded(decision);
-          // DELETE looks at identity and annotations only; an update that leaves the spec as it was is always allowed.
-          if (operation === 'DELETE' || (operation === 'UPDATE' && sameSpec(object, oldObject))) return;
-          const valid = parseObject(kind.schema, kind.kind, object).success;
-          if (!valid) {
-            expect(decision.allowed).toBe(false);
-            expect(decision.status?.code).toBe(422);
-            expect(decision.status?.message).toMatch(FIELD_NAMED);
-          }
-        },
-      ),
-      { numRuns: HANDLER_RUNS, endOnFailure: true },
-    );
-    const totalMs = performance.now() - startedAt;
-    console.log(`pool handlers: ${timings.count} inputs in ${(totalMs / 1000).toFixed(1)} s, ${timings.summary()}`);
-    expect(timings.count).toBe(HANDLER_RUNS);
-    expect(timings.overBudget).toBe(0);
-  });
+  it(
+    `the pool handlers answer ${HANDLER_RUNS} generated reviews: no throw, field-naming denials, bounded`,
+    COUNT_BOUNDED,
+    async () => {
+      const view = fixedView();
+      const handlers = new Map(POOL_KINDS.map((kind) => [kind.kind, poolAdmissionHandler(kind, view)]));
+      const timings = new Timings();
+      const startedAt = performance.now();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...POOL_KINDS),
+          fc.constantFrom<AdmissionRequest['operation']>('CREATE', 'UPDATE', 'UPDATE', 'DELETE'),
+          fc.array(mutation, { minLength: 1, maxLength: 3 }),
+          fc.array(mutation, { maxLength: 2 }),
+          async (kind, operation, changes, oldChanges) => {
+            const object = poolObject(kind, changes);
+            const oldObject = poolObject(kind, oldChanges);
+            const handler = handlers.get(kind.kind);
+            if (!handler) throw new Error(`no handler for ${kind.kind}`);
+            const decision = await timings.time(
+              () => `${operation} ${kind.kind} ${describeJSON({ changes, oldChanges }, 300)}`,
+              () => handler(request(kind, operation, object, oldObject)),
+            );
+            expectBounded(decision);
+            // DELETE looks at identity and annotations only; an update that leaves the spec as it was is always allowed.
+            if (operation === 'DELETE' || (operation === 'UPDATE' && sameSpec(object, oldObject))) return;
+            const valid = parseObject(kind.schema, kind.kind, object).success;
+            if (!valid) {
+              expect(decision.allowed).toBe(false);
+              expect(decision.status?.code).toBe(422);
+              expect(decision.status?.message).toMatch(FIELD_NAMED);
+            }
+          },
+        ),
+        { numRuns: HANDLER_RUNS, endOnFailure: true },
+      );
+      const totalMs = performance.now() - startedAt;
+      console.log(`pool handlers: ${timings.count} inputs in ${(totalMs / 1000).toFixed(1)} s, ${timings.summary()}`);
+      expect(timings.count).toBe(HANDLER_RUNS);
+      expect(timings.overBudget).toBe(0);
+    },
+  );
 
   const SIM_MACHINE_REF = { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'SimMachine', name: 'm' };
   const PARSERS: {
@@ -554,37 +581,44 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
     'claim',
   );
 
-  it(`every api-types parser takes ${PARSER_RUNS} generated objects: no throw, issues name fields, bounded`, () => {
-    const timings = new Timings();
-    const startedAt = performance.now();
-    fc.assert(
-      fc.property(
-        fc.constantFrom(...PARSERS),
-        fc.array(fc.oneof(fc.record({ where: fc.constant('spec'), field: anyField, value: hostileValue }), mutation), {
-          minLength: 1,
-          maxLength: 3,
-        }),
-        (parser, changes) => {
-          const object = parser.base();
-          if (typeof object.spec !== 'object' || object.spec === null) object.spec = {};
-          for (const change of changes) applyMutation(object, change);
-          const from = mark();
-          const result = parser.parse(object);
-          timings.record(from, () => `${parser.name} ${describeJSON(changes, 300)}`);
-          if (result.success) return;
-          expect(result.error?.issues.length).toBeGreaterThan(0);
-          for (const issue of result.error?.issues ?? []) expect(issue.path).not.toBe('');
-          expect(result.error?.message.length).toBeLessThanOrEqual(MAX_PARSE_MESSAGE_LENGTH);
-        },
-      ),
-      { numRuns: PARSER_RUNS, endOnFailure: true },
-    );
-    console.log(
-      `api-types parsers: ${timings.count} inputs in ${((performance.now() - startedAt) / 1000).toFixed(1)} s, ${timings.summary()}`,
-    );
-    expect(timings.count).toBe(PARSER_RUNS);
-    expect(timings.overBudget).toBe(0);
-  });
+  it(
+    `every api-types parser takes ${PARSER_RUNS} generated objects: no throw, issues name fields, bounded`,
+    COUNT_BOUNDED,
+    () => {
+      const timings = new Timings();
+      const startedAt = performance.now();
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...PARSERS),
+          fc.array(
+            fc.oneof(fc.record({ where: fc.constant('spec'), field: anyField, value: hostileValue }), mutation),
+            {
+              minLength: 1,
+              maxLength: 3,
+            },
+          ),
+          (parser, changes) => {
+            const object = parser.base();
+            if (typeof object.spec !== 'object' || object.spec === null) object.spec = {};
+            for (const change of changes) applyMutation(object, change);
+            const from = mark();
+            const result = parser.parse(object);
+            timings.record(from, () => `${parser.name} ${describeJSON(changes, 300)}`);
+            if (result.success) return;
+            expect(result.error?.issues.length).toBeGreaterThan(0);
+            for (const issue of result.error?.issues ?? []) expect(issue.path).not.toBe('');
+            expect(result.error?.message.length).toBeLessThanOrEqual(MAX_PARSE_MESSAGE_LENGTH);
+          },
+        ),
+        { numRuns: PARSER_RUNS, endOnFailure: true },
+      );
+      console.log(
+        `api-types parsers: ${timings.count} inputs in ${((performance.now() - startedAt) / 1000).toFixed(1)} s, ${timings.summary()}`,
+      );
+      expect(timings.count).toBe(PARSER_RUNS);
+      expect(timings.overBudget).toBe(0);
+    },
+  );
 });
 
 describe('a reservation address with emoji in it, sent straight to the pool handler', () => {

@@ -39,6 +39,8 @@ const CLAIM_COUNT = Number(process.env.TALLY_RELEASE_CLAIMS ?? 300);
 /** Deletes in flight at once, as the chaos test sends them. */
 const DELETERS = 16;
 const CREATORS = 50;
+/** A hang bound for binding the claims (and for another provider to list what that wrote). */
+const BIND_HANG_BOUND_MS = 300_000;
 
 /**
  * A deleted claim's IPAddress is proven gone by the answers of its finalizer patch and its delete (conditioned on the
@@ -100,12 +102,13 @@ async function releaseRound(replicas: number, round: number): Promise<ReleaseFig
     await waitFor(
       `${CLAIM_COUNT} claims bound`,
       () => claims.list().filter(isBound).length === CLAIM_COUNT && entriesLeft() === CLAIM_COUNT,
-      { timeoutMs: 300_000 },
+      { timeoutMs: BIND_HANG_BOUND_MS },
     );
     for (let index = 1; index < replicas; index += 1) {
       const other = await startProvider({ namespace: ns }, `tally-ipam-release-${index}`, kubeConfig);
       running.push(other);
-      await other.provider.waitForSync(AbortSignal.timeout(60_000));
+      // A hang bound, the one of binding them: the sync lists the claims, IPAddresses and ledgers binding wrote.
+      await other.provider.waitForSync(AbortSignal.timeout(BIND_HANG_BOUND_MS));
     }
     const writesBefore = running.reduce((sum, each) => sum + (each.provider.ledgers?.writes ?? 0), 0);
     const before = await readRequestCounters(kubeConfig);

@@ -3,12 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { Client, isNotFound, Manager, type ObjectOf, type ResourceKind } from '@tally-ipam/controller-kit';
 import { AddressLedgers, type Holding, holdingOfEntry, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
-import {
-  createTestNamespace,
-  type TestNamespace,
-  waitFor as testenvWaitFor,
-  type WaitOptions,
-} from '@tally-ipam/testenv';
+import { createTestNamespace, type TestNamespace, waitFor } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
@@ -30,16 +25,11 @@ import {
 import { tallyPoolReference } from '../src/pool-ref.js';
 
 /**
- * testenv's `waitFor` with this suite's default deadline, 60 s instead of 30 s: its files run in parallel, each with
- * its own providers, against one shared control plane.
+ * testenv's `waitFor`, with its default deadline: a bound for a hang. The suite's files run in parallel, each with its
+ * own providers, against one shared control plane, which is what makes a shorter deadline one a busy machine reaches.
+ * A wait whose work grows with a count (a burst, an adoption of many claims) names its own deadline, derived from it.
  */
-export async function waitFor<T>(
-  description: string,
-  attempt: () => Promise<T | undefined | false> | T | undefined | false,
-  options: WaitOptions = {},
-): Promise<T> {
-  return testenvWaitFor(description, attempt, { timeoutMs: 60_000, ...options });
-}
+export { waitFor } from '@tally-ipam/testenv';
 
 /**
  * Test files share one control plane and run in parallel, each with its own providers. Each file labels its claims
@@ -237,12 +227,15 @@ export function readyCondition(
   return claim.status?.conditions?.find((condition) => condition.type === 'Ready');
 }
 
-/** Waits for the claim's IPAddress (status.addressRef set and Ready=True) and returns it. */
+/**
+ * Waits for the claim's IPAddress (status.addressRef set and Ready=True) and returns it; by default within testenv's
+ * deadline for a hang, or `timeoutMs` for a wait that must outlast something (an API server restart).
+ */
 export async function waitForAddress(
   client: Client,
   namespace: string,
   name: string,
-  timeoutMs = 60_000,
+  timeoutMs?: number,
 ): Promise<StoredAddress> {
   return waitFor(
     `IPAddress for claim ${namespace}/${name}`,
@@ -251,7 +244,7 @@ export async function waitForAddress(
       if (!claim.status?.addressRef?.name || readyCondition(claim)?.status !== 'True') return undefined;
       return client.get(ADDRESS_RESOURCE, { namespace, name: claim.status.addressRef.name });
     },
-    { timeoutMs },
+    timeoutMs === undefined ? {} : { timeoutMs },
   );
 }
 

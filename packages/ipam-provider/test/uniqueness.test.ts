@@ -42,8 +42,17 @@ describe('uniqueness enforced by the API server', () => {
           await createClaim(client, ns, name, { kind: 'TallyIPPool', name: pool });
         }
       }
+      // What a timeout of either wait prints: every claim's Ready condition and the addresses handed out.
+      const state = async () => ({
+        claims: (await Promise.all(claims.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })))).map(
+          (claim) => `${claim.metadata.name}: ${readyCondition(claim)?.reason ?? 'no Ready'}`,
+        ),
+        addresses: (await addressesOf(ns)).map((address) => `${address.spec.poolRef.name} ${address.spec.address}`),
+      });
       // 9 distinct addresses for 12 claims: 9 are served, 3 wait.
-      await waitFor('9 claims served', async () => ((await addressesOf(ns)).length === 9 ? true : undefined));
+      await waitFor('9 claims served', async () => ((await addressesOf(ns)).length === 9 ? true : undefined), {
+        describe: state,
+      });
       const addresses = await addressesOf(ns);
       expectNoDuplicates(addresses);
       for (const address of addresses) {
@@ -53,10 +62,14 @@ describe('uniqueness enforced by the API server', () => {
         expect(last).toBeLessThanOrEqual(range[1] as number);
       }
       // The ninth IPAddress can land before the last waiting claims have their status written: wait for the three.
-      await waitFor('3 claims told their pool is exhausted', async () => {
-        const listed = await Promise.all(claims.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })));
-        return listed.filter((claim) => readyCondition(claim)?.reason === 'PoolExhausted').length === 3 || undefined;
-      });
+      await waitFor(
+        '3 claims told their pool is exhausted',
+        async () => {
+          const listed = await Promise.all(claims.map((name) => client.get(CLAIM_RESOURCE, { namespace: ns, name })));
+          return listed.filter((claim) => readyCondition(claim)?.reason === 'PoolExhausted').length === 3 || undefined;
+        },
+        { describe: state },
+      );
       const settled = await addressesOf(ns);
       expect(settled.length).toBe(9);
       expectNoDuplicates(settled);

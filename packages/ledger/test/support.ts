@@ -1,18 +1,16 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { tallyCRDDirectory } from '@tally-ipam/api-types';
 import { Client, isNotFound } from '@tally-ipam/controller-kit';
-import { type ControlPlane, startControlPlane, waitFor as testenvWaitFor, type WaitOptions } from '@tally-ipam/testenv';
+import { type ControlPlane, startControlPlane } from '@tally-ipam/testenv';
 import { afterAll, beforeAll } from 'vitest';
 import { AddressLedgers } from '../src/index.js';
 
-/** testenv's `waitFor` with 60 s instead of 30 s: the package's files run in parallel, each on its own control plane. */
-export async function waitFor<T>(
-  description: string,
-  attempt: () => Promise<T | undefined | false> | T | undefined | false,
-  options: WaitOptions = {},
-): Promise<T> {
-  return testenvWaitFor(description, attempt, { timeoutMs: 60_000, ...options });
-}
+/**
+ * testenv's `waitFor`, with its default deadline: a bound for a hang. The package's files run in parallel, each on its
+ * own control plane, which is what makes a shorter deadline one a busy machine reaches: nothing awaited here takes
+ * longer than the writes and watch events of a few objects, however long those are delayed.
+ */
+export { waitFor } from '@tally-ipam/testenv';
 
 /**
  * A control plane of the test file's own (etcd and kube-apiserver with the Tally CRDs), started before the file's tests

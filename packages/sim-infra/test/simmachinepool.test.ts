@@ -1,5 +1,5 @@
 import { isNotFound } from '@tally-ipam/controller-kit/client';
-import { canScaleFromZero, formatLabelValue, MACHINE_POOL_RESOURCE, NodeCapacity } from '@tally-ipam/machinepool';
+import { canScaleFromZero, MACHINE_POOL_RESOURCE, NodeCapacity } from '@tally-ipam/machinepool';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,9 +10,9 @@ import {
   SIM_GROUP,
   SIM_MACHINE_POOL_RESOURCE,
   SIM_MACHINE_RESOURCE,
-  type SimMachine,
   type SimMachinePool,
 } from '../src/index.js';
+import { createLinkedPools, instancesOf, objectState, poolState } from './pool-support.js';
 import {
   conditionOf,
   createBootstrapSecret,
@@ -34,81 +34,20 @@ afterAll(async () => {
   await providers?.stop();
 });
 
-async function instancesOf(namespace: string, pool: string): Promise<SimMachine[]> {
-  const list = await providers.client.list(SIM_MACHINE_RESOURCE, {
-    namespace,
-    labelSelector: `cluster.x-k8s.io/pool-name=${formatLabelValue(pool)}`,
-  });
-  return list.items;
-}
-
 /** The pool once it reports `replicas` instances, all with provider IDs in its list. */
 async function settled(namespace: string, name: string, replicas: number): Promise<SimMachinePool> {
-  return eventually(`SimMachinePool ${name} with ${replicas} replicas`, async () => {
-    const pool = await providers.client.get(SIM_MACHINE_POOL_RESOURCE, { namespace, name });
-    return pool.status?.replicas === replicas &&
-      (pool.spec.providerIDList?.length ?? 0) === replicas &&
-      conditionOf(pool, 'ReplicasReady')?.status === 'True'
-      ? pool
-      : undefined;
-  });
-}
-
-interface LinkedPoolOptions {
-  readonly clusterName: string;
-  readonly replicas: number;
-  /** `MachinePool.spec.template.spec.bootstrap.dataSecretName`; none yet when absent. */
-  readonly dataSecretName?: string;
-  readonly version?: string;
-  /** The SimMachinePool's `spec.template`. */
-  readonly template: Record<string, unknown>;
-}
-
-/**
- * A MachinePool and its SimMachinePool as CAPI's MachinePool controller links them (controller reference and
- * cluster-name label on the infrastructure object); CAPI's webhook would default replicas, so it is always set.
- */
-async function createLinkedPools(namespace: string, name: string, options: LinkedPoolOptions) {
-  const { client } = providers;
-  const labels = { 'cluster.x-k8s.io/cluster-name': options.clusterName };
-  const machinePool = await client.create(MACHINE_POOL_RESOURCE, {
-    apiVersion: 'cluster.x-k8s.io/v1beta2',
-    kind: 'MachinePool',
-    metadata: { name, namespace, labels },
-    spec: {
-      clusterName: options.clusterName,
-      replicas: options.replicas,
-      template: {
-        spec: {
-          clusterName: options.clusterName,
-          ...(options.version ? { version: options.version } : {}),
-          bootstrap: options.dataSecretName ? { dataSecretName: options.dataSecretName } : {},
-          infrastructureRef: { apiGroup: SIM_GROUP, kind: 'SimMachinePool', name },
-        },
-      },
+  return eventually(
+    `SimMachinePool ${name} with ${replicas} replicas`,
+    async () => {
+      const pool = await providers.client.get(SIM_MACHINE_POOL_RESOURCE, { namespace, name });
+      return pool.status?.replicas === replicas &&
+        (pool.spec.providerIDList?.length ?? 0) === replicas &&
+        conditionOf(pool, 'ReplicasReady')?.status === 'True'
+        ? pool
+        : undefined;
     },
-  });
-  await client.create(SIM_MACHINE_POOL_RESOURCE, {
-    apiVersion: `${SIM_GROUP}/v1alpha1`,
-    kind: 'SimMachinePool',
-    metadata: {
-      name,
-      namespace,
-      labels,
-      ownerReferences: [
-        {
-          apiVersion: 'cluster.x-k8s.io/v1beta2',
-          kind: 'MachinePool',
-          name,
-          uid: machinePool.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-    spec: { template: options.template },
-  });
-  return machinePool;
+    { describe: () => poolState(providers.client, namespace, name) },
+  );
 }
 
 describe('SimMachinePool', () => {
@@ -119,7 +58,7 @@ describe('SimMachinePool', () => {
     const cluster = await createCluster(client, ns.name, 'mpc', { infrastructureProvisioned: true });
     await createBootstrapSecret(client, ns.name, 'mp-bootstrap');
     const name = unique('workers');
-    await createLinkedPools(ns.name, name, {
+    await createLinkedPools(client, ns.name, name, {
       clusterName: 'mpc',
       replicas: 2,
       version: 'v1.34.2',
@@ -134,7 +73,7 @@ describe('SimMachinePool', () => {
     expect(two.status?.initialization).toEqual({ provisioned: true });
     expect(two.status?.infrastructureMachineKind).toBe('SimMachine');
     expect(two.spec.providerIDList).toEqual([...(two.spec.providerIDList ?? [])].sort());
-    const instances = await instancesOf(ns.name, name);
+    const instances = await instancesOf(client, ns.name, name);
     expect(instances).toHaveLength(2);
     expect(two.spec.providerIDList).toEqual(instances.map((instance) => instance.spec.providerID).sort());
     for (const instance of instances) {
@@ -149,15 +88,34 @@ describe('SimMachinePool', () => {
       const claim = await client.get(CLAIM_RESOURCE, { namespace: ns.name, name: `${instance.metadata.name}-eth0-0` });
       expect(claim.spec.clusterName).toBe('mpc');
       // The pool counts an instance once it has a provider ID; its addresses may land in a later status write.
-      const internalIP = await eventually(`InternalIP of ${instance.metadata.name}`, async () => {
-        const current = await client.get(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: instance.metadata.name });
-        return current.status?.addresses?.find((address) => address.type === 'InternalIP')?.address;
-      });
+      const internalIP = await eventually(
+        `InternalIP of ${instance.metadata.name}`,
+        async () => {
+          const current = await client.get(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: instance.metadata.name });
+          return current.status?.addresses?.find((address) => address.type === 'InternalIP')?.address;
+        },
+        {
+          describe: () =>
+            objectState(client, SIM_MACHINE_RESOURCE, { namespace: ns.name, name: instance.metadata.name }),
+        },
+      );
       expect(internalIP).toMatch(/^10\.50\.0\.\d+$/);
-      const node = await eventually(`Node ${instance.metadata.name}`, async () => {
-        const found = await client.get(NODE_RESOURCE, { name: instance.metadata.name });
-        return found.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? found : undefined;
-      });
+      const node = await eventually(
+        `Node ${instance.metadata.name}`,
+        async () => {
+          const found = await client.get(NODE_RESOURCE, { name: instance.metadata.name });
+          return found.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? found : undefined;
+        },
+        {
+          describe: async () => ({
+            node: await objectState(client, NODE_RESOURCE, { name: instance.metadata.name }),
+            instance: await objectState(client, SIM_MACHINE_RESOURCE, {
+              namespace: ns.name,
+              name: instance.metadata.name,
+            }),
+          }),
+        },
+      );
       expect(node.spec?.providerID).toBe(instance.spec.providerID);
       expect(node.status).toMatchObject({ nodeInfo: { kubeletVersion: 'v1.34.2' } });
     }
@@ -172,7 +130,7 @@ describe('SimMachinePool', () => {
     // Scale down goes through the owner Machines. Play CAPI's MachinePool and Machine controllers: one Machine per
     // instance, made the instance's controller.
     const machines = new Map<string, string>();
-    for (const instance of await instancesOf(ns.name, name)) {
+    for (const instance of await instancesOf(client, ns.name, name)) {
       const machine = await client.create(MACHINE_RESOURCE, {
         apiVersion: 'cluster.x-k8s.io/v1beta2',
         kind: 'Machine',
@@ -205,19 +163,32 @@ describe('SimMachinePool', () => {
       ]);
     }
     await client.mergePatch(MACHINE_POOL_RESOURCE, { namespace: ns.name, name }, { spec: { replicas: 1 } });
-    const deleted = await eventually('two owner Machines deleted', async () => {
-      const gone: string[] = [];
-      for (const machineName of machines.keys()) {
-        try {
-          await client.get(MACHINE_RESOURCE, { namespace: ns.name, name: machineName });
-        } catch (error) {
-          if (isNotFound(error)) gone.push(machineName);
+    const deleted = await eventually(
+      'two owner Machines deleted',
+      async () => {
+        const gone: string[] = [];
+        for (const machineName of machines.keys()) {
+          try {
+            await client.get(MACHINE_RESOURCE, { namespace: ns.name, name: machineName });
+          } catch (error) {
+            if (isNotFound(error)) gone.push(machineName);
+          }
         }
-      }
-      return gone.length === 2 ? gone : undefined;
-    });
+        return gone.length === 2 ? gone : undefined;
+      },
+      {
+        describe: async () => ({
+          machines: await Promise.all(
+            [...machines.keys()].map((machineName) =>
+              objectState(client, MACHINE_RESOURCE, { namespace: ns.name, name: machineName }),
+            ),
+          ),
+          pool: await poolState(client, ns.name, name),
+        }),
+      },
+    );
     // Never an extra instance while CAPI catches up, and never a SimMachine deleted behind CAPI's back.
-    expect(await instancesOf(ns.name, name)).toHaveLength(3);
+    expect(await instancesOf(client, ns.name, name)).toHaveLength(3);
     // CAPI's Machine controller would now delete the SimMachines of the deleted Machines.
     for (const machineName of deleted) {
       await client.delete(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: machineName });
@@ -227,39 +198,61 @@ describe('SimMachinePool', () => {
     expect(one.spec.providerIDList).toEqual([`sim://${ns.name}/${survivor}`]);
     // The deleted instances give their addresses back: their claims go with them.
     for (const machineName of deleted) {
-      await eventually(`claim of ${machineName} deleted`, async () => {
-        try {
-          await client.get(CLAIM_RESOURCE, { namespace: ns.name, name: `${machineName}-eth0-0` });
-          return undefined;
-        } catch (error) {
-          return isNotFound(error) ? true : undefined;
-        }
-      });
+      await eventually(
+        `claim of ${machineName} deleted`,
+        async () => {
+          try {
+            await client.get(CLAIM_RESOURCE, { namespace: ns.name, name: `${machineName}-eth0-0` });
+            return undefined;
+          } catch (error) {
+            return isNotFound(error) ? true : undefined;
+          }
+        },
+        { describe: () => objectState(client, CLAIM_RESOURCE, { namespace: ns.name, name: `${machineName}-eth0-0` }) },
+      );
     }
 
     // Deleting the pool deletes the remaining instance through its Machine, then lets go.
     await client.delete(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
-    await eventually('survivor Machine deleted', async () => {
-      try {
-        await client.get(MACHINE_RESOURCE, { namespace: ns.name, name: survivor ?? '' });
-        return undefined;
-      } catch (error) {
-        return isNotFound(error) ? true : undefined;
-      }
-    });
+    await eventually(
+      'survivor Machine deleted',
+      async () => {
+        try {
+          await client.get(MACHINE_RESOURCE, { namespace: ns.name, name: survivor ?? '' });
+          return undefined;
+        } catch (error) {
+          return isNotFound(error) ? true : undefined;
+        }
+      },
+      {
+        describe: async () => ({
+          machine: await objectState(client, MACHINE_RESOURCE, { namespace: ns.name, name: survivor ?? '' }),
+          pool: await poolState(client, ns.name, name),
+        }),
+      },
+    );
     // Playing CAPI's Machine controller again; the pool may have deleted the instance itself by now, since its Machine
     // is gone (an instance without a Machine is deleted directly once the pool is being deleted).
     await client.delete(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: survivor ?? '' }).catch((error: unknown) => {
       if (!isNotFound(error)) throw error;
     });
-    await eventually('SimMachinePool gone', async () => {
-      try {
-        await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
-        return undefined;
-      } catch (error) {
-        return isNotFound(error) ? true : undefined;
-      }
-    });
+    await eventually(
+      'SimMachinePool gone',
+      async () => {
+        try {
+          await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
+          return undefined;
+        } catch (error) {
+          return isNotFound(error) ? true : undefined;
+        }
+      },
+      {
+        describe: async () => ({
+          pool: await objectState(client, SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name }),
+          instances: await poolState(client, ns.name, name).catch(() => 'pool gone'),
+        }),
+      },
+    );
     expect(cluster.metadata.name).toBe('mpc');
   });
 
@@ -269,7 +262,7 @@ describe('SimMachinePool', () => {
     await createCluster(client, ns.name, 'mpz', { infrastructureProvisioned: true });
     await createBootstrapSecret(client, ns.name, 'mpz-bootstrap');
     const name = unique('from-zero');
-    const machinePool = await createLinkedPools(ns.name, name, {
+    const machinePool = await createLinkedPools(client, ns.name, name, {
       clusterName: 'mpz',
       replicas: 0,
       dataSecretName: 'mpz-bootstrap',
@@ -279,10 +272,14 @@ describe('SimMachinePool', () => {
     // cluster-autoscaler's way in: the MachinePool's infrastructureRef, resource = lower-case kind + "s".
     const ref = machinePool.spec.template.spec.infrastructureRef;
     expect(SIM_MACHINE_POOL_RESOURCE.plural).toBe(`${ref.kind.toLowerCase()}s`);
-    const empty = await eventually('an empty pool announcing its size', async () => {
-      const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: ref.name });
-      return pool.status?.ready === true && pool.status.capacity ? pool : undefined;
-    });
+    const empty = await eventually(
+      'an empty pool announcing its size',
+      async () => {
+        const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: ref.name });
+        return pool.status?.ready === true && pool.status.capacity ? pool : undefined;
+      },
+      { describe: () => poolState(client, ns.name, ref.name) },
+    );
     expect(empty.status).toMatchObject({
       replicas: 0,
       capacity: { cpu: '4', memory: '8Gi' },
@@ -293,12 +290,21 @@ describe('SimMachinePool', () => {
 
     await client.mergePatch(MACHINE_POOL_RESOURCE, { namespace: ns.name, name }, { spec: { replicas: 1 } });
     await settled(ns.name, name, 1);
-    const [instance] = await instancesOf(ns.name, name);
+    const [instance] = await instancesOf(client, ns.name, name);
     expect(instance?.spec.size).toEqual({ cpus: 4, memoryMiB: 8192 });
-    const node = await eventually('the instance Node', async () => {
-      const found = await client.get(NODE_RESOURCE, { name: instance?.metadata.name ?? '' });
-      return found.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? found : undefined;
-    });
+    const node = await eventually(
+      'the instance Node',
+      async () => {
+        const found = await client.get(NODE_RESOURCE, { name: instance?.metadata.name ?? '' });
+        return found.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? found : undefined;
+      },
+      {
+        describe: async () => ({
+          node: await objectState(client, NODE_RESOURCE, { name: instance?.metadata.name ?? '' }),
+          pool: await poolState(client, ns.name, name),
+        }),
+      },
+    );
     // The Node that joins is the one the autoscaler was promised.
     expect(node.status).toMatchObject({
       capacity: { cpu: '4', memory: '8Gi' },
@@ -312,10 +318,14 @@ describe('SimMachinePool', () => {
       { namespace: ns.name, name },
       { spec: { template: { size: { cpus: 8, memoryMiB: 16384 } } } },
     );
-    await eventually('the new size announced', async () => {
-      const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
-      return pool.status?.capacity?.cpu === '8' && pool.status.capacity.memory === '16Gi' ? pool : undefined;
-    });
+    await eventually(
+      'the new size announced',
+      async () => {
+        const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
+        return pool.status?.capacity?.cpu === '8' && pool.status.capacity.memory === '16Gi' ? pool : undefined;
+      },
+      { describe: () => poolState(client, ns.name, name) },
+    );
     const kept = await client.get(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: instance?.metadata.name ?? '' });
     expect(kept.spec.size).toEqual({ cpus: 4, memoryMiB: 8192 });
     await client.delete(NODE_RESOURCE, { name: node.metadata.name });
@@ -326,22 +336,30 @@ describe('SimMachinePool', () => {
     const { client } = providers;
     await createCluster(client, ns.name, 'mpw', { infrastructureProvisioned: true, paused: true });
     const name = unique('waiting');
-    await createLinkedPools(ns.name, name, { clusterName: 'mpw', replicas: 2, template: {} });
-    const paused = await eventually('Paused', async () => {
-      const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
-      return conditionOf(pool, 'Paused')?.status === 'True' ? pool : undefined;
-    });
+    await createLinkedPools(client, ns.name, name, { clusterName: 'mpw', replicas: 2, template: {} });
+    const paused = await eventually(
+      'Paused',
+      async () => {
+        const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
+        return conditionOf(pool, 'Paused')?.status === 'True' ? pool : undefined;
+      },
+      { describe: () => poolState(client, ns.name, name) },
+    );
     expect(paused.metadata.finalizers).toBeUndefined();
-    expect(await instancesOf(ns.name, name)).toHaveLength(0);
+    expect(await instancesOf(client, ns.name, name)).toHaveLength(0);
 
     await client.mergePatch(CLUSTER_RESOURCE, { namespace: ns.name, name: 'mpw' }, { spec: { paused: false } });
-    const waiting = await eventually('WaitingForBootstrapData', async () => {
-      const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
-      return conditionOf(pool, 'Ready')?.reason === 'WaitingForBootstrapData' ? pool : undefined;
-    });
+    const waiting = await eventually(
+      'WaitingForBootstrapData',
+      async () => {
+        const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name });
+        return conditionOf(pool, 'Ready')?.reason === 'WaitingForBootstrapData' ? pool : undefined;
+      },
+      { describe: () => poolState(client, ns.name, name) },
+    );
     expect(waiting.status?.infrastructureMachineKind).toBe('SimMachine');
     expect(waiting.status?.ready).toBeUndefined();
-    expect(await instancesOf(ns.name, name)).toHaveLength(0);
+    expect(await instancesOf(client, ns.name, name)).toHaveLength(0);
 
     await createBootstrapSecret(client, ns.name, 'late');
     await client.mergePatch(
@@ -351,7 +369,7 @@ describe('SimMachinePool', () => {
     );
     const ready = await settled(ns.name, name, 2);
     expect(ready.status?.ready).toBe(true);
-    for (const instance of await instancesOf(ns.name, name)) {
+    for (const instance of await instancesOf(client, ns.name, name)) {
       await client.delete(NODE_RESOURCE, { name: instance.metadata.name });
     }
   });

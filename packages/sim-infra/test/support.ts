@@ -24,8 +24,6 @@ import {
 
 /** Log level of the in-process providers (`SIM_TEST_LOG_LEVEL=debug` to watch them work). */
 const LOG_LEVEL = (process.env.SIM_TEST_LOG_LEVEL ?? 'error') as LogLevel;
-/** Deadline for one awaited state; generous because the machine is shared and loaded. */
-const DEFAULT_DEADLINE_MS = 90_000;
 const POLL_MS = 200;
 
 export const TALLY_POOL_RESOURCE: ResourceKind = {
@@ -72,13 +70,17 @@ export async function startProviders(kubeConfig: KubeConfig = testEnv().kubeConf
   };
 }
 
-/** testenv's `waitFor` with this suite's deadline and interval: polls `probe` until it returns a value. */
+/**
+ * testenv's `waitFor` with this suite's interval: polls `probe` until it returns a value. The deadline is testenv's
+ * default, a bound for a hang (no wait here is a speed); a wait that can legitimately take longer names its own.
+ * `describe` is printed on timeout: the state that tells why the condition was not met.
+ */
 export function eventually<T>(
   what: string,
   probe: () => Promise<T | undefined>,
-  deadlineMs = DEFAULT_DEADLINE_MS,
+  options: { readonly timeoutMs?: number; readonly describe?: () => unknown } = {},
 ): Promise<T> {
-  return waitFor(what, probe, { timeoutMs: deadlineMs, intervalMs: POLL_MS });
+  return waitFor(what, probe, { ...options, intervalMs: POLL_MS });
 }
 
 export function conditionOf(

@@ -45,13 +45,15 @@ const INSTANCE_SUFFIX_BYTES = 3;
 /** Scale-down waits for CAPI's MachinePool controller to create the Machines it deletes through. */
 const WAITING_FOR_MACHINES_POLL_MS = 5_000;
 
+/** The reconciler reads only the informers' stores (a test can hand it stores of its own). */
 export interface SimMachinePoolReconcilerDeps {
   readonly client: Client;
-  readonly simMachinePools: SharedInformer<SimMachinePool>;
-  readonly simMachines: SharedInformer<SimMachine>;
-  readonly machinePools: SharedInformer<StoredMachinePool>;
-  readonly machines: SharedInformer<StoredMachine>;
-  readonly clusters: SharedInformer<StoredCluster>;
+  readonly simMachinePools: Pick<SharedInformer<SimMachinePool>, 'store'>;
+  /** Only the delete path reads it; scale-up lists the instances live (see `listInstances`). */
+  readonly simMachines: Pick<SharedInformer<SimMachine>, 'store'>;
+  readonly machinePools: Pick<SharedInformer<StoredMachinePool>, 'store'>;
+  readonly machines: Pick<SharedInformer<StoredMachine>, 'store'>;
+  readonly clusters: Pick<SharedInformer<StoredCluster>, 'store'>;
   readonly now: () => Date;
 }
 
@@ -124,9 +126,6 @@ export class SimMachinePoolReconciler implements Reconciler {
     const version = machinePool.spec.template.spec.version;
     // Announced whatever the replica count, so that the cluster autoscaler can scale the pool from zero.
     const autoscaleFromZero = simInstanceAutoscaleStatus(current.spec.template.size);
-    const instances = poolInstances(this.deps.simMachines.store.list(), current, machinePool).filter(
-      (simMachine) => !simMachine.metadata.deletionTimestamp,
-    );
     if (!bootstrapDataSecretName(machinePool)) {
       // CAPD's DockerMachinePool creates nothing before the bootstrap data exists; neither does Sim.
       const waiting: ConditionInput = {
@@ -145,6 +144,9 @@ export class SimMachinePoolReconciler implements Reconciler {
       return {};
     }
 
+    const instances = (await this.listInstances(current, machinePool, context)).filter(
+      (simMachine) => !simMachine.metadata.deletionTimestamp,
+    );
     // Scale up: new instances get fresh names; reconcileMachinePoolMachines creates their SimMachines.
     const desiredReplicas = machinePool.spec.replicas ?? 1;
     const newNames: string[] = [];
@@ -250,6 +252,26 @@ export class SimMachinePoolReconciler implements Reconciler {
         writeConditions: (conditions) => this.writeStatus(pool, { conditions }, context),
       },
     );
+  }
+
+  /**
+   * The pool's instances as the API server has them (CAPD, too, counts what Docker reports): the informer may not yet
+   * show the SimMachines this reconciler created a moment ago (a retry after a 409 runs 5 ms later), and counting from
+   * it creates replacements under fresh names, a surplus that scale-down, which goes through owner Machines, may
+   * never remove (without CAPI there are none; with it, healthy instances are churned).
+   */
+  private async listInstances(
+    pool: SimMachinePool,
+    machinePool: StoredMachinePool,
+    context: ReconcileContext,
+  ): Promise<SimMachine[]> {
+    const list = await this.deps.client.listAll(SIM_MACHINE_RESOURCE, {
+      namespace: pool.metadata.namespace,
+      // The pool-name label only, as `poolInstances` selects: one that lost its cluster-name label still counts.
+      labelSelector: `${MACHINEPOOL_NAME_LABEL}=${formatLabelValue(machinePool.metadata.name)}`,
+      signal: context.signal,
+    });
+    return poolInstances(list.items, pool, machinePool);
   }
 
   /** The instance's owner Machine was just deleted or is being deleted (a Machine missing from the cache may be new). */

@@ -104,7 +104,7 @@ async function runningMachinePool(namespace: string, name: string, replicas: num
         ? machinePool
         : undefined;
     },
-    240_000,
+    { timeoutMs: 240_000 },
   );
 }
 
@@ -237,7 +237,7 @@ describe('Sim next to the real Cluster API manager (v1.12)', () => {
           ? list.items
           : undefined;
       },
-      240_000,
+      { timeoutMs: 240_000 },
     );
     for (const machine of machines) {
       const simMachine = await client.get(SIM_MACHINE_RESOURCE, { namespace: ns.name, name: machine.metadata.name });
@@ -299,7 +299,7 @@ describe('Sim next to the real Cluster API manager (v1.12)', () => {
         const pool = await client.get(SIM_MACHINE_POOL_RESOURCE, { namespace: ns.name, name: 'elastic' });
         return pool.status?.ready === true && pool.status.capacity ? pool : undefined;
       },
-      240_000,
+      { timeoutMs: 240_000 },
     );
     expect(empty.status).toMatchObject({
       replicas: 0,
