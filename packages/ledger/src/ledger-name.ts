@@ -48,9 +48,29 @@ export function ledgerNameOf(unit: LedgerUnit): string {
  * whose name is not this for one of its entries was written with another block size: the entry is not a holding there.
  */
 export function ledgerNameOfEntryKey(key: string): string | undefined {
+  // Every ledger event passes each of its entries through here (the entry view, the retired-ledger check): IPv4
+  // addresses, the common case, are named by integer arithmetic instead of a parse (property-tested against it).
+  const ipv4 = IPV4_ADDRESS_KEY.exec(key);
+  if (ipv4) return ipv4LedgerName(ipv4);
   const value = parseEntryKey(key);
   if (value === undefined) return undefined;
   return value.kind === 'address'
     ? ledgerNameOf({ address: value.address, prefix: 0, isPrefix: false })
     : ledgerNameOf({ address: value.address, prefix: value.prefixLength, isPrefix: true });
+}
+
+const IPV4_ADDRESS_KEY = /^ip4-(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$/;
+
+/** The ledger name of a canonical IPv4 address key's octets; undefined when an octet is over 255 (not an address). */
+function ipv4LedgerName(match: RegExpExecArray): string | undefined {
+  let value = 0;
+  for (let index = 1; index <= 4; index += 1) {
+    const octet = Number(match[index]);
+    if (octet > 255) return undefined;
+    value = value * 256 + octet;
+  }
+  const hostSize = 2 ** ADDRESS_BLOCK_BITS;
+  const block = value - (value % hostSize);
+  const octets = [block >>> 24, (block >>> 16) & 255, (block >>> 8) & 255, block & 255];
+  return `ip4-${octets.join('.')}.${32 - ADDRESS_BLOCK_BITS}`;
 }

@@ -87,6 +87,10 @@ describe('ledger names', () => {
     expect(ledgerNameOfEntryKey('ip4-10.0.0.5')).toBe('ip4-10.0.0.0.27');
     expect(ledgerNameOfEntryKey('net4-10.0.1.0.24')).toBe('net4-10.0.0.0.19.24');
     expect(ledgerNameOfEntryKey('not-a-key')).toBeUndefined();
+    expect(ledgerNameOfEntryKey('ip4-255.255.255.255')).toBe('ip4-255.255.255.224.27');
+    // Not canonical addresses: no ledger (as parseEntryKey refuses them).
+    expect(ledgerNameOfEntryKey('ip4-256.0.0.1')).toBeUndefined();
+    expect(ledgerNameOfEntryKey('ip4-010.0.0.1')).toBeUndefined();
   });
 });
 
