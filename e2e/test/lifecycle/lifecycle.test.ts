@@ -150,7 +150,9 @@ describe('a management cluster with a fleet of both APIs, through clusterctl', (
         },
       ),
     );
-    await cluster.startApp('ipam');
+    // This tree's controller (clusterctl installed this tree's version): without mainJs the cluster would start the
+    // previous release's process it was created with, whose ledgers of 256 addresses are not this tree's.
+    await cluster.startApp('ipam', { mainJs: APPS.ipam.mainJs });
     const reinstalled = await eventually(
       'the reinstalled controller serving the same allocations',
       async () => {
@@ -175,7 +177,7 @@ describe('a management cluster with a fleet of both APIs, through clusterctl', (
 
     // Retiring Tally as an operator would: the Cluster and the claims of Tally's pools go while it runs, then its
     // pools, then (it stopped) its ledgers, which still hold the entry of the Metal3 claim Metal3 is to serve again.
-    await cluster.startApp('ipam');
+    await cluster.startApp('ipam', { mainJs: APPS.ipam.mainJs });
     const client = new Client(cluster.kubeConfig(), { fieldManager: 'tally-lifecycle' });
     onTestFinished(() => client.close());
     await client.delete(CLUSTER_RESOURCE, { namespace: NAMESPACE, name: CLUSTER });
@@ -202,7 +204,24 @@ describe('a management cluster with a fleet of both APIs, through clusterctl', (
     await eventually(
       "Tally's pools gone",
       async () => ((await inventory(cluster)).pools.every((name) => name.startsWith('IPPool ')) ? true : undefined),
-      { hint: cluster.logsHint() },
+      {
+        hint: cluster.logsHint(),
+        // What still holds them: each remaining pool's Ready condition and every ledger entry.
+        describe: async () => {
+          const left = await inventory(cluster);
+          const conditions: Record<string, unknown> = {};
+          for (const pool of left.pools.filter((name) => !name.startsWith('IPPool '))) {
+            const [kind = '', path = ''] = pool.split(' ');
+            const [namespace, name] = path.includes('/') ? path.split('/') : [undefined, path];
+            const read = await client.get(POOL_RESOURCES[kind as keyof typeof POOL_RESOURCES], {
+              name: name ?? '',
+              ...(namespace ? { namespace } : {}),
+            });
+            conditions[pool] = (read.status as { conditions?: unknown } | undefined)?.conditions;
+          }
+          return { pools: conditions, ledger: left.ledger };
+        },
+      },
     );
     await cluster.stopApp('ipam');
     for (const ledger of (await client.list(LEDGER_RESOURCE)).items)
