@@ -13,8 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { startCpuHog, stressMaxSeconds, stressRequested } from './stress.mjs';
 import {
   adoptMisplacedReport,
+  cpuBusyFraction,
   loadAverageSummary,
   REPORT,
+  readCpuTimes,
   removeTestResults,
   slowestFiles,
   summarizeTestResults,
@@ -55,17 +57,53 @@ function elapsed(since) {
 }
 
 function runStage(name, cmd, args, env = process.env) {
-  const stageStarted = Date.now();
+  const stage = beginStage(name, cmd, args);
+  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  const detail = res.error ? `could not run ${cmd}: ${res.error.message}` : `exit ${res.status ?? res.signal}`;
+  return endStage(stage, !res.error && res.status === 0, detail);
+}
+
+/**
+ * The same stage, run beside others (the test phase's streams): its output goes through line by line, each line
+ * prefixed with `[prefix] ` so that the interleaved log still says whose line it is. Resolves with whether it passed.
+ */
+function runStageBeside(name, prefix, cmd, args, env = process.env) {
+  const stage = beginStage(name, cmd, args);
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+    for (const [from, to] of [
+      [child.stdout, process.stdout],
+      [child.stderr, process.stderr],
+    ]) {
+      let partial = '';
+      from.setEncoding('utf8');
+      from.on('data', (chunk) => {
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) to.write(`[${prefix}] ${line}\n`);
+      });
+      from.on('end', () => {
+        if (partial) to.write(`[${prefix}] ${partial}\n`);
+      });
+    }
+    child.on('error', (error) => resolve(endStage(stage, false, `could not run ${cmd}: ${error.message}`)));
+    child.on('close', (code, signal) => resolve(endStage(stage, code === 0, `exit ${code ?? signal}`)));
+  });
+}
+
+function beginStage(name, cmd, args) {
   const stressed = cpuHog !== undefined;
   loadSamples.push(loadavg()[0]);
   console.error(`\n▶ [${elapsed(started)}s] ${name}${stressed ? ' (under stress)' : ''}: ${cmd} ${args.join(' ')}`);
-  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  return { name, stressed, started: Date.now(), cpu: readCpuTimes() };
+}
+
+function endStage(stage, ok, detail) {
   loadSamples.push(loadavg()[0]);
-  const seconds = elapsed(stageStarted);
-  const ok = !res.error && res.status === 0;
-  const detail = res.error ? `could not run ${cmd}: ${res.error.message}` : `exit ${res.status ?? res.signal}`;
-  console.error(`◀ [${elapsed(started)}s] ${name} ${ok ? 'done' : 'FAILED'} in ${seconds}s (${detail})`);
-  stages.push({ name, seconds, ok, stressed });
+  const seconds = elapsed(stage.started);
+  const busy = cpuBusyFraction(stage.cpu, readCpuTimes());
+  console.error(`◀ [${elapsed(started)}s] ${stage.name} ${ok ? 'done' : 'FAILED'} in ${seconds}s (${detail})`);
+  stages.push({ name: stage.name, seconds, ok, stressed: stage.stressed, busy });
   return ok;
 }
 
@@ -89,7 +127,8 @@ function printStages() {
   console.log(`\nstages (${elapsed(started)}s in all):`);
   for (const stage of stages) {
     const mark = stage.stressed ? '  (under stress: CPU hog running)' : '';
-    console.log(`  ${stage.ok ? 'ok    ' : 'FAILED'} ${stage.name.padEnd(34)} ${stage.seconds}s${mark}`);
+    const busy = stage.busy === undefined ? '' : `  CPU ${Math.round(stage.busy * 100)}% busy`;
+    console.log(`  ${stage.ok ? 'ok    ' : 'FAILED'} ${stage.name.padEnd(34)} ${stage.seconds}s${busy}${mark}`);
   }
 }
 
@@ -182,11 +221,17 @@ function pnpmCommand() {
 // release, the e2e suite's contract files and the CAPV scenario run again on the oldest supported one (with the CAPV
 // release paired with it), on their own control plane; their own report.
 const COMPAT_PACKAGE = '@tally-ipam/e2e';
+/** The e2e suite: a stream of the test phase of its own (it runs its files one at a time for ten minutes). */
+const E2E_PACKAGE = '@tally-ipam/e2e';
 const COMPAT_TEST_SCRIPT = 'test:compat';
 const COMPAT_REPORT = 'e2e/compat/test-results.json';
 
-/** Runs the compatibility job; returns the project for the summary, or undefined when the tree has none. */
-async function runCompatibilityJob(pnpm) {
+/**
+ * Prepares the compatibility job (its Cluster API release's manager, CRDs and clusterctl, and the CAPV release paired
+ * with it: cached Go builds), before the tests start, so that no test phase waits on a build. Returns the job for
+ * `runCompatibilityTests`, or undefined when the tree has none.
+ */
+async function prepareCompatibilityJob(pnpm) {
   if (!(COMPAT_TEST_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR))) return undefined;
   // Read from testenv's build, so that the release is named in one place (its versions.ts).
   const { CLUSTER_API_VERSION_ENV, OLDEST_CLUSTER_API_VERSION } = await import(
@@ -198,10 +243,21 @@ async function runCompatibilityJob(pnpm) {
   const prepared =
     check(`${name}: prepare`, 'node', ['packages/testenv/dist/cli.js', 'prepare', '--capi'], env) &&
     check(`${name}: prepare CAPV`, ...pnpm('--filter', '@tally-ipam/vsphere', 'run', 'prepare:vsphere'), env);
-  // Without its binaries the tests would only build them inside their timeouts: the failed prepare is counted, and
-  // the missing report counts once more.
-  if (prepared) runStage(`${name}: tests`, ...pnpm('--filter', COMPAT_PACKAGE, 'run', COMPAT_TEST_SCRIPT), env);
-  return project;
+  return { name, env, project, prepared };
+}
+
+/**
+ * Runs the prepared compatibility job's tests beside the other test stages. Without its binaries the tests would only
+ * build them inside their timeouts: the failed prepare was counted, and the missing report counts once more.
+ */
+async function runCompatibilityTests(job, pnpm) {
+  if (!job?.prepared) return;
+  await runStageBeside(
+    `${job.name}: tests`,
+    'compat',
+    ...pnpm('--filter', COMPAT_PACKAGE, 'run', COMPAT_TEST_SCRIPT),
+    job.env,
+  );
 }
 
 function packageScripts(dir) {
@@ -219,20 +275,34 @@ function dockerAnswers() {
 }
 
 /**
- * Runs the kind lane alone. Its report belongs at KIND_LANE_REPORT; if the lane's vitest wrote it where the e2e
- * project's own report lives instead, it is moved there and the e2e report put back, so neither hides the other.
+ * Runs the kind lane: its prepare (node image, images: cached), the node image's own test, then the lane's tests, one
+ * after the other, beside the other test streams. Returns whether its prepare passed (without it nothing else ran).
  */
-function runKindLane(pnpm) {
-  const sharedReport = join(root, KIND_LANE_PACKAGE_DIR, REPORT);
-  const e2eReport = existsSync(sharedReport) ? readFileSync(sharedReport) : undefined;
+async function runKindLane(pnpm) {
   if (KIND_LANE_PREPARE_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR)) {
-    if (!check('kind lane: prepare', ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_PREPARE_SCRIPT))) return;
+    const prepared = await runStageBeside(
+      'kind lane: prepare',
+      'kind',
+      ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_PREPARE_SCRIPT),
+    );
+    if (!prepared) {
+      failedChecks.push('kind lane: prepare');
+      return false;
+    }
   }
   if (KIND_LANE_TEST_SCRIPT in packageScripts(KIND_NODE_DIR)) {
-    runStage('kind lane: node image', ...pnpm('--filter', KIND_NODE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT));
+    await runStageBeside(
+      'kind lane: node image',
+      'kind',
+      ...pnpm('--filter', KIND_NODE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT),
+    );
   }
-  runStage('kind lane: tests', ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT));
-  adoptMisplacedReport({ sharedReport, laneReport: join(root, KIND_LANE_REPORT), sharedBefore: e2eReport });
+  await runStageBeside(
+    'kind lane: tests',
+    'kind',
+    ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT),
+  );
+  return true;
 }
 
 const job = process.argv[2];
@@ -268,27 +338,51 @@ switch (job) {
     // kind lane runs them; built here, cached, so that a cold build is no test's business.
     check('prepare: kind and kubectl (Go builds, cached)', 'node', ['tools/kind/dist/cli.js', 'binaries']);
 
+    const compatJob = await prepareCompatibilityJob(pnpm);
+
     const lane = kindLanePresent();
     removeTestResults(root, [
       join(root, COMPAT_REPORT),
       ...(lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_NODE_REPORT)] : []),
     ]);
+    // The kind lane runs when its tree is here and an engine answers; without one, one line says it did not run.
+    const laneRuns = lane && dockerAnswers();
     startStressIfRequested();
+    // The test phase: three streams at once, each a third of the work and each mostly waiting on controllers, so that
+    // the slowest, not the sum, sets the phase's time (one after the other, the e2e suite ran alone for its last ten
+    // minutes and the kind lane after everything):
+    //   - every package's tests (turbo, two at a time);
+    //   - the e2e suite, then the compatibility job (each one file at a time, on its own control plane and manager);
+    //   - the kind lane (its own cluster in Docker).
+    // --only: the builds ran above; as dependencies they would run again (--force bypasses their cache too).
     // --force: "run all tests" means run them, not replay turbo's cached logs of an earlier run.
-    runStage('tests', ...turbo('test', '--continue', '--force'));
-    const extraProjects = [];
-    const compat = await runCompatibilityJob(pnpm);
-    if (compat) extraProjects.push(compat);
-    if (lane) {
-      if (dockerAnswers()) {
-        runKindLane(pnpm);
-        if (KIND_LANE_TEST_SCRIPT in packageScripts(KIND_NODE_DIR)) {
-          extraProjects.push({ name: `${KIND_NODE_DIR} (kind lane)`, report: join(root, KIND_NODE_REPORT) });
-        }
-        extraProjects.push({ name: KIND_LANE_DIR, report: join(root, KIND_LANE_REPORT) });
-      } else {
-        console.log('\nkind lane: NOT RUN — no Docker engine answers (docker info failed)');
+    const sharedReport = join(root, KIND_LANE_PACKAGE_DIR, REPORT);
+    let e2eReport;
+    await Promise.all([
+      runStageBeside(
+        'tests',
+        'packages',
+        ...turbo('test', '--only', '--continue', '--force', `--filter=!${E2E_PACKAGE}`),
+      ),
+      (async () => {
+        await runStageBeside('tests: e2e', 'e2e', ...pnpm('--filter', E2E_PACKAGE, 'run', 'test'));
+        e2eReport = existsSync(sharedReport) ? readFileSync(sharedReport) : undefined;
+        await runCompatibilityTests(compatJob, pnpm);
+      })(),
+      laneRuns ? runKindLane(pnpm) : Promise.resolve(false),
+    ]);
+    const extraProjects = compatJob ? [compatJob.project] : [];
+    if (laneRuns) {
+      // The lane's report belongs at KIND_LANE_REPORT; if its vitest wrote it where the e2e suite's own report lives
+      // instead, it is moved there and the e2e suite's report (as that suite left it) put back, so neither hides the
+      // other.
+      adoptMisplacedReport({ sharedReport, laneReport: join(root, KIND_LANE_REPORT), sharedBefore: e2eReport });
+      if (KIND_LANE_TEST_SCRIPT in packageScripts(KIND_NODE_DIR)) {
+        extraProjects.push({ name: `${KIND_NODE_DIR} (kind lane)`, report: join(root, KIND_NODE_REPORT) });
       }
+      extraProjects.push({ name: KIND_LANE_DIR, report: join(root, KIND_LANE_REPORT) });
+    } else if (lane) {
+      console.log('\nkind lane: NOT RUN — no Docker engine answers (docker info failed)');
     } else {
       console.log(
         `\nkind lane: not in this tree (no ${KIND_LANE_DIR}/ with ${KIND_LANE_TEST_SCRIPT} in ${KIND_LANE_PACKAGE})`,

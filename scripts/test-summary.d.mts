@@ -55,3 +55,13 @@ export declare function adoptMisplacedReport(options: {
   readonly laneReport: string;
   readonly sharedBefore: Buffer | undefined;
 }): boolean;
+
+/** Clock ticks of CPU time, all cores: busy (not idle, not iowait) and in all. */
+export interface CpuTimes {
+  readonly busy: number;
+  readonly total: number;
+}
+
+export declare function readCpuTimes(path?: string): CpuTimes | undefined;
+export declare function parseCpuTimes(text: string): CpuTimes | undefined;
+export declare function cpuBusyFraction(before: CpuTimes | undefined, after: CpuTimes | undefined): number | undefined;

@@ -106,6 +106,40 @@ export function slowestFiles(durations, count = 3) {
   return [...durations].sort((a, b) => b.seconds - a.seconds).slice(0, count);
 }
 
+/**
+ * The machine's CPU time so far from /proc/stat's first line, in clock ticks: { busy, total } (idle and iowait are
+ * not busy); undefined where there is no /proc/stat or it does not parse.
+ */
+export function readCpuTimes(path = '/proc/stat') {
+  let text;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return parseCpuTimes(text);
+}
+
+/** /proc/stat's text → { busy, total } of its `cpu` line (all cores), or undefined when it has none. */
+export function parseCpuTimes(text) {
+  const line = String(text).split('\n', 1)[0] ?? '';
+  const fields = /^cpu\s+(.*)$/.exec(line)?.[1]?.trim().split(/\s+/).map(Number);
+  if (!fields || fields.length < 4 || fields.some((value) => !Number.isFinite(value) || value < 0)) return undefined;
+  // user nice system idle iowait irq softirq steal [guest guest_nice, already inside user and nice]
+  const counted = fields.slice(0, 8);
+  const total = counted.reduce((sum, value) => sum + value, 0);
+  const idle = counted[3] + (counted[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+/** The share of the machine's CPU time that was busy between two readings (0..1); undefined without both or no time. */
+export function cpuBusyFraction(before, after) {
+  if (!before || !after) return undefined;
+  const total = after.total - before.total;
+  if (!(total > 0)) return undefined;
+  return Math.min(1, Math.max(0, (after.busy - before.busy) / total));
+}
+
 /** The 1-minute load averages sampled during a run (`os.loadavg()[0]`) as { samples, min, max, mean }; none: undefined. */
 export function loadAverageSummary(samples) {
   const values = samples.filter((value) => Number.isFinite(value));

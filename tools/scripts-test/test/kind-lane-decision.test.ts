@@ -41,6 +41,21 @@ describe('npm test without a Docker engine', () => {
   });
 });
 
+describe('npm test runs the e2e suite beside the packages', () => {
+  it('as a stream of its own: turbo runs only the test tasks (no rebuild) of every package but e2e, and e2e runs once', async () => {
+    const lane = await runTestJob('streams', 1);
+    const turboTests = lane.pnpmCalls.filter((call) => call.startsWith('exec turbo run test '));
+    expect(turboTests).toHaveLength(1);
+    expect(turboTests[0]).toContain('--only');
+    expect(turboTests[0]).toContain('--filter=!@tally-ipam/e2e');
+    expect(lane.pnpmCalls.filter((call) => call === '--filter @tally-ipam/e2e run test')).toHaveLength(1);
+    // Each stream's output is marked with whose it is, and both are in the stage table.
+    const table = lane.stdout.slice(lane.stdout.indexOf('\nstages ('));
+    expect(table).toMatch(/^ {2}ok {5}tests +[\d.]+s/m);
+    expect(table).toMatch(/^ {2}ok {5}tests: e2e +[\d.]+s/m);
+  });
+});
+
 describe('the kind lane hack scripts', () => {
   const scripts = readdirSync(join(root, 'apps'))
     .filter((app) => existsSync(join(root, 'apps', app, 'hack')))

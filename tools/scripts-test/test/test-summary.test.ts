@@ -8,9 +8,12 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  cpuBusyFraction,
   type FileDuration,
   loadAverageSummary,
   type ProjectCount,
+  parseCpuTimes,
+  readCpuTimes,
   slowestFiles,
   summarizeTestResults,
 } from '../../../scripts/test-summary.mjs';
@@ -164,6 +167,23 @@ describe('where the time went', () => {
     expect(slowestFiles(files, 3).map(({ seconds }) => seconds)).toEqual([9.5, 4, 2]);
     expect(slowestFiles(files.slice(0, 1))).toEqual([files[0]]);
     expect(slowestFiles([])).toEqual([]);
+  });
+
+  it("reads the machine's busy CPU share from /proc/stat: idle and iowait are not busy, guest time is not counted twice", () => {
+    const before = parseCpuTimes('cpu  100 0 50 800 50 0 0 0 30 0\ncpu0 50 0 25 400 25 0 0 0 15 0\n');
+    const after = parseCpuTimes('cpu  400 0 150 900 50 0 0 0 90 0\ncpu0 200 0 75 450 25 0 0 0 45 0\n');
+    expect(before).toEqual({ busy: 150, total: 1000 });
+    expect(after).toEqual({ busy: 550, total: 1500 });
+    expect(cpuBusyFraction(before, after)).toBeCloseTo(0.8);
+    expect(cpuBusyFraction(after, after)).toBeUndefined();
+    expect(cpuBusyFraction(undefined, after)).toBeUndefined();
+    expect(parseCpuTimes('intr 1 2 3\n')).toBeUndefined();
+    expect(parseCpuTimes('cpu  1 two 3 4\n')).toBeUndefined();
+    expect(readCpuTimes('/nonexistent/stat')).toBeUndefined();
+    // This machine is Linux: its own reading parses, and time only goes forward.
+    const now = readCpuTimes();
+    expect(now?.total).toBeGreaterThan(0);
+    expect(now?.busy).toBeLessThanOrEqual(now?.total ?? 0);
   });
 
   it('sums up the sampled load averages as min, max and mean', () => {
