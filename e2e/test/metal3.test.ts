@@ -146,25 +146,45 @@ describe('a Metal3-style consumer next to Sim', () => {
     expect(pool.metadata.finalizers).toEqual([METAL3_IP_POOL_FINALIZER]);
 
     await client.delete(CLUSTER_RESOURCE, key('metal3'));
+    // What is left of the Cluster's tree: each kind's names (and each entry's address and claim), the pool's
+    // finalizers and deletion mark. Empty lists and `pool: undefined` mean all gone.
+    const left = async (): Promise<Record<string, unknown>> => {
+      const names = async (
+        resource: typeof MACHINE_RESOURCE | typeof METAL3_CLAIM_RESOURCE | typeof METAL3_ADDRESS_RESOURCE,
+      ) => (await client.list(resource, { namespace })).items.map((item) => item.metadata.name);
+      const entries = (await client.list(LEDGER_RESOURCE)).items.flatMap((ledger) =>
+        (ledger.spec.entries ?? [])
+          .filter((entry) => entry.claimRef.namespace === namespace)
+          .map((entry) => `${ledger.metadata.name}: ${JSON.stringify(entry)}`),
+      );
+      let pool: unknown;
+      try {
+        const current = await client.get(METAL3_POOL_RESOURCE, key('provisioning'));
+        pool = {
+          finalizers: current.metadata.finalizers,
+          deletionTimestamp: current.metadata.deletionTimestamp,
+          ownerReferences: current.metadata.ownerReferences?.map((ref) => `${ref.kind}/${ref.name}`),
+          status: current.status,
+        };
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      return {
+        machines: await names(MACHINE_RESOURCE),
+        claims: await names(METAL3_CLAIM_RESOURCE),
+        addresses: await names(METAL3_ADDRESS_RESOURCE),
+        entries,
+        pool,
+      };
+    };
     await eventually(
       'Machines, IPClaims, IPAddresses, ledger entries and the IPPool gone with the Cluster',
       async () => {
-        const machines = (await client.list(MACHINE_RESOURCE, { namespace })).items.length;
-        const claims = (await client.list(METAL3_CLAIM_RESOURCE, { namespace })).items.length;
-        const addresses = (await client.list(METAL3_ADDRESS_RESOURCE, { namespace })).items.length;
-        const entries = (await client.list(LEDGER_RESOURCE)).items
-          .flatMap((ledger) => ledger.spec.entries ?? [])
-          .filter((entry) => entry.claimRef.namespace === namespace).length;
-        let poolGone = false;
-        try {
-          await client.get(METAL3_POOL_RESOURCE, key('provisioning'));
-        } catch (error) {
-          if (!isNotFound(error)) throw error;
-          poolGone = true;
-        }
-        return machines + claims + addresses + entries === 0 && poolGone ? true : undefined;
+        const now = await left();
+        const lists = [now.machines, now.claims, now.addresses, now.entries] as unknown[][];
+        return lists.every((list) => list.length === 0) && now.pool === undefined ? true : undefined;
       },
-      { hint },
+      { hint, describe: left },
     );
   });
 });

@@ -42,12 +42,16 @@ export interface ProbeCounts {
   /** Milliseconds from the probe's start to the first and the last answer that was not `answered`. */
   readonly notAnsweredFromMs?: number;
   readonly notAnsweredUntilMs?: number;
-  /** The last outcome of each webhook. */
+  /** The outcome of each webhook in the round `stop()` began: what they answer once the caller is done waiting. */
   readonly last: Readonly<Record<'tally' | 'sim', Outcome | undefined>>;
 }
 
 export interface AdmissionProbe {
-  /** Stops the loop after the round under way and resolves with the counts. */
+  /**
+   * Stops the loop after the round under way, runs one round more and resolves with the counts. That round begins
+   * after the call, so its outcomes (`last`) say what the webhooks answer once the caller's wait is over; the round
+   * under way at the call may have begun before it (a request sent while the old Pods went).
+   */
   stop(): Promise<ProbeCounts>;
 }
 
@@ -161,12 +165,15 @@ export async function startAdmissionProbe(kc: KubeConfig, intervalMs = 200): Pro
     const key = message.slice(0, 200);
     messages[key] = (messages[key] ?? 0) + 1;
   };
+  const round = async (): Promise<void> => {
+    const [tally, sim] = await Promise.all([tallyProbe(), simProbe()]);
+    note('tally', tally);
+    note('sim', sim);
+    rounds += 1;
+  };
   const loop = (async () => {
     while (!stopping) {
-      const [tally, sim] = await Promise.all([tallyProbe(), simProbe()]);
-      note('tally', tally);
-      note('sim', sim);
-      rounds += 1;
+      await round();
       await delay(intervalMs);
     }
   })();
@@ -174,6 +181,7 @@ export async function startAdmissionProbe(kc: KubeConfig, intervalMs = 200): Pro
     stop: async () => {
       stopping = true;
       await loop;
+      await round();
       return {
         rounds,
         tally: counts.tally,

@@ -142,6 +142,9 @@ describe('withServingCertificateSecrets', () => {
 });
 
 describe('the variant applied to a real API server', () => {
+  // The package's only control plane, for this one test (its other files are pure): the components install
+  // cluster-wide webhook configurations whose Services do not exist, which on a shared one would fail every write of
+  // the kinds they cover (Tally's pools and Sim's objects) for the other files.
   let plane: ControlPlane;
   beforeAll(async () => {
     plane = await startControlPlane({ onProgress: (line) => process.stderr.write(`[serving-cert-secret] ${line}\n`) });
