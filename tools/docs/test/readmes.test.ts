@@ -95,6 +95,16 @@ describe("the IPAM provider's and the ledger's test tables", () => {
   );
 });
 
+describe("tools/docs' own test table", () => {
+  it('names every file of its test/, once, and nothing else', () => {
+    const page = referencePage('tools/docs/README.md');
+    const named = tableWithHeader(page, 'test', 'checks').rows.flatMap((row) => codeOf(row[0] ?? ''));
+    const files = readdirSync(join(REPOSITORY_ROOT, 'tools/docs/test')).filter((name) => name.endsWith('.test.ts'));
+    expect(new Set(named).size, 'a file is named twice').toBe(named.length);
+    expect([...named].sort()).toEqual(files.sort());
+  });
+});
+
 const BENCH_MARKER = /<!-- bench:([a-z0-9][a-z0-9-]*):start -->/g;
 
 describe('benchmark tables between markers', () => {
@@ -184,4 +194,55 @@ describe('links', () => {
       }
     },
   );
+});
+
+/** Every README of the repository (nested ones too, e.g. `config/README.md`) and every page under `docs/`. */
+function documentationPaths(): string[] {
+  const listed = spawnSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], {
+    cwd: REPOSITORY_ROOT,
+    encoding: 'utf8',
+  });
+  if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  return listed.stdout
+    .split('\n')
+    .filter((path) => /(^|\/)README\.md$/.test(path) || path.startsWith('docs/'))
+    .filter((path) => !path.startsWith('.changeset/') && !path.includes('node_modules/'))
+    .filter((path) => existsSync(join(REPOSITORY_ROOT, path)))
+    .sort();
+}
+
+/**
+ * What a measurement diary leaves behind: a date, a commit hash, the machine's load, a numbered session. Figures
+ * with their date belong in a bench's table between markers (written by the bench); history in git and the
+ * CHANGELOGs.
+ */
+const DIARY: readonly { what: string; pattern: RegExp }[] = [
+  { what: 'a date', pattern: /\b20\d\d-[01]\d(-[0-3]\d)?\b/ },
+  { what: 'a commit hash', pattern: /\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b/ },
+  { what: "the machine's load", pattern: /\bload (average )?\d/i },
+  { what: 'a session', pattern: /\b(first|second|third|fourth|fifth|\d+(st|nd|rd|th)) session\b/i },
+];
+
+describe('no measurement diary in the READMEs and docs', () => {
+  const paths = documentationPaths();
+
+  it('finds the READMEs and docs', () => {
+    expect(paths).toContain('README.md');
+    expect(paths).toContain('docs/guide/README.md');
+  });
+
+  it.each(paths)('%s: no date, commit hash, load or session outside a bench table', (path) => {
+    const text = readFileSync(join(REPOSITORY_ROOT, path), 'utf8').replace(
+      /<!-- bench:([a-z0-9-]+):start -->[\s\S]*?<!-- bench:\1:end -->/g,
+      // Kept as empty lines, so the lines named below are the file's.
+      (table) => table.replace(/[^\n]/g, ''),
+    );
+    const found = text.split('\n').flatMap((line, index) =>
+      DIARY.flatMap(({ what, pattern }) => {
+        const match = pattern.exec(line);
+        return match ? [`${path}:${index + 1}: ${what} (${match[0]})`] : [];
+      }),
+    );
+    expect(found).toEqual([]);
+  });
 });
