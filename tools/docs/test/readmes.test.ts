@@ -246,3 +246,36 @@ describe('no measurement diary in the READMEs and docs', () => {
     expect(found).toEqual([]);
   });
 });
+
+/** The repository's test files, as git lists them (tracked or new). */
+function testFiles(): string[] {
+  const listed = spawnSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.test.ts'], {
+    cwd: REPOSITORY_ROOT,
+    encoding: 'utf8',
+  });
+  if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  return listed.stdout.split('\n').filter((path) => path !== '' && existsSync(join(REPOSITORY_ROOT, path)));
+}
+
+/** `packages/ledger/README.md` → `packages/ledger/`; a page outside a package (docs/, the root README) → `''`. */
+function packageDirOf(path: string): string {
+  const match = /^((?:packages|apps|tools)\/[^/]+\/|e2e\/)/.exec(path);
+  return match?.[1] ?? '';
+}
+
+describe('test files the READMEs and docs name', () => {
+  const files = testFiles();
+
+  it.each(documentationPaths())('%s: every `….test.ts` it names exists', (path) => {
+    const text = readFileSync(join(REPOSITORY_ROOT, path), 'utf8');
+    const named = new Set([...text.matchAll(/`([\w@./{}-]*?[\w-]+\.test\.ts)`/g)].map((match) => match[1] ?? ''));
+    const scope = packageDirOf(path);
+    const missing = [...named].filter((name) => {
+      const relativeToPage = join(dirname(path), name);
+      if (files.includes(relativeToPage) || files.includes(name)) return false;
+      // A bare file name, or a path inside the package's folders (`test/x.test.ts`, `kind/test/x.test.ts`).
+      return !files.some((file) => file.startsWith(scope) && file.endsWith(`/${name}`));
+    });
+    expect(missing).toEqual([]);
+  });
+});
