@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { controllerFlagsUsage } from '@tally-ipam/controller-kit';
 import { readBenchTable } from '@tally-ipam/testenv';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -39,6 +40,30 @@ describe("the apps' flag tables", () => {
     const documented = flagsOfTable(referencePage(path));
     expect(new Set(documented).size, `${path}: a flag is listed twice`).toBe(documented.length);
     expect([...documented].sort()).toEqual([...helpFlags(help(main))].sort());
+  });
+});
+
+describe("controller-kit's flag tables, against the usage text it gives every controller", () => {
+  const usage = controllerFlagsUsage({
+    name: 'docs',
+    command: 'docs',
+    description: 'the flags every controller of the kit has',
+    leaderElectionId: 'docs-leader-election',
+    webhookPurpose: 'admission',
+  });
+  const flags = [...helpFlags(usage)];
+
+  it('packages/controller-kit/README.md lists exactly its flags, each once', () => {
+    const documented = flagsOfTable(referencePage('packages/controller-kit/README.md'));
+    expect(new Set(documented).size, 'a flag is listed twice').toBe(documented.length);
+    expect([...documented].sort()).toEqual([...flags].sort());
+  });
+
+  it("docs/runtime.md lists exactly the manager's (the webhook server's are docs/webhooks.md's), each once", () => {
+    const documented = flagsOfTable(referencePage('packages/controller-kit/docs/runtime.md'));
+    expect(new Set(documented).size, 'a flag is listed twice').toBe(documented.length);
+    const manager = flags.filter((flag) => !flag.startsWith('--webhook-') && flag !== '-h' && flag !== '--help');
+    expect([...documented].sort()).toEqual(manager.sort());
   });
 });
 
