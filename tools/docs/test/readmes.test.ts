@@ -304,3 +304,24 @@ describe('test files the READMEs and docs name', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("the library packages' READMEs", () => {
+  const readmes = readdirSync(join(REPOSITORY_ROOT, 'packages'))
+    .map((name) => `packages/${name}/README.md`)
+    .filter((path) => existsSync(join(REPOSITORY_ROOT, path)));
+
+  it.each(readmes)(
+    '%s: an example of its API (type-checked by typescript.test.ts) and a link to its design',
+    (path) => {
+      const page = referencePage(path);
+      expect(
+        page.blocks.some((block) => block.lang === 'ts'),
+        `${path} has no \`\`\`ts block`,
+      ).toBe(true);
+      expect(
+        linksOf(page).some(({ target }) => target.includes('docs/design/')),
+        `${path} links nowhere in docs/design/`,
+      ).toBe(true);
+    },
+  );
+});
