@@ -59,7 +59,7 @@ describe('the operating page, against the controller and its Deployment', () => 
       const measured = readBenchTable(readFileSync(readme, 'utf8'), name);
       expect(measured, `${target} has no bench:${name} table`).toBeDefined();
       if (!measured) continue;
-      const columnIndex = measured.header.indexOf(codeOf(column)[0] ?? '');
+      const columnIndex = measured.header.map((cell) => cell.replace(/`/g, '')).indexOf(codeOf(column)[0] ?? '');
       expect(columnIndex, `bench:${name} has no column ${column}`).toBeGreaterThan(0);
       const measuredRow = measured.rows.find((candidate) => candidate[0] === codeOf(rowName)[0]);
       expect(measuredRow, `bench:${name} has no row ${rowName}`).toBeDefined();
