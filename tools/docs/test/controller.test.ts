@@ -1,9 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { readBenchTable } from '@tally-ipam/testenv';
 import { describe, expect, inject, it } from 'vitest';
 import { helpFlags } from './support/clusterctl.js';
 import { flagName } from './support/commands.js';
 import { managerContainer, readComponents } from './support/components.js';
-import { CONTROLLER_MAIN, guidePage } from './support/guide.js';
+import { CONTROLLER_MAIN, guidePage, REPOSITORY_ROOT } from './support/guide.js';
 import { codeOf, tableWithHeader } from './support/markdown.js';
 
 /**
@@ -41,5 +44,31 @@ describe('the operating page, against the controller and its Deployment', () => 
     const { requests, limits } = container.resources;
     expect(page.text).toContain(`**${requests.cpu} CPU and ${requests.memory}**`);
     expect(page.text).toContain(`**${limits.cpu} and ${limits.memory}**`);
+  });
+
+  it("its sizing table quotes the benchmarks' tables as they stand, and the cache's cost per 50,000 claims from them", () => {
+    const table = tableWithHeader(page, 'objects', 'memory', 'bench table', 'row', 'column');
+    expect(table.rows.length).toBeGreaterThan(0);
+    const quoted = new Map<string, number>();
+    for (const row of table.rows) {
+      const [, memory = '', bench = '', rowName = '', column = ''] = row;
+      const link = /\[`([a-z0-9-]+)`\]\(([^)#]+)(?:#[^)]*)?\)/.exec(bench);
+      expect(link, `${row[0]}: the bench table cell is not a link to a README`).not.toBeNull();
+      const [, name = '', target = ''] = link ?? [];
+      const readme = join(REPOSITORY_ROOT, dirname(page.path), target);
+      const measured = readBenchTable(readFileSync(readme, 'utf8'), name);
+      expect(measured, `${target} has no bench:${name} table`).toBeDefined();
+      if (!measured) continue;
+      const columnIndex = measured.header.map((cell) => cell.replace(/`/g, '')).indexOf(codeOf(column)[0] ?? '');
+      expect(columnIndex, `bench:${name} has no column ${column}`).toBeGreaterThan(0);
+      const measuredRow = measured.rows.find((candidate) => candidate[0] === codeOf(rowName)[0]);
+      expect(measuredRow, `bench:${name} has no row ${rowName}`).toBeDefined();
+      expect(codeOf(memory)[0], `${row[0]}`).toBe(measuredRow?.[columnIndex]);
+      quoted.set(name, Number(codeOf(memory)[0]));
+    }
+    const perClaimKiB = quoted.get('cache-footprint');
+    expect(perClaimKiB, 'the table quotes the cache footprint').toBeDefined();
+    const per50k = Math.round(((perClaimKiB ?? 0) * 50_000) / 1024 / 10) * 10;
+    expect(page.text).toContain(`about ${per50k} MiB per 50,000 claims`);
   });
 });

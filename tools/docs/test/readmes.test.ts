@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { controllerFlagsUsage } from '@tally-ipam/controller-kit';
 import { readBenchTable } from '@tally-ipam/testenv';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -39,6 +40,30 @@ describe("the apps' flag tables", () => {
     const documented = flagsOfTable(referencePage(path));
     expect(new Set(documented).size, `${path}: a flag is listed twice`).toBe(documented.length);
     expect([...documented].sort()).toEqual([...helpFlags(help(main))].sort());
+  });
+});
+
+describe("controller-kit's flag tables, against the usage text it gives every controller", () => {
+  const usage = controllerFlagsUsage({
+    name: 'docs',
+    command: 'docs',
+    description: 'the flags every controller of the kit has',
+    leaderElectionId: 'docs-leader-election',
+    webhookPurpose: 'admission',
+  });
+  const flags = [...helpFlags(usage)];
+
+  it('packages/controller-kit/README.md lists exactly its flags, each once', () => {
+    const documented = flagsOfTable(referencePage('packages/controller-kit/README.md'));
+    expect(new Set(documented).size, 'a flag is listed twice').toBe(documented.length);
+    expect([...documented].sort()).toEqual([...flags].sort());
+  });
+
+  it("docs/runtime.md lists exactly the manager's (the webhook server's are docs/webhooks.md's), each once", () => {
+    const documented = flagsOfTable(referencePage('packages/controller-kit/docs/runtime.md'));
+    expect(new Set(documented).size, 'a flag is listed twice').toBe(documented.length);
+    const manager = flags.filter((flag) => !flag.startsWith('--webhook-') && flag !== '-h' && flag !== '--help');
+    expect([...documented].sort()).toEqual(manager.sort());
   });
 });
 
@@ -93,6 +118,16 @@ describe("the IPAM provider's and the ledger's test tables", () => {
       expect([...named].sort()).toEqual(files.sort());
     },
   );
+});
+
+describe("tools/docs' own test table", () => {
+  it('names every file of its test/, once, and nothing else', () => {
+    const page = referencePage('tools/docs/README.md');
+    const named = tableWithHeader(page, 'test', 'checks').rows.flatMap((row) => codeOf(row[0] ?? ''));
+    const files = readdirSync(join(REPOSITORY_ROOT, 'tools/docs/test')).filter((name) => name.endsWith('.test.ts'));
+    expect(new Set(named).size, 'a file is named twice').toBe(named.length);
+    expect([...named].sort()).toEqual(files.sort());
+  });
 });
 
 const BENCH_MARKER = /<!-- bench:([a-z0-9][a-z0-9-]*):start -->/g;
@@ -182,6 +217,111 @@ describe('links', () => {
           expect(anchorsOf(resolved), `${path}:${line}: ${target} names no heading`).toContain(anchor);
         }
       }
+    },
+  );
+});
+
+/** Every README of the repository (nested ones too, e.g. `config/README.md`) and every page under `docs/`. */
+function documentationPaths(): string[] {
+  const listed = spawnSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], {
+    cwd: REPOSITORY_ROOT,
+    encoding: 'utf8',
+  });
+  if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  return listed.stdout
+    .split('\n')
+    .filter((path) => /(^|\/)README\.md$/.test(path) || path.startsWith('docs/'))
+    .filter((path) => !path.startsWith('.changeset/') && !path.includes('node_modules/'))
+    .filter((path) => existsSync(join(REPOSITORY_ROOT, path)))
+    .sort();
+}
+
+/**
+ * What a measurement diary leaves behind: a date, a commit hash, the machine's load, a numbered session. Figures
+ * with their date belong in a bench's table between markers (written by the bench); history in git and the
+ * CHANGELOGs.
+ */
+const DIARY: readonly { what: string; pattern: RegExp }[] = [
+  { what: 'a date', pattern: /\b20\d\d-[01]\d(-[0-3]\d)?\b/ },
+  { what: 'a commit hash', pattern: /\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b/ },
+  { what: "the machine's load", pattern: /\bload (average )?\d/i },
+  { what: 'a session', pattern: /\b(first|second|third|fourth|fifth|\d+(st|nd|rd|th)) session\b/i },
+];
+
+describe('no measurement diary in the READMEs and docs', () => {
+  const paths = documentationPaths();
+
+  it('finds the READMEs and docs', () => {
+    expect(paths).toContain('README.md');
+    expect(paths).toContain('docs/guide/README.md');
+  });
+
+  it.each(paths)('%s: no date, commit hash, load or session outside a bench table', (path) => {
+    const text = readFileSync(join(REPOSITORY_ROOT, path), 'utf8').replace(
+      /<!-- bench:([a-z0-9-]+):start -->[\s\S]*?<!-- bench:\1:end -->/g,
+      // Kept as empty lines, so the lines named below are the file's.
+      (table) => table.replace(/[^\n]/g, ''),
+    );
+    const found = text.split('\n').flatMap((line, index) =>
+      DIARY.flatMap(({ what, pattern }) => {
+        const match = pattern.exec(line);
+        return match ? [`${path}:${index + 1}: ${what} (${match[0]})`] : [];
+      }),
+    );
+    expect(found).toEqual([]);
+  });
+});
+
+/** The repository's test files, as git lists them (tracked or new). */
+function testFiles(): string[] {
+  const listed = spawnSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.test.ts'], {
+    cwd: REPOSITORY_ROOT,
+    encoding: 'utf8',
+  });
+  if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  return listed.stdout.split('\n').filter((path) => path !== '' && existsSync(join(REPOSITORY_ROOT, path)));
+}
+
+/** `packages/ledger/README.md` → `packages/ledger/`; a page outside a package (docs/, the root README) → `''`. */
+function packageDirOf(path: string): string {
+  const match = /^((?:packages|apps|tools)\/[^/]+\/|e2e\/)/.exec(path);
+  return match?.[1] ?? '';
+}
+
+describe('test files the READMEs and docs name', () => {
+  const files = testFiles();
+
+  it.each(documentationPaths())('%s: every `….test.ts` it names exists', (path) => {
+    const text = readFileSync(join(REPOSITORY_ROOT, path), 'utf8');
+    const named = new Set([...text.matchAll(/`([\w@./{}-]*?[\w-]+\.test\.ts)`/g)].map((match) => match[1] ?? ''));
+    const scope = packageDirOf(path);
+    const missing = [...named].filter((name) => {
+      const relativeToPage = join(dirname(path), name);
+      if (files.includes(relativeToPage) || files.includes(name)) return false;
+      // A bare file name, or a path inside the package's folders (`test/x.test.ts`, `kind/test/x.test.ts`).
+      return !files.some((file) => file.startsWith(scope) && file.endsWith(`/${name}`));
+    });
+    expect(missing).toEqual([]);
+  });
+});
+
+describe("the library packages' READMEs", () => {
+  const readmes = readdirSync(join(REPOSITORY_ROOT, 'packages'))
+    .map((name) => `packages/${name}/README.md`)
+    .filter((path) => existsSync(join(REPOSITORY_ROOT, path)));
+
+  it.each(readmes)(
+    '%s: an example of its API (type-checked by typescript.test.ts) and a link to its design',
+    (path) => {
+      const page = referencePage(path);
+      expect(
+        page.blocks.some((block) => block.lang === 'ts'),
+        `${path} has no \`\`\`ts block`,
+      ).toBe(true);
+      expect(
+        linksOf(page).some(({ target }) => target.includes('docs/design/')),
+        `${path} links nowhere in docs/design/`,
+      ).toBe(true);
     },
   );
 });
