@@ -309,13 +309,13 @@ const job = process.argv[2];
 const [pnpmBin, pnpmPrefix] = pnpmCommand();
 const pnpm = (...args) => [pnpmBin, [...pnpmPrefix, ...args]];
 const turbo = (...args) => pnpm('exec', 'turbo', 'run', ...args, `--concurrency=${concurrency}`);
+// One task at a time: for the checks stream, which runs beside the tests and need not be fast, only done by then.
+const turboOneAtATime = (...args) => pnpm('exec', 'turbo', 'run', ...args, '--concurrency=1');
 
 switch (job) {
   case 'test': {
     required('install (frozen lockfile)', ...pnpm('install', '--frozen-lockfile'));
     required('build', ...turbo('build'));
-    check('lint (Biome)', ...turbo('lint', '--continue'));
-    check('typecheck', ...turbo('typecheck', '--continue'));
     // Everything a test would otherwise build inside its timeout, built (or found in the cache) here, with progress.
     check('prepare: control plane and Cluster API manager (Go builds, cached)', 'node', [
       'packages/testenv/dist/cli.js',
@@ -348,7 +348,7 @@ switch (job) {
     // The kind lane runs when its tree is here and an engine answers; without one, one line says it did not run.
     const laneRuns = lane && dockerAnswers();
     startStressIfRequested();
-    // The test phase: three streams at once, each a third of the work and each mostly waiting on controllers, so that
+    // The test phase: four streams at once, each mostly waiting on controllers (or, the checks, needing little), so that
     // the slowest, not the sum, sets the phase's time (one after the other, the e2e suite ran alone for its last ten
     // minutes and the kind lane after everything):
     //   - every package's tests (turbo, two at a time);
@@ -356,6 +356,8 @@ switch (job) {
     //   - the kind lane (its own cluster in Docker).
     // --only: the builds ran above; as dependencies they would run again (--force bypasses their cache too).
     // --force: "run all tests" means run them, not replay turbo's cached logs of an earlier run.
+    //   - the checks: lint (Biome) and typecheck, one package at a time (nothing waits for them; each counts as one
+    //     failed check when it fails).
     const sharedReport = join(root, KIND_LANE_PACKAGE_DIR, REPORT);
     let e2eReport;
     await Promise.all([
@@ -370,6 +372,14 @@ switch (job) {
         await runCompatibilityTests(compatJob, pnpm);
       })(),
       laneRuns ? runKindLane(pnpm) : Promise.resolve(false),
+      (async () => {
+        for (const [name, task] of [
+          ['lint (Biome)', 'lint'],
+          ['typecheck', 'typecheck'],
+        ]) {
+          if (!(await runStageBeside(name, task, ...turboOneAtATime(task, '--continue')))) failedChecks.push(name);
+        }
+      })(),
     ]);
     const extraProjects = compatJob ? [compatJob.project] : [];
     if (laneRuns) {

@@ -113,15 +113,18 @@ describe('the CPU hog', () => {
 describe('npm test -- --stress (scripts/tally.mjs in a fixture tree)', () => {
   const testsCall = (call: string): boolean => call.startsWith('exec turbo run test ');
   const lintCall = (call: string): boolean => call.startsWith('exec turbo run lint ');
+  const buildCall = (call: string): boolean => call.startsWith('exec turbo run build ');
 
   it('runs the hog beside the test stages only, says so in its output and stage table, and stops it', async () => {
     const run = await runTestJob({ work, name: 'stress', dockerStatus: 0, args: ['--stress'] });
     const siblingsAt = (which: (call: string) => boolean): number[] =>
       run.pnpmCalls.flatMap((call, index) => (which(call) ? [run.nodeSiblings[index] as number] : []));
-    // Two spin loops while the tests and the kind lane ran; none during lint (or any stage before the tests).
+    // Two spin loops while the tests, the kind lane and the checks beside them ran; none during the build (or any
+    // stage before the tests).
     expect(siblingsAt(testsCall)).toEqual([2]);
     expect(siblingsAt((call) => call.includes('run test:kind'))).toEqual([2]);
-    expect(siblingsAt(lintCall)).toEqual([0]);
+    expect(siblingsAt(lintCall)).toEqual([2]);
+    expect(siblingsAt(buildCall)).toEqual([0]);
     const announced = /stress mode: 2 CPU spin loops \(pids (\d+), (\d+)\) run beside the test stages/.exec(run.stdout);
     expect(announced, run.stdout).not.toBeNull();
     const pids = [Number(announced?.[1]), Number(announced?.[2])];
@@ -129,7 +132,10 @@ describe('npm test -- --stress (scripts/tally.mjs in a fixture tree)', () => {
     expect(run.stdout).toContain('stress mode: the 2 CPU spin loops stopped');
     const table = run.stdout.slice(run.stdout.indexOf('\nstages ('));
     expect(table).toMatch(/^ {2}ok {5}tests .*\(under stress: CPU hog running\)$/m);
-    expect(table).toMatch(/^ {2}ok {5}lint \(Biome\) +[\d.]+s( {2}CPU \d+% busy)?$/m);
+    expect(table).toMatch(
+      /^ {2}ok {5}lint \(Biome\) +[\d.]+s( {2}CPU \d+% busy)? {2}\(under stress: CPU hog running\)$/m,
+    );
+    expect(table).toMatch(/^ {2}ok {5}build +[\d.]+s( {2}CPU \d+% busy)?$/m);
   });
 
   it('without --stress runs no hog and marks no stage (TALLY_TEST_STRESS=1 asks for it too)', async () => {
