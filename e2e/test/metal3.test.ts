@@ -13,7 +13,8 @@ import {
 } from '@tally-ipam/sim-infra';
 import { installCRDs, startWatchedProcess, type WatchedProcess } from '@tally-ipam/testenv';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { METAL3_PROVIDE_KEY } from './apps.js';
 import {
   apiServerEndpoint,
   createClusterOnSim,
@@ -33,7 +34,8 @@ const MACHINES = ['m3-0', 'm3-1', 'm3-2'];
  * Cluster's Metal3 IPPool; the address, prefix and gateway read from the IPAddress; deleting the Cluster deletes the
  * Machines, the garbage collector the claims, and the controller releases every address, then the pool goes.
  * Served by a second IPAM controller process, started here with `--enable-metal3-ipam` (the suite's own runs
- * without it) and the Metal3 CRDs installed here.
+ * without it), or, where the suite's controller serves Metal3 (the kind lane), by that one; the Metal3 CRDs installed
+ * here.
  */
 describe('a Metal3-style consumer next to Sim', () => {
   it('gets an address per Sim Machine from the Cluster’s Metal3 IPPool and releases all of them with the Cluster', async () => {
@@ -45,26 +47,33 @@ describe('a Metal3-style consumer next to Sim', () => {
     const key = (name: string): { namespace: string; name: string } => ({ namespace, name });
     const client = new Client(env.kubeConfig, { fieldManager: 'tally-e2e-metal3' });
     onTestFinished(() => client.close());
-    const controller: WatchedProcess = startWatchedProcess({
-      name: 'ipam-controller-metal3',
-      command: process.execPath,
-      args: (stateDir) => {
-        const kubeconfig = join(stateDir, 'kubeconfig');
-        copyFileSync(env.kubeconfigPath, kubeconfig);
-        return [
-          IPAM_MAIN_JS,
-          `--kubeconfig=${kubeconfig}`,
-          `--namespace=${namespace}`,
-          `--watch-filter=${WATCH_FILTER}`,
-          '--enable-metal3-ipam',
-          '--metrics-bind-address=127.0.0.1:0',
-          '--health-probe-bind-address=127.0.0.1:0',
-          '--webhook-port=0',
-        ];
-      },
-    });
-    onTestFinished(() => controller.stop());
-    const hint = `the Metal3 IPAM controller's log: ${controller.logPath}`;
+    // Where the suite's IPAM controller serves Metal3's API already (the kind lane's Pods), it is the one under test: a
+    // second controller serving the same pool would contend with it (that one serves every object, labelled or not).
+    const servedBySuite = inject(METAL3_PROVIDE_KEY);
+    const controller: WatchedProcess | undefined = servedBySuite
+      ? undefined
+      : startWatchedProcess({
+          name: 'ipam-controller-metal3',
+          command: process.execPath,
+          args: (stateDir) => {
+            const kubeconfig = join(stateDir, 'kubeconfig');
+            copyFileSync(env.kubeconfigPath, kubeconfig);
+            return [
+              IPAM_MAIN_JS,
+              `--kubeconfig=${kubeconfig}`,
+              `--namespace=${namespace}`,
+              `--watch-filter=${WATCH_FILTER}`,
+              '--enable-metal3-ipam',
+              '--metrics-bind-address=127.0.0.1:0',
+              '--health-probe-bind-address=127.0.0.1:0',
+              '--webhook-port=0',
+            ];
+          },
+        });
+    if (controller) onTestFinished(() => controller.stop());
+    const hint = controller
+      ? `the Metal3 IPAM controller's log: ${controller.logPath}`
+      : "the suite's IPAM controller's log (on the kind lane, its Pods' logs in e2e/kind/logs/)";
 
     await createClusterOnSim(client, env, key('metal3'), { controlPlaneEndpoint: apiServerEndpoint(env) });
     await client.create(METAL3_POOL_RESOURCE, {
