@@ -40,6 +40,7 @@ export {
 } from './constants.js';
 export { TALLY_CRD_LABELS, tallyCustomResourceDefinitions } from './crds.js';
 export { GlobalTallyIPPool, Reservation, TallyIPPool, TallyIPPoolSpec } from './ip-pool.js';
+export { ledgerStatus, TallyAddressLedgerStatus } from './ledger-summary.js';
 export { isClusterScopedPoolKind, isPrefixPoolKind, isTallyPoolReference } from './pool-reference.js';
 export { GlobalTallyPrefixPool, TallyPrefixPool, TallyPrefixPoolSpec } from './prefix-pool.js';
 export { PoolCounts, TallyIPPoolStatus, TallyPrefixPoolStatus } from './status.js';

@@ -75,6 +75,9 @@ const TallyIPPoolSpecFields = z.object({
 
 /** Spec of TallyIPPool and GlobalTallyIPPool: the reference provider's pool spec plus strategy and reservations. */
 export const TallyIPPoolSpec = TallyIPPoolSpecFields.superRefine(refineIPPoolSpec).meta({
+  description:
+    'Which addresses the pool hands out (addresses minus excludedAddresses and the gateway), the network they ' +
+    'belong to, how one is chosen and which claims get a fixed one.',
   'x-kubernetes-validations': IP_POOL_SPEC_RULES,
 });
 export type TallyIPPoolSpec = z.infer<typeof TallyIPPoolSpec>;

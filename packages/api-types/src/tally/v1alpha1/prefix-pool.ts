@@ -36,6 +36,8 @@ const TallyPrefixPoolSpecFields = z.object({
 
 /** Spec of TallyPrefixPool and GlobalTallyPrefixPool: sub-prefix delegation (e.g. a /64 per node from a /48). */
 export const TallyPrefixPoolSpec = TallyPrefixPoolSpecFields.superRefine(refinePrefixPoolSpec).meta({
+  description:
+    'Which prefixes the pool carves allocations from, the length of each allocation and what is never handed out.',
   'x-kubernetes-validations': PREFIX_POOL_SPEC_RULES,
 });
 export type TallyPrefixPoolSpec = z.infer<typeof TallyPrefixPoolSpec>;
