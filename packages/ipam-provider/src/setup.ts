@@ -143,7 +143,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   };
 
   const addressesAdopted = startUpStep({
-    informers: [claims, addresses, clusters, namespaces, ledgerInformer, ...pools.values()],
+    informers: [claims, addresses, clusters, ledgerInformer, ...pools.values()],
     run: () => adoptExistingAddresses({ ...shared, servesClaim: claimServedBy(shared.watchFilter) }),
   });
   const allocationBarriers: (() => Promise<unknown>)[] = [addressesAdopted];
