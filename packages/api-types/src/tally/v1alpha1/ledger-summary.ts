@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import type { AddressLedgerEntry } from './address-ledger.js';
 import { inspectIP } from './addresses.js';
 
 /**
@@ -37,17 +36,24 @@ export const TallyAddressLedgerStatus = z
   );
 export type TallyAddressLedgerStatus = z.infer<typeof TallyAddressLedgerStatus>;
 
-function entryText(entry: AddressLedgerEntry): string {
+/** What the summary reads of an entry (`AddressLedgerEntry`, named by shape: that module imports this one). */
+export interface SummarisedEntry {
+  readonly address: string;
+  readonly prefix?: number | undefined;
+  readonly poolRef: { readonly name: string; readonly namespace?: string | undefined };
+}
+
+function entryText(entry: SummarisedEntry): string {
   return entry.prefix === undefined ? entry.address : `${entry.address}/${entry.prefix}`;
 }
 
-function entryOrder(entry: AddressLedgerEntry): bigint {
+function entryOrder(entry: SummarisedEntry): bigint {
   const ip = inspectIP(entry.address);
   return ip.ok ? ip.value.value : -1n;
 }
 
 /** The summary of a ledger's entries (entries of one block share a family, so ordering by value is numeric order). */
-export function ledgerStatus(entries: readonly AddressLedgerEntry[]): TallyAddressLedgerStatus {
+export function ledgerStatus(entries: readonly SummarisedEntry[]): TallyAddressLedgerStatus {
   const ordered = [...entries].sort((a, b) => {
     const difference = entryOrder(a) - entryOrder(b);
     if (difference !== 0n) return difference < 0n ? -1 : 1;
