@@ -14,6 +14,10 @@ describeAppliedComponents(IPAM_PROVIDER, () => testEnv().kubeConfig, {
     [{ verb: 'patch', group: ipam, resource: 'ipaddressclaims', subresource: 'status', namespace: 'any' }, true],
     [{ verb: 'update', group: ipam, resource: 'tallyippools', subresource: 'finalizers', namespace: 'any' }, true],
     [{ verb: 'watch', group: 'cluster.x-k8s.io', resource: 'clusters' }, true],
+    // Namespaces: cached for global pools' namespaceSelector, never written.
+    [{ verb: 'watch', group: '', resource: 'namespaces' }, true],
+    [{ verb: 'list', group: '', resource: 'namespaces' }, true],
+    [{ verb: 'patch', group: '', resource: 'namespaces' }, false],
     [{ verb: 'create', group: 'ipam.metal3.io', resource: 'ipaddresses', namespace: 'any' }, true],
     [{ verb: 'patch', group: 'ipam.metal3.io', resource: 'ipclaims', subresource: 'status', namespace: 'any' }, true],
     [{ verb: 'create', group: 'events.k8s.io', resource: 'events', namespace: 'any' }, true],

@@ -25,6 +25,14 @@ export const DEFAULT_FIELD_MANAGER = 'tally-ipam';
  */
 export const CLAIM_ADDRESS_RESERVED_REASON = 'AddressReserved';
 
+/**
+ * Claim `Ready=False` reasons (and the reasons of their Warning Events) of a global pool's tenancy: the claim's
+ * namespace is not selected by the pool's `spec.namespaceSelector`, or its claims hold `spec.maxAddressesPerNamespace`
+ * addresses already. Tally's own, next to the contract's reasons: nothing is wrong with the pool.
+ */
+export const CLAIM_NAMESPACE_NOT_ALLOWED_REASON = 'NamespaceNotAllowed';
+export const CLAIM_NAMESPACE_CAP_REACHED_REASON = 'NamespaceCapReached';
+
 /** Event reasons on claims and pools (UpperCamelCase, as the Events API expects). */
 export const EVENT_ADDRESS_ALLOCATED = 'AddressAllocated';
 export const EVENT_ADDRESS_RELEASED = 'AddressReleased';

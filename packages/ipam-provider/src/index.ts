@@ -16,6 +16,8 @@ export {
   CLAIM_ADDRESS_RESERVED_REASON,
   CLAIM_FINALIZER,
   CLAIM_MAX_RETRY_DELAY_MS,
+  CLAIM_NAMESPACE_CAP_REACHED_REASON,
+  CLAIM_NAMESPACE_NOT_ALLOWED_REASON,
   DEFAULT_FIELD_MANAGER,
   EVENT_ADDRESS_ALLOCATED,
   EVENT_ADDRESS_RECREATED,
@@ -42,13 +44,16 @@ export {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
+  NAMESPACE_RESOURCE,
   POOL_RESOURCES,
   StoredAddress,
   StoredClaim,
   StoredCluster,
+  StoredNamespace,
   StoredPool,
 } from './resources.js';
 export { type IPAMProvider, type IPAMProviderOptions, setupIPAMProvider } from './setup.js';
+export { KeyedSerializer, poolTenancy, type TenancyQuestion, type TenancyVerdict, tenancyVerdict } from './tenancy.js';
 export type { AllocatedAddress, PoolView } from './view.js';
 // The pool admission webhooks (src/webhooks, built on the IPAMProvider view). Their `PoolAllocation` has a namesake
 // above, so it is re-exported under a name that says what it is.

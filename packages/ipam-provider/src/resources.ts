@@ -54,3 +54,17 @@ export const POOL_RESOURCES: Readonly<Record<TallyPoolKind, TypedResourceKind<St
   [TALLY_PREFIX_POOL_KIND]: poolResource(TALLY_PREFIX_POOL_KIND, 'tallyprefixpools', true),
   [GLOBAL_TALLY_PREFIX_POOL_KIND]: poolResource(GLOBAL_TALLY_PREFIX_POOL_KIND, 'globaltallyprefixpools', false),
 };
+
+/** Namespaces, for a global pool's `spec.namespaceSelector`: only their labels are read. */
+export const StoredNamespace = z.looseObject({
+  apiVersion: z.string(),
+  kind: z.string(),
+  metadata: StoredMeta,
+});
+export type StoredNamespace = z.infer<typeof StoredNamespace>;
+
+/** Namespaces (cluster-scoped), cached cluster-wide: claims of any namespace may name a global pool. */
+export const NAMESPACE_RESOURCE: TypedResourceKind<StoredNamespace> = typedResource(
+  { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+  StoredNamespace,
+);

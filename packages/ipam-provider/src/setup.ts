@@ -11,7 +11,7 @@ import { providerMetrics } from './metrics.js';
 import { newIPPoolController, poolReconcilerDeps } from './pool/controller.js';
 import { PoolStates } from './pool-states.js';
 import { newPrefixPoolController } from './prefixpool/controller.js';
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, POOL_RESOURCES } from './resources.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, NAMESPACE_RESOURCE, POOL_RESOURCES } from './resources.js';
 import { newRetiredLedgersController } from './retiredledgers/controller.js';
 import { assumedPools, type ProviderContext, poolScope } from './shared.js';
 import { type ProviderCacheView, providerCacheView } from './view.js';
@@ -92,7 +92,8 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const pools = new Map(
     TALLY_POOL_KINDS.map((kind) => [kind, cache.informerFor(POOL_RESOURCES[kind], poolScope(kind, namespace))]),
   );
-  const informers = { claims, addresses, clusters, pools };
+  const namespaces = cache.informerFor(NAMESPACE_RESOURCE);
+  const informers = { claims, addresses, clusters, pools, namespaces };
   // The assume cache: this process's own writes, until its informers show them (see AssumedObjects).
   const assumed = {
     claims: new AssumedObjects(claims),

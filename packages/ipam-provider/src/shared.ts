@@ -18,7 +18,14 @@ import type { ProviderMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';
 import { type PoolRef, poolRefOfPool } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
-import type { HoldingSource, StoredAddress, StoredClaim, StoredCluster, StoredPool } from './resources.js';
+import type {
+  HoldingSource,
+  StoredAddress,
+  StoredClaim,
+  StoredCluster,
+  StoredNamespace,
+  StoredPool,
+} from './resources.js';
 
 /** The provider's informers, one per resource (and pool kind) in the provider's scope, shared by its controllers. */
 export interface ProviderInformers {
@@ -26,6 +33,8 @@ export interface ProviderInformers {
   readonly addresses: SharedInformer<StoredAddress>;
   readonly clusters: SharedInformer<StoredCluster>;
   readonly pools: ReadonlyMap<TallyPoolKind, SharedInformer<StoredPool>>;
+  /** Every namespace (cluster-wide, whatever the provider's scope): a global pool may select claims by their labels. */
+  readonly namespaces: SharedInformer<StoredNamespace>;
 }
 
 /** This process's own writes on top of the informers (the assume cache): see `AssumedObjects`. */

@@ -563,6 +563,70 @@ describe('pool admission webhooks called by the real API server', () => {
     );
   });
 
+  it('refuses a gateway outside the network of the addresses, naming spec.gateway and the value; allows link-local and host routes', async () => {
+    const error = await refusal(
+      createPool('TallyIPPool', 'far-gateway', {
+        addresses: ['10.12.0.10-10.12.0.20'],
+        prefix: 24,
+        gateway: '10.13.0.1',
+      }),
+    );
+    expect(error.statusCode).toBe(422);
+    expect(error.serverMessage).toBe(
+      denial(
+        'TallyIPPool',
+        'TallyIPPool.ipam.cluster.x-k8s.io "far-gateway" is invalid: spec.gateway: Invalid value: "10.13.0.1": ' +
+          'gateway 10.13.0.1 is outside 10.12.0.0/24, the network of spec.addresses (first entry 10.12.0.10-10.12.0.20, ' +
+          'spec.prefix 24): hosts given these addresses cannot reach it on-link',
+      ),
+    );
+    const global = await refusal(
+      createPool('GlobalTallyIPPool', 'far-gateway', {
+        addresses: ['fd00:12::/64'],
+        prefix: 64,
+        gateway: 'fd00:13::1',
+      }),
+    );
+    expect(global.serverMessage).toContain(
+      'spec.gateway: Invalid value: "fd00:13::1": gateway fd00:13::1 is outside fd00:12::/64',
+    );
+
+    const linkLocal = await createPool(
+      'TallyIPPool',
+      'link-local-gateway',
+      { addresses: ['fd00:14::/64'], prefix: 64, gateway: 'fe80::1' },
+      { dryRun: true },
+    );
+    expect(linkLocal.httpStatusCode).toBe(201);
+    const hostRoute = await createPool(
+      'TallyIPPool',
+      'host-route',
+      { addresses: ['10.12.1.5'], prefix: 32, gateway: '10.12.1.1' },
+      { dryRun: true },
+    );
+    expect(hostRoute.httpStatusCode).toBe(201);
+
+    // An update that moves the gateway out of the network is refused like a create.
+    await createPool('TallyIPPool', 'near-gateway', { addresses: ['10.12.2.0/24'], prefix: 24, gateway: '10.12.2.1' });
+    const moved = await refusal(
+      updatePool('TallyIPPool', 'near-gateway', { addresses: ['10.12.2.0/24'], prefix: 24, gateway: '10.12.3.1' }),
+    );
+    expect(moved.statusCode).toBe(422);
+    expect(moved.serverMessage).toContain(
+      'spec.gateway: Invalid value: "10.12.3.1": gateway 10.12.3.1 is outside 10.12.2.0/24',
+    );
+  });
+
+  it('refuses addresses outside the network of the first entry, naming spec.addresses and the entry', async () => {
+    const error = await refusal(
+      createPool('TallyIPPool', 'scattered', { addresses: ['10.12.4.0/24', '10.12.9.7'], prefix: 24 }),
+    );
+    expect(error.statusCode).toBe(422);
+    expect(error.serverMessage).toContain(
+      'spec.addresses: Invalid value: "object": addresses 10.12.9.7 lie outside the /24 network of the first entry 10.12.4.0/24',
+    );
+  });
+
   it('refuses a reservation the pool cannot hand out, naming the entry', async () => {
     const error = await refusal(
       createPool('TallyIPPool', 'reserving', {

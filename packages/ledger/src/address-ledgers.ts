@@ -1,7 +1,7 @@
 // Over 300 lines on purpose: this is one class, the batching writer, whose per-ledger queues, coalescing timers and
 // compare-and-swap loop share their state and read as one.
 import type { AddressLedgerEntry, LedgerPoolReference } from '@tally-ipam/api-types';
-import { TALLY_ADDRESS_LEDGER_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
+import { ledgerStatus, TALLY_ADDRESS_LEDGER_KIND, TALLY_V1ALPHA1_API_VERSION } from '@tally-ipam/api-types';
 import { type Client, isAlreadyExists, isConflict, isNewer, isNotFound, type Store } from '@tally-ipam/controller-kit';
 import { applyOperations, type EntryHolder, type LedgerOperation, type OperationResult } from './ledger-entries.js';
 import { type LedgerUnit, ledgerNameOf } from './ledger-name.js';
@@ -278,6 +278,8 @@ export class AddressLedgers {
             kind: TALLY_ADDRESS_LEDGER_KIND,
             metadata: { name: ledgerName },
             spec: { entries: applied.entries },
+            // The summary kubectl get shows, in the same write: never out of step with the entries, never read.
+            status: ledgerStatus(applied.entries),
           });
           this.known.set(ledgerName, created);
         } else if (applied.entries.length === 0) {
@@ -291,6 +293,7 @@ export class AddressLedgers {
           const updated = await client.update(LEDGER_RESOURCE, {
             ...base,
             spec: { entries: applied.entries },
+            status: ledgerStatus(applied.entries),
           });
           this.known.set(ledgerName, updated);
         }

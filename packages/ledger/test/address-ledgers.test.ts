@@ -6,6 +6,7 @@
  * not exist, and the request counts must be this file's writers' alone. Each test uses an address block of its own.
  */
 import { randomInt } from 'node:crypto';
+import { CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
 import {
   GLOBAL_TALLY_IP_POOL_KIND,
   type LedgerPoolReference,
@@ -25,7 +26,7 @@ import {
   ledgerNameOf,
   type OperationResult,
 } from '../src/index.js';
-import { useLedgerWriters, usePrivateControlPlane } from './support.js';
+import { testClient, useLedgerWriters, usePrivateControlPlane } from './support.js';
 
 /** Addresses per ledger. */
 const BLOCK = 2 ** ADDRESS_BLOCK_BITS;
@@ -220,3 +221,74 @@ describe('TallyAddressLedgers on the real API server', () => {
 function range(first: number, last: number): number[] {
   return Array.from({ length: last - first + 1 }, (_, index) => first + index);
 }
+
+/** `kubectl get taddrledger`: the columns come from the summary the writer puts in `status` with the entries. */
+function unitAt(address: string): HeldUnit {
+  return { address, prefix: 24, isPrefix: false, entryKey: addressEntryKey(address) };
+}
+
+interface Table {
+  kind: string;
+  columnDefinitions: { name: string; priority: number }[];
+  rows: { cells: unknown[] }[];
+}
+
+async function ledgerTable(name: string): Promise<Table> {
+  const api = kubeConfig().makeApiClient(CustomObjectsApi);
+  return (await api.getClusterCustomObject(
+    { group: TALLY_GROUP, version: 'v1alpha1', plural: LEDGER_RESOURCE.plural, name },
+    setHeaderOptions('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io'),
+  )) as Table;
+}
+
+describe('kubectl get taddrledger', () => {
+  it('shows the entry count, the numerically lowest and highest address and the pools, kept by every write', async () => {
+    const ledgers = writer();
+    // 10.222.0.10 sorts before 10.222.0.9 as key text: the columns must order by address, not by key.
+    const units = ['10.222.0.9', '10.222.0.10', '10.222.0.30'].map(unitAt);
+    const name = ledgerNameOf(units[0] as HeldUnit);
+    expect(new Set(units.map(ledgerNameOf))).toEqual(new Set([name]));
+    const [nine, ten, thirty] = units as [HeldUnit, HeldUnit, HeldUnit];
+    for (const [held, pool, claim] of [
+      [nine, LEFT, 'a'],
+      [ten, RIGHT, 'b'],
+      [thirty, LEFT, 'c'],
+    ] as const) {
+      expect((await ledgers.hold(held, pool, { namespace: 'team-a', name: claim, uid: `uid-${claim}` }, 0)).ok).toBe(
+        true,
+      );
+    }
+    const table = await ledgerTable(name);
+    expect(table.kind).toBe('Table');
+    expect(table.columnDefinitions.map((column) => column.name)).toEqual([
+      'Name',
+      'Entries',
+      'First',
+      'Last',
+      'Pools',
+      'Age',
+    ]);
+    expect(table.rows[0]?.cells.slice(0, 5)).toEqual([
+      name,
+      3,
+      '10.222.0.9',
+      '10.222.0.30',
+      '["ledger-test/left","right"]',
+    ]);
+
+    // A release that removes an entry rewrites the summary in the same write.
+    expect((await ledgers.release(thirty, 'uid-c')).ok).toBe(true);
+    const client = testClient(kubeConfig());
+    try {
+      const stored = await client.get(LEDGER_RESOURCE, { name });
+      expect(stored.status).toEqual({
+        entries: 2,
+        first: '10.222.0.9',
+        last: '10.222.0.10',
+        pools: ['ledger-test/left', 'right'],
+      });
+    } finally {
+      client.close();
+    }
+  });
+});

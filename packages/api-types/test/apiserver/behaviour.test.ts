@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
   IPAM_V1BETA2_API_VERSION,
+  parseGlobalTallyIPPool,
   parseIPAddress,
   parseIPAddressClaim,
   parseTallyIPPool,
@@ -182,6 +183,48 @@ describe('immutable fields', () => {
     const object = stored(await createObject(kc, global, namespace.name, { persist: true }));
     expect((object.metadata as { namespace?: string }).namespace).toBeUndefined();
     expect((await deleteObject(kc, global, namespace.name)).accepted).toBe(true);
+  });
+});
+
+describe('tenancy on global pools', () => {
+  it('stores a namespaceSelector and a cap that parse, and refuses a requirement without its values in both', async () => {
+    const kc = testEnv().kubeConfig;
+    const tenancy = {
+      namespaceSelector: {
+        matchLabels: { tier: 'gold' },
+        matchExpressions: [
+          { key: 'team', operator: 'In', values: ['a', 'b'] },
+          { key: 'frozen', operator: 'DoesNotExist' },
+        ],
+      },
+      maxAddressesPerNamespace: 3,
+    };
+    const global = named(
+      ipPool({ addresses: ['10.6.1.0/24'], prefix: 24, ...tenancy }, 'GlobalTallyIPPool'),
+      `tenancy-${namespace.name}`,
+    );
+    const object = stored(await createObject(kc, global, namespace.name, { persist: true }));
+    expect(object.spec).toMatchObject(tenancy);
+    expect(parseGlobalTallyIPPool(object).success).toBe(true);
+    expect((await deleteObject(kc, global, namespace.name)).accepted).toBe(true);
+
+    const bad = named(
+      ipPool(
+        {
+          addresses: ['10.6.2.0/24'],
+          prefix: 24,
+          namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In' }] },
+        },
+        'GlobalTallyIPPool',
+      ),
+      `tenancy-bad-${namespace.name}`,
+    );
+    const refused = await createObject(kc, bad, namespace.name);
+    expect(!refused.accepted && refused.message).toContain(
+      'spec.namespaceSelector.matchExpressions[0].values: Invalid value: "object": operator In needs at least one value',
+    );
+    const parsed = parseGlobalTallyIPPool({ ...bad, metadata: { name: 'x' } });
+    expect(parsed.success ? '' : parsed.error.message).toContain('operator In needs at least one value');
   });
 });
 

@@ -16,7 +16,7 @@ export {
   type ResourceEventHandler,
   SharedInformer,
 } from './informer.js';
-export type { LabelSelector, LabelSelectorRequirement } from './label-selector.js';
+export { type LabelSelector, type LabelSelectorRequirement, matchesLabelSelector } from './label-selector.js';
 export { ListItemSplitter, type ListItemSplitterOptions } from './list-items.js';
 export {
   controllerOwnerOf,

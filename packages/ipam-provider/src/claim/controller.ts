@@ -17,12 +17,14 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   CLUSTER_RESOURCE,
+  NAMESPACE_RESOURCE,
   POOL_RESOURCES,
   type StoredAddress,
   type StoredClaim,
   type StoredPool,
 } from '../resources.js';
 import { keyOf, type ProviderContext, poolScope, poolsOfCluster } from '../shared.js';
+import { KeyedSerializer } from '../tenancy.js';
 import { CreatedAddresses } from './created-addresses.js';
 import { HoldAhead } from './hold-ahead.js';
 import { ClaimReconciler } from './reconciler.js';
@@ -55,6 +57,8 @@ export function newClaimController(shared: ProviderContext, options: ClaimContro
     holdings,
     holds: shared.holds,
     clusters: informers.clusters,
+    namespaces: informers.namespaces,
+    tenancyTurns: new KeyedSerializer(),
     assumed,
     pool: shared.pool,
     states: shared.states,
@@ -127,6 +131,17 @@ export function newClaimController(shared: ProviderContext, options: ClaimContro
       ...poolsOfCluster(informers, cluster).flatMap(claimsOfPool),
     ],
     { namespace, predicates: [clusterAvailablePredicate()] },
+  );
+  // A namespace relabelled: its claims waiting on a global pool's namespaceSelector may now be served (or, new ones,
+  // not). Labels only; every claim of the namespace, since a claim's pool may select by any label.
+  controller.watches(
+    NAMESPACE_RESOURCE,
+    (object) =>
+      claims.store
+        .list()
+        .filter((claim) => claim.metadata.namespace === object.metadata.name)
+        .map(keyOf),
+    { predicates: [namespaceLabelsChangedPredicate()] },
   );
   const claimOfHolding = (holding: Holding): ObjectKey => ({
     namespace: holding.spec.claimRef.namespace,
@@ -207,4 +222,9 @@ export function poolChangedPredicate<T extends KubeObject>(): Predicate<T> {
       (annotations.update?.(event) ?? true) ||
       !sameMap(event.objectOld.metadata.labels, event.objectNew.metadata.labels),
   };
+}
+
+/** Namespace changes that can change which global pools serve its claims: labels (creation and deletion too). */
+export function namespaceLabelsChangedPredicate<T extends KubeObject>(): Predicate<T> {
+  return { update: ({ objectOld, objectNew }) => !sameMap(objectOld.metadata.labels, objectNew.metadata.labels) };
 }

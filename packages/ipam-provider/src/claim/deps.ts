@@ -4,8 +4,16 @@ import type { AddressHolds } from '../holds.js';
 import type { ProviderMetrics } from '../metrics.js';
 import type { PoolRef } from '../pool-ref.js';
 import type { PoolStates } from '../pool-states.js';
-import type { HoldingSource, StoredAddress, StoredClaim, StoredCluster, StoredPool } from '../resources.js';
+import type {
+  HoldingSource,
+  StoredAddress,
+  StoredClaim,
+  StoredCluster,
+  StoredNamespace,
+  StoredPool,
+} from '../resources.js';
 import type { AssumedWrites } from '../shared.js';
+import type { KeyedSerializer } from '../tenancy.js';
 import type { CreatedAddresses } from './created-addresses.js';
 import type { HoldAhead } from './hold-ahead.js';
 
@@ -24,6 +32,10 @@ export interface ClaimReconcilerDeps {
   /** Where the API server decides who holds an address: see `AddressHolds`. */
   readonly holds: AddressHolds;
   readonly clusters: SharedInformer<StoredCluster>;
+  /** Namespaces, for the labels a global pool's `spec.namespaceSelector` selects by. */
+  readonly namespaces: Pick<SharedInformer<StoredNamespace>, 'store'>;
+  /** One turn at a time per (pool, namespace) for claims of pools with tenancy (claim/tenancy-gate.ts). */
+  readonly tenancyTurns: KeyedSerializer;
   /** This process's own writes on top of the informers (the assume cache): see `AssumedObjects`. */
   readonly assumed: AssumedWrites;
   readonly pool: (ref: PoolRef) => StoredPool | undefined;

@@ -22,12 +22,14 @@ import {
   type StoredClaim,
   type StoredCluster,
 } from '../resources.js';
+import { poolTenancy } from '../tenancy.js';
 import { acquireUnit, holdEntryOfExisting, releaseSurplusHoldings } from './acquire.js';
 import type { ClaimReconcilerDeps } from './deps.js';
 import { examineExistingAddress } from './existing-address.js';
 import { allocated, completeAddress, createAddress, finishClaim, liveAddress } from './materialise.js';
 import { cleanUpOrphanedAddress, releaseClaim } from './release.js';
 import { notReady } from './status.js';
+import { admitAndAcquire } from './tenancy-gate.js';
 
 /**
  * Reconciles one IPAddressClaim that names a Tally pool, composing its steps: choose an address (claim/choose.ts),
@@ -155,7 +157,11 @@ export class ClaimReconciler implements Reconciler {
     if (existing) return this.adoptExisting(claim, ref, state, existing, context);
 
     const startedAt = performance.now();
-    const acquisition = await acquireUnit(deps, claim, ref, state, context, { claimJustConfirmed });
+    const pool = deps.pool(ref);
+    const tenancy = pool === undefined ? undefined : poolTenancy(pool);
+    const acquisition = tenancy
+      ? await admitAndAcquire(deps, claim, ref, state, tenancy, context, { claimJustConfirmed })
+      : await acquireUnit(deps, claim, ref, state, context, { claimJustConfirmed });
     if (acquisition.kind === 'done') return acquisition.result;
     if (acquisition.kind === 'adopt')
       return this.adoptExisting(claim, ref, acquisition.state, acquisition.existing, context);

@@ -7,7 +7,12 @@ import {
   IPADDRESSCLAIM_READY_CONDITION,
 } from '@tally-ipam/api-types';
 import { type Client, type Condition, getCondition, isNotFound, setCondition } from '@tally-ipam/controller-kit';
-import { type CLAIM_ADDRESS_RESERVED_REASON, MAX_CONDITION_MESSAGE_LENGTH } from '../constants.js';
+import {
+  type CLAIM_ADDRESS_RESERVED_REASON,
+  type CLAIM_NAMESPACE_CAP_REACHED_REASON,
+  type CLAIM_NAMESPACE_NOT_ALLOWED_REASON,
+  MAX_CONDITION_MESSAGE_LENGTH,
+} from '../constants.js';
 import { CLAIM_RESOURCE, type StoredClaim } from '../resources.js';
 
 export type ClaimReadyReason =
@@ -15,7 +20,9 @@ export type ClaimReadyReason =
   | typeof IPADDRESSCLAIM_ALLOCATION_FAILED_REASON
   | typeof IPADDRESSCLAIM_POOL_EXHAUSTED_REASON
   | typeof IPADDRESSCLAIM_POOL_NOT_READY_REASON
-  | typeof CLAIM_ADDRESS_RESERVED_REASON;
+  | typeof CLAIM_ADDRESS_RESERVED_REASON
+  | typeof CLAIM_NAMESPACE_NOT_ALLOWED_REASON
+  | typeof CLAIM_NAMESPACE_CAP_REACHED_REASON;
 
 /** What a reconcile concluded about a claim: the `Ready` condition and, once allocated, the IPAddress name. */
 export interface ClaimOutcome {

@@ -10,6 +10,7 @@ import {
 } from '@tally-ipam/api-types';
 import { type AdmissionDecision, allowed, denied } from '@tally-ipam/controller-kit';
 import { reservationIssues } from '../reservations.js';
+import { gatewayOutsideNetwork } from './gateway-rules.js';
 import { describeAllocations, formatInterval, isPrefixPool, poolAddressSpace } from './pool-address-space.js';
 import type { PoolAllocation, PoolAllocationsView, PoolIdentity } from './pool-allocations-view.js';
 import { describePool, type TallyPool } from './pool-kinds.js';
@@ -114,10 +115,21 @@ function reservationsRefused(pool: TallyPool): AdmissionDecision | undefined {
   return issues.length > 0 ? invalidSpec(pool, issues) : undefined;
 }
 
+/**
+ * A gateway outside the pool's network, refused on create and on an update that introduces it; an update of a pool
+ * stored with that gateway already (before this rule) that keeps it is let through, so the pool can still be edited.
+ */
+function gatewayRefused(pool: TallyPool, oldPool?: TallyPool): AdmissionDecision | undefined {
+  const issue = gatewayOutsideNetwork(pool);
+  if (issue === undefined) return undefined;
+  const old = oldPool === undefined ? undefined : gatewayOutsideNetwork(oldPool);
+  return old?.message === issue.message ? undefined : invalidSpec(pool, [issue]);
+}
+
 export async function validatePoolCreate(pool: TallyPool, view: PoolAllocationsView): Promise<AdmissionDecision> {
   const built = poolAddressSpace(pool);
   if (!built.ok) return invalidSpec(pool, built.issues);
-  const refused = reservationsRefused(pool);
+  const refused = reservationsRefused(pool) ?? gatewayRefused(pool);
   if (refused) return refused;
   return allowed([...fullLengthWarnings(pool), ...(await overlapWarnings(pool, view))]);
 }
@@ -138,7 +150,7 @@ export async function validatePoolUpdate(
 ): Promise<AdmissionDecision> {
   const built = poolAddressSpace(pool);
   if (!built.ok) return invalidSpec(pool, built.issues);
-  const refused = reservationsRefused(pool);
+  const refused = reservationsRefused(pool) ?? gatewayRefused(pool, oldPool);
   if (refused) return refused;
   const oldBuilt = oldPool === undefined ? undefined : poolAddressSpace(oldPool);
   const oldSpace = oldBuilt?.ok ? oldBuilt.space : undefined;

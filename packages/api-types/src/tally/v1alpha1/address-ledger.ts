@@ -1,5 +1,9 @@
 import * as z from 'zod';
-import { buildCustomResourceDefinition, type CustomResourceDefinition } from '../../crd/custom-resource-definition.js';
+import {
+  buildCustomResourceDefinition,
+  type CustomResourceDefinition,
+  type PrinterColumn,
+} from '../../crd/custom-resource-definition.js';
 import { UNCHECKED_BY_API_SERVER } from '../../crd/structural-schema.js';
 import { IPADDRESSCLAIM_KIND, IPAM_GROUP } from '../../ipam/v1beta2/constants.js';
 import { KIND_PATTERN } from '../../meta/v1/patterns.js';
@@ -12,6 +16,7 @@ import {
   TALLY_V1ALPHA1_API_VERSION,
   TALLY_V1ALPHA1_VERSION,
 } from './constants.js';
+import { TallyAddressLedgerStatus } from './ledger-summary.js';
 
 /**
  * TallyAddressLedger: one cluster-scoped object per aligned address block (an IPv4 /24, an IPv6 /120, or for prefix
@@ -145,9 +150,11 @@ export const AddressLedgerEntries = z
   .describe('The allocations inside the block, at most one per key (every reader refuses a ledger with a key twice).')
   .meta({ 'x-kubernetes-list-type': 'atomic' });
 
-export const TallyAddressLedgerSpec = z.object({
-  entries: AddressLedgerEntries.optional(),
-});
+export const TallyAddressLedgerSpec = z
+  .object({
+    entries: AddressLedgerEntries.optional(),
+  })
+  .describe('The allocations of the block; the only part of the ledger any decision is made from.');
 export type TallyAddressLedgerSpec = z.infer<typeof TallyAddressLedgerSpec>;
 
 export const TallyAddressLedger = z
@@ -156,9 +163,19 @@ export const TallyAddressLedger = z
     kind: z.literal(TALLY_ADDRESS_LEDGER_KIND),
     metadata: ObjectMeta,
     spec: TallyAddressLedgerSpec,
+    status: TallyAddressLedgerStatus.optional(),
   })
   .describe('TallyAddressLedger lists the allocations of one address block cluster-wide; its name names the block.');
 export type TallyAddressLedger = z.infer<typeof TallyAddressLedger>;
+
+/** `kubectl get taddrledger`: the block is the name; the rest comes from the summary the writer keeps in `status`. */
+const LEDGER_COLUMNS: PrinterColumn[] = [
+  { name: 'Entries', type: 'integer', jsonPath: '.status.entries', description: 'Allocations in the block.' },
+  { name: 'First', type: 'string', jsonPath: '.status.first', description: 'Lowest allocated address.' },
+  { name: 'Last', type: 'string', jsonPath: '.status.last', description: 'Highest allocated address.' },
+  { name: 'Pools', type: 'string', jsonPath: '.status.pools', description: 'Pools the entries came from.' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
 
 /**
  * The ledger CRD. Not in clusterctl's move hierarchy: ledgers stay behind, the target's are rebuilt from the moved
@@ -177,7 +194,7 @@ export function tallyAddressLedgerCustomResourceDefinition(): CustomResourceDefi
         schema: TallyAddressLedger,
         storage: true,
         statusSubresource: false,
-        printerColumns: [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+        printerColumns: LEDGER_COLUMNS,
       },
     ],
   });

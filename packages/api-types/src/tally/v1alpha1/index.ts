@@ -39,7 +39,20 @@ export {
   type TallyPoolKind,
 } from './constants.js';
 export { TALLY_CRD_LABELS, tallyCustomResourceDefinitions } from './crds.js';
-export { GlobalTallyIPPool, Reservation, TallyIPPool, TallyIPPoolSpec } from './ip-pool.js';
+export { GlobalTallyIPPool, GlobalTallyIPPoolSpec, Reservation, TallyIPPool, TallyIPPoolSpec } from './ip-pool.js';
+export { ledgerStatus, TallyAddressLedgerStatus } from './ledger-summary.js';
 export { isClusterScopedPoolKind, isPrefixPoolKind, isTallyPoolReference } from './pool-reference.js';
-export { GlobalTallyPrefixPool, TallyPrefixPool, TallyPrefixPoolSpec } from './prefix-pool.js';
+export {
+  GlobalTallyPrefixPool,
+  GlobalTallyPrefixPoolSpec,
+  TallyPrefixPool,
+  TallyPrefixPoolSpec,
+} from './prefix-pool.js';
 export { PoolCounts, TallyIPPoolStatus, TallyPrefixPoolStatus } from './status.js';
+export {
+  LABEL_SELECTOR_OPERATORS,
+  LabelSelector,
+  LabelSelectorRequirement,
+  POOL_TENANCY_FIELDS,
+  PoolTenancy,
+} from './tenancy.js';

@@ -12,6 +12,7 @@ import { AddressEntry, IPText } from './fields.js';
 import { IP_POOL_SPEC_RULES, refineIPPoolSpec } from './ip-pool-rules.js';
 import { immutableLengthRule, poolObjectSchema } from './pool-parts.js';
 import { TallyIPPoolStatus } from './status.js';
+import { POOL_TENANCY_FIELDS } from './tenancy.js';
 
 /** A static address for the claim of this name (metal3's `preAllocations`, as a list-map keyed by claimName). */
 export const Reservation = z.object({
@@ -75,9 +76,23 @@ const TallyIPPoolSpecFields = z.object({
 
 /** Spec of TallyIPPool and GlobalTallyIPPool: the reference provider's pool spec plus strategy and reservations. */
 export const TallyIPPoolSpec = TallyIPPoolSpecFields.superRefine(refineIPPoolSpec).meta({
+  description:
+    'Which addresses the pool hands out (addresses minus excludedAddresses and the gateway), the network they ' +
+    'belong to, how one is chosen and which claims get a fixed one.',
   'x-kubernetes-validations': IP_POOL_SPEC_RULES,
 });
 export type TallyIPPoolSpec = z.infer<typeof TallyIPPoolSpec>;
+
+/** Spec of GlobalTallyIPPool: the IP pool spec plus which namespaces may claim and how much each may hold. */
+export const GlobalTallyIPPoolSpec = TallyIPPoolSpecFields.extend(POOL_TENANCY_FIELDS)
+  .superRefine(refineIPPoolSpec)
+  .meta({
+    description:
+      'Which addresses the pool hands out (addresses minus excludedAddresses and the gateway), the network they ' +
+      'belong to, how one is chosen, which claims get a fixed one, and which namespaces may claim how many.',
+    'x-kubernetes-validations': IP_POOL_SPEC_RULES,
+  });
+export type GlobalTallyIPPoolSpec = z.infer<typeof GlobalTallyIPPoolSpec>;
 
 /** A namespaced pool of single addresses; serves claims in its own namespace. */
 export const TallyIPPool = poolObjectSchema(TALLY_IP_POOL_KIND, TallyIPPoolSpec, TallyIPPoolStatus).describe(
@@ -88,7 +103,7 @@ export type TallyIPPool = z.infer<typeof TallyIPPool>;
 /** A cluster-scoped pool of single addresses; serves claims in every namespace. */
 export const GlobalTallyIPPool = poolObjectSchema(
   GLOBAL_TALLY_IP_POOL_KIND,
-  TallyIPPoolSpec,
+  GlobalTallyIPPoolSpec,
   TallyIPPoolStatus,
 ).describe('GlobalTallyIPPool hands out single IP addresses to IPAddressClaims in any namespace.');
 export type GlobalTallyIPPool = z.infer<typeof GlobalTallyIPPool>;

@@ -9,6 +9,7 @@ import { AddressEntry, IPText, NetworkCIDR } from './fields.js';
 import { immutableLengthRule, poolObjectSchema } from './pool-parts.js';
 import { PREFIX_POOL_SPEC_RULES, refinePrefixPoolSpec } from './prefix-pool-rules.js';
 import { TallyPrefixPoolStatus } from './status.js';
+import { POOL_TENANCY_FIELDS } from './tenancy.js';
 
 const TallyPrefixPoolSpecFields = z.object({
   prefixes: z
@@ -36,9 +37,22 @@ const TallyPrefixPoolSpecFields = z.object({
 
 /** Spec of TallyPrefixPool and GlobalTallyPrefixPool: sub-prefix delegation (e.g. a /64 per node from a /48). */
 export const TallyPrefixPoolSpec = TallyPrefixPoolSpecFields.superRefine(refinePrefixPoolSpec).meta({
+  description:
+    'Which prefixes the pool carves allocations from, the length of each allocation and what is never handed out.',
   'x-kubernetes-validations': PREFIX_POOL_SPEC_RULES,
 });
 export type TallyPrefixPoolSpec = z.infer<typeof TallyPrefixPoolSpec>;
+
+/** Spec of GlobalTallyPrefixPool: the prefix pool spec plus which namespaces may claim and how much each may hold. */
+export const GlobalTallyPrefixPoolSpec = TallyPrefixPoolSpecFields.extend(POOL_TENANCY_FIELDS)
+  .superRefine(refinePrefixPoolSpec)
+  .meta({
+    description:
+      'Which prefixes the pool carves allocations from, the length of each allocation, what is never handed out, ' +
+      'and which namespaces may claim how many.',
+    'x-kubernetes-validations': PREFIX_POOL_SPEC_RULES,
+  });
+export type GlobalTallyPrefixPoolSpec = z.infer<typeof GlobalTallyPrefixPoolSpec>;
 
 export const TallyPrefixPool = poolObjectSchema(
   TALLY_PREFIX_POOL_KIND,
@@ -49,7 +63,7 @@ export type TallyPrefixPool = z.infer<typeof TallyPrefixPool>;
 
 export const GlobalTallyPrefixPool = poolObjectSchema(
   GLOBAL_TALLY_PREFIX_POOL_KIND,
-  TallyPrefixPoolSpec,
+  GlobalTallyPrefixPoolSpec,
   TallyPrefixPoolStatus,
 ).describe('GlobalTallyPrefixPool hands out whole prefixes to IPAddressClaims in any namespace.');
 export type GlobalTallyPrefixPool = z.infer<typeof GlobalTallyPrefixPool>;

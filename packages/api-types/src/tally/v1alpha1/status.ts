@@ -18,16 +18,20 @@ export type PoolCounts = z.infer<typeof PoolCounts>;
 
 const observedGeneration = z.int().min(0).describe('The metadata.generation the status was computed from.').optional();
 
-export const TallyIPPoolStatus = z.object({
-  ipAddresses: PoolCounts.optional(),
-  conditions: Conditions.optional().describe('Ready is True while the pool can serve claims.'),
-  observedGeneration,
-});
+export const TallyIPPoolStatus = z
+  .object({
+    ipAddresses: PoolCounts.describe('How many addresses the pool holds, has handed out and has left.').optional(),
+    conditions: Conditions.optional().describe('Ready is True while the pool can serve claims.'),
+    observedGeneration,
+  })
+  .describe('What the controller last observed of the pool: its counts and whether it serves claims.');
 export type TallyIPPoolStatus = z.infer<typeof TallyIPPoolStatus>;
 
-export const TallyPrefixPoolStatus = z.object({
-  prefixes: PoolCounts.optional(),
-  conditions: Conditions.optional().describe('Ready is True while the pool can serve claims.'),
-  observedGeneration,
-});
+export const TallyPrefixPoolStatus = z
+  .object({
+    prefixes: PoolCounts.describe('How many prefixes the pool holds, has handed out and has left.').optional(),
+    conditions: Conditions.optional().describe('Ready is True while the pool can serve claims.'),
+    observedGeneration,
+  })
+  .describe('What the controller last observed of the pool: its counts and whether it serves claims.');
 export type TallyPrefixPoolStatus = z.infer<typeof TallyPrefixPoolStatus>;
