@@ -104,6 +104,17 @@ export {
 export { controlPlaneEndpointClaimName, ipAddressClaimName, shortenName } from './util/claim-name.js';
 export { type ClaimProgress, type ConditionVerdict, ipAddressesCondition } from './util/conditions.js';
 export {
+  type AddressClaimCaches,
+  type AddressClaimRequest,
+  type AddressClaimState,
+  type ClaimReadiness,
+  claimAddress,
+  createIPAddressClaim,
+  deleteAddressClaim,
+  ownedAddressClaims,
+  releaseAddressClaims,
+} from './util/ip-address-claim.js';
+export {
   type AddressValidation,
   type ClaimedAddress,
   type DeviceAddresses,

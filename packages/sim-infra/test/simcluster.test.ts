@@ -1,5 +1,5 @@
 import { inspectIP } from '@tally-ipam/api-types';
-import { isNotFound } from '@tally-ipam/controller-kit/client';
+import { asKubeApiError, isNotFound } from '@tally-ipam/controller-kit/client';
 import { withTestNamespace } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -238,5 +238,87 @@ describe('SimCluster', () => {
     const resumed = await provisioned(ns.name, 'p');
     expect(conditionOf(resumed, 'Paused')).toMatchObject({ status: 'False' });
     expect(resumed.spec.controlPlaneEndpoint?.host).toMatch(/^10\.41\.0\.\d+$/);
+  });
+
+  it('keeps the endpoint once written: the API server refuses a change or a removal, and a port in the spec is kept', async () => {
+    const ns = await withTestNamespace(undefined, 'simcluster-immutable');
+    const { client } = providers;
+    const pool = await createPool(client, ns.name, 'vips', { addresses: ['10.42.0.7'], prefix: 24 });
+    const cluster = await createCluster(client, ns.name, 'i', { kubeconfig: false });
+    await createSimCluster(ns.name, 'i', cluster, {
+      controlPlaneEndpointPoolRef: pool,
+      controlPlaneEndpoint: { port: 443 },
+    });
+    const ready = await provisioned(ns.name, 'i');
+    expect(ready.spec.controlPlaneEndpoint).toEqual({ host: '10.42.0.7', port: 443 });
+
+    const refusal = async (patch: Record<string, unknown>): Promise<string> => {
+      try {
+        await client.mergePatch(SIM_CLUSTER_RESOURCE, { namespace: ns.name, name: 'i' }, { spec: patch });
+        return 'accepted';
+      } catch (error) {
+        const apiError = asKubeApiError(error);
+        return apiError ? `${apiError.statusCode} ${apiError.serverMessage}` : String(error);
+      }
+    };
+    const immutable = 'spec.controlPlaneEndpoint is immutable once host and port are set';
+    for (const patch of [
+      { controlPlaneEndpoint: { host: '10.42.0.8' } },
+      { controlPlaneEndpoint: { port: 6443 } },
+      { controlPlaneEndpoint: null },
+    ]) {
+      const message = await refusal(patch);
+      expect(message, JSON.stringify(patch)).toContain('422');
+      expect(message, JSON.stringify(patch)).toContain(immutable);
+    }
+    expect((await getSimCluster(ns.name, 'i')).spec.controlPlaneEndpoint).toEqual({ host: '10.42.0.7', port: 443 });
+  });
+
+  it('reports the claim waiting on an exhausted pool, and gets the address another SimCluster released on deletion', async () => {
+    const ns = await withTestNamespace(undefined, 'simcluster-release');
+    const { client } = providers;
+    const pool = await createPool(client, ns.name, 'one-vip', { addresses: ['10.43.0.9'], prefix: 24 });
+    const cluster = await createCluster(client, ns.name, 'r', { kubeconfig: false });
+    await createSimCluster(ns.name, 'first', cluster, { controlPlaneEndpointPoolRef: pool });
+    const first = await provisioned(ns.name, 'first');
+    expect(first.spec.controlPlaneEndpoint).toEqual({ host: '10.43.0.9', port: 6443 });
+
+    await createSimCluster(ns.name, 'second', cluster, { controlPlaneEndpointPoolRef: pool });
+    const waiting = await eventually('the second SimCluster to report the exhausted pool', async () => {
+      const simCluster = await getSimCluster(ns.name, 'second');
+      return conditionOf(simCluster, 'ControlPlaneEndpointReady')?.reason === 'IPAddressClaimFailed'
+        ? simCluster
+        : undefined;
+    });
+    expect(conditionOf(waiting, 'ControlPlaneEndpointReady')).toMatchObject({ status: 'False' });
+    expect(conditionOf(waiting, 'ControlPlaneEndpointReady')?.message).toMatch(
+      /^IPAddressClaim second-control-plane-endpoint: PoolExhausted/,
+    );
+    expect(conditionOf(waiting, 'Ready')).toMatchObject({ status: 'False' });
+    expect(waiting.spec.controlPlaneEndpoint).toBeUndefined();
+    expect(waiting.status?.initialization).toBeUndefined();
+
+    // The first SimCluster's deletion releases its claim (the finalizer waits for it), which frees the address.
+    await client.delete(SIM_CLUSTER_RESOURCE, { namespace: ns.name, name: 'first' });
+    await eventually('the first SimCluster and its claim gone', async () => {
+      for (const [resource, name] of [
+        [SIM_CLUSTER_RESOURCE, 'first'],
+        [CLAIM_RESOURCE, 'first-control-plane-endpoint'],
+      ] as const) {
+        try {
+          await client.get(resource, { namespace: ns.name, name });
+          return undefined;
+        } catch (error) {
+          if (!isNotFound(error)) throw error;
+        }
+      }
+      return true;
+    });
+    const second = await provisioned(ns.name, 'second');
+    expect(second.spec.controlPlaneEndpoint).toEqual({ host: '10.43.0.9', port: 6443 });
+    expect(conditionOf(second, 'ControlPlaneEndpointReady')).toMatchObject({
+      status: 'True',
+      reason: 'EndpointAllocated',
+    });
   });
 });

@@ -349,7 +349,7 @@ describe('SimMachine with IPAM', () => {
       return conditionOf(simMachine, 'IPAddressesReady')?.reason === 'IPAddressClaimConflict' ? simMachine : undefined;
     });
     expect(conditionOf(reported, 'IPAddressesReady')?.message).toBe(
-      `IPAddressClaim ${name}-0-0 exists but is controlled by no SimMachine, not by this SimMachine; delete or rename it`,
+      `IPAddressClaim ${name}-0-0 exists but is not controlled by this SimMachine (it has no controller); delete or rename it`,
     );
     const claim = await client.get(CLAIM_RESOURCE, { namespace: ns.name, name: `${name}-0-0` });
     expect(claim.metadata.ownerReferences).toBeUndefined();

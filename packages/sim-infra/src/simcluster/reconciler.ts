@@ -1,18 +1,11 @@
 import { CLUSTER_GROUP, CLUSTER_KIND, inspectIP } from '@tally-ipam/api-types';
-import { OWNER_UID_INDEX, type SharedInformer } from '@tally-ipam/controller-kit/cache';
-import {
-  getCondition,
-  isPaused,
-  MANAGED_BY_ANNOTATION,
-  setCondition,
-  summarizeConditions,
-} from '@tally-ipam/controller-kit/capi';
+import type { SharedInformer } from '@tally-ipam/controller-kit/cache';
+import { isPaused, MANAGED_BY_ANNOTATION, setCondition, summarizeConditions } from '@tally-ipam/controller-kit/capi';
 import {
   type Client,
   type EventRecorder,
   findOwnerReference,
   hasFinalizer,
-  isControlledBy,
   isNotFound,
 } from '@tally-ipam/controller-kit/client';
 import type { ReconcileContext, Reconciler, Request, Result } from '@tally-ipam/controller-kit/controller';
@@ -31,16 +24,10 @@ import {
 } from '../api/v1alpha1/constants.js';
 import type { PoolReference, SimCluster } from '../api/v1alpha1/types.js';
 import { finishDeletion, pauseThenFinalizer } from '../lifecycle.js';
-import {
-  CLAIM_RESOURCE,
-  SIM_CLUSTER_RESOURCE,
-  type StoredAddress,
-  type StoredClaim,
-  type StoredCluster,
-} from '../resources.js';
+import { SIM_CLUSTER_RESOURCE, type StoredAddress, type StoredClaim, type StoredCluster } from '../resources.js';
 import { controlPlaneEndpointClaimName } from '../util/claim-name.js';
 import { type ConditionVerdict, conditionOf } from '../util/conditions.js';
-import { createIPAddressClaim } from '../util/ip-address-claim.js';
+import { claimAddress, releaseAddressClaims } from '../util/ip-address-claim.js';
 import { statusMergePatch, statusUnchanged } from '../util/status.js';
 
 const STATUS_FIELDS = ['initialization', 'failureDomains', 'conditions', 'observedGeneration'];
@@ -179,93 +166,76 @@ export class SimClusterReconciler implements Reconciler {
     };
   }
 
-  /** The endpoint host from IPAM: one IPAddressClaim, then its IPAddress's address into `spec.controlPlaneEndpoint`. */
+  /**
+   * The endpoint host from IPAM: the claim step (see `claimAddress`) until its IPAddress is there, then the address
+   * into `spec.controlPlaneEndpoint`, once: afterwards the host is set and `reconcileEndpoint` never comes here again.
+   */
   private async allocateEndpoint(
     simCluster: SimCluster,
     cluster: StoredCluster,
     poolRef: PoolReference,
     context: ReconcileContext,
   ): Promise<{ simCluster: SimCluster; verdict: ConditionVerdict }> {
-    const namespace = simCluster.metadata.namespace ?? '';
     const claimName = controlPlaneEndpointClaimName(simCluster.metadata.name);
-    const claim = this.deps.claims.store.get(`${namespace}/${claimName}`);
-    const waiting = (message: string): { simCluster: SimCluster; verdict: ConditionVerdict } => ({
+    const request = { name: claimName, clusterName: cluster.metadata.name, poolRef };
+    const step = await claimAddress(this.deps, simCluster, request, context.signal);
+    const verdict = (reason: string, message: string): { simCluster: SimCluster; verdict: ConditionVerdict } => ({
       simCluster,
-      verdict: { status: 'False', reason: WAITING_FOR_IP_ADDRESS_REASON, message },
+      verdict: { status: 'False', reason, message },
     });
-    if (!claim) {
-      await this.createClaim(simCluster, cluster, claimName, poolRef, context);
-      return waiting(
-        `IPAddressClaim ${claimName} created, waiting for an address from ${poolRef.kind} ${poolRef.name}`,
+    const from = `${poolRef.kind} ${poolRef.name}`;
+    switch (step.state) {
+      case 'Created':
+        context.logger.info({ claim: claimName, pool: poolRef }, 'control-plane endpoint IPAddressClaim requested');
+        return verdict(
+          WAITING_FOR_IP_ADDRESS_REASON,
+          `IPAddressClaim ${claimName} created, waiting for an address from ${from}`,
+        );
+      case 'Deleting':
+        return verdict(
+          WAITING_FOR_IP_ADDRESS_REASON,
+          `IPAddressClaim ${claimName} is being deleted; a new one follows`,
+        );
+      case 'Conflict':
+        return verdict(IP_ADDRESS_CLAIM_CONFLICT_REASON, step.message);
+      case 'Pending':
+        if (step.ready?.status === 'False') {
+          const detail = `${step.ready.reason}${step.ready.message ? `: ${step.ready.message}` : ''}`;
+          return verdict(IP_ADDRESS_CLAIM_FAILED_REASON, `IPAddressClaim ${claimName}: ${detail}`);
+        }
+        return verdict(
+          WAITING_FOR_IP_ADDRESS_REASON,
+          `IPAddressClaim ${claimName} waiting for an address from ${from}`,
+        );
+      case 'AddressMissing':
+        return verdict(
+          WAITING_FOR_IP_ADDRESS_REASON,
+          `IPAddress ${step.addressName} of IPAddressClaim ${claimName} not seen yet`,
+        );
+      case 'Bound':
+        break;
+    }
+    if (step.mismatch) return verdict(IP_ADDRESS_INVALID_REASON, step.mismatch);
+    const host = step.address.address;
+    const ip = inspectIP(host);
+    if (!ip.ok) {
+      return verdict(
+        IP_ADDRESS_INVALID_REASON,
+        `IPAddressClaim ${claimName}: address ${JSON.stringify(host)} of IPAddress ${step.addressName} is not a valid IP address (${ip.reason})`,
       );
     }
-    if (!isControlledBy(claim, simCluster)) {
-      return {
-        simCluster,
-        verdict: {
-          status: 'False',
-          reason: IP_ADDRESS_CLAIM_CONFLICT_REASON,
-          message: `IPAddressClaim ${claimName} exists but is not controlled by this SimCluster; delete or rename it`,
-        },
-      };
-    }
-    const addressName = claim.status?.addressRef?.name;
-    if (!addressName) {
-      const ready = getCondition(claim.status?.conditions, 'Ready');
-      if (ready?.status === 'False') {
-        return {
-          simCluster,
-          verdict: {
-            status: 'False',
-            reason: IP_ADDRESS_CLAIM_FAILED_REASON,
-            message: `IPAddressClaim ${claimName}: ${ready.reason}${ready.message ? `: ${ready.message}` : ''}`,
-          },
-        };
-      }
-      return waiting(`IPAddressClaim ${claimName} waiting for an address from ${poolRef.kind} ${poolRef.name}`);
-    }
-    const address = this.deps.addresses.store.get(`${namespace}/${addressName}`);
-    if (!address) return waiting(`IPAddress ${addressName} of IPAddressClaim ${claimName} not seen yet`);
-    const ip = inspectIP(address.spec.address);
-    if (!ip.ok) {
-      return {
-        simCluster,
-        verdict: {
-          status: 'False',
-          reason: IP_ADDRESS_INVALID_REASON,
-          message: `IPAddressClaim ${claimName}: address ${JSON.stringify(address.spec.address)} of IPAddress ${addressName} is not a valid IP address (${ip.reason})`,
-        },
-      };
-    }
     const port = simCluster.spec.controlPlaneEndpoint?.port ?? DEFAULT_CONTROL_PLANE_PORT;
-    const patched = await this.patchEndpoint(simCluster, address.spec.address, port, context);
+    const patched = await this.patchEndpoint(simCluster, host, port, context);
     void this.deps.recorder.normal(
       patched,
       'ControlPlaneEndpointAllocated',
       'AllocateEndpoint',
-      `Control-plane endpoint ${address.spec.address}:${port} allocated from ${poolRef.kind} ${poolRef.name}`,
+      `Control-plane endpoint ${host}:${port} allocated from ${from}`,
     );
     return {
       simCluster: patched,
-      verdict: {
-        status: 'True',
-        reason: ENDPOINT_ALLOCATED_REASON,
-        message: `control plane at ${address.spec.address}:${port}`,
-      },
+      verdict: { status: 'True', reason: ENDPOINT_ALLOCATED_REASON, message: `control plane at ${host}:${port}` },
     };
-  }
-
-  private async createClaim(
-    simCluster: SimCluster,
-    cluster: StoredCluster,
-    name: string,
-    poolRef: PoolReference,
-    context: ReconcileContext,
-  ): Promise<void> {
-    const claim = { name, clusterName: cluster.metadata.name, poolRef };
-    if (await createIPAddressClaim(this.deps.client, simCluster, claim, context.signal)) {
-      context.logger.info({ claim: name, pool: poolRef }, 'control-plane endpoint IPAddressClaim created');
-    }
   }
 
   private patchEndpoint(
@@ -285,46 +255,20 @@ export class SimClusterReconciler implements Reconciler {
     );
   }
 
+  /** Releases the endpoint claim (see `releaseAddressClaims`); the finalizer goes once it is gone. */
   private async reconcileDelete(simCluster: SimCluster, context: ReconcileContext): Promise<Result> {
     if (!hasFinalizer(simCluster, SIM_CLUSTER_FINALIZER)) return {};
-    const uid = simCluster.metadata.uid ?? '';
-    const claims = this.deps.claims.store
-      .byIndex(OWNER_UID_INDEX, uid)
-      .filter((claim) => isControlledBy(claim, simCluster));
-    if (claims.length === 0 && simCluster.spec.controlPlaneEndpointPoolRef) {
-      // The cache may not show a claim created moments ago yet: ask the API server before letting go.
-      try {
-        const live = await this.deps.client.get(
-          CLAIM_RESOURCE,
-          { namespace: simCluster.metadata.namespace, name: controlPlaneEndpointClaimName(simCluster.metadata.name) },
-          { signal: context.signal },
-        );
-        if (isControlledBy(live, simCluster)) claims.push(live);
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
-    }
-    for (const claim of claims) {
-      if (claim.metadata.deletionTimestamp) continue;
-      try {
-        await this.deps.client.delete(
-          CLAIM_RESOURCE,
-          { namespace: claim.metadata.namespace, name: claim.metadata.name },
-          { preconditions: { uid: claim.metadata.uid }, signal: context.signal },
-        );
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
-    }
+    const names = simCluster.spec.controlPlaneEndpointPoolRef
+      ? [controlPlaneEndpointClaimName(simCluster.metadata.name)]
+      : [];
+    const remaining = await releaseAddressClaims(this.deps, simCluster, names, context.signal);
     return finishDeletion(
       this.deps,
       { resource: SIM_CLUSTER_RESOURCE, object: simCluster, finalizer: SIM_CLUSTER_FINALIZER },
       context,
       {
         waitingFor:
-          claims.length > 0
-            ? `waiting for IPAddressClaims to be deleted: ${claims.map((claim) => claim.metadata.name).join(', ')}`
-            : undefined,
+          remaining.length > 0 ? `waiting for IPAddressClaims to be deleted: ${remaining.join(', ')}` : undefined,
         writeConditions: (conditions) =>
           this.writeStatus(simCluster, { ...(simCluster.status ?? {}), conditions }, context),
       },

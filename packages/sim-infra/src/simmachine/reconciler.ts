@@ -157,10 +157,7 @@ export class SimMachineReconciler implements Reconciler {
     if (!hasFinalizer(simMachine, SIM_MACHINE_FINALIZER)) return {};
     await this.node.deregister(simMachine, cluster, context);
     // Explicit deletes: the owner reference alone only works where kube-controller-manager's garbage collector runs.
-    const remaining = await this.claimsStep.toDelete(simMachine, context);
-    for (const claim of remaining) {
-      if (!claim.metadata.deletionTimestamp) await this.claimsStep.delete(claim, context);
-    }
+    const remaining = await this.claimsStep.release(simMachine, context);
     const result = await finishDeletion(
       this.deps,
       { resource: SIM_MACHINE_RESOURCE, object: simMachine, finalizer: SIM_MACHINE_FINALIZER },
@@ -168,7 +165,7 @@ export class SimMachineReconciler implements Reconciler {
       {
         waitingFor:
           remaining.length > 0
-            ? `waiting for ${remaining.length} IPAddressClaims to be deleted: ${remaining.map((claim) => claim.metadata.name).join(', ')}`
+            ? `waiting for ${remaining.length} IPAddressClaims to be deleted: ${remaining.join(', ')}`
             : undefined,
         writeConditions: (conditions) =>
           this.writeStatus(simMachine, { ...(simMachine.status ?? {}), conditions }, context),

@@ -87,12 +87,29 @@ const ENDPOINT_POOL_REF_DESCRIPTION =
   'Allocate the control-plane host from this IP pool (an IPAddressClaim named <SimCluster>-control-plane-endpoint) when controlPlaneEndpoint.host is empty.';
 
 /**
+ * The InfraCluster contract: `spec.controlPlaneEndpoint` is immutable once set — once both host and port are there
+ * (CAPI's `APIEndpoint.IsValid`), since CAPI copies it into the Cluster and machines are built against it. A host
+ * without a port may still be completed. On `spec`, not on the field, so that removing the field is refused too (a
+ * rule on an optional field does not run when the field is gone).
+ */
+const ENDPOINT_IMMUTABLE_ONCE_SET = {
+  'x-kubernetes-validations': [
+    {
+      rule: '!has(oldSelf.controlPlaneEndpoint) || !has(oldSelf.controlPlaneEndpoint.host) || !has(oldSelf.controlPlaneEndpoint.port) || (has(self.controlPlaneEndpoint) && self.controlPlaneEndpoint == oldSelf.controlPlaneEndpoint)',
+      message: 'spec.controlPlaneEndpoint is immutable once host and port are set (the InfraCluster contract)',
+      reason: 'FieldValueForbidden',
+      fieldPath: '.controlPlaneEndpoint',
+    },
+  ],
+};
+
+/**
  * The spec's fields. Objects get CEL immutability rules; templates do not, because a template's immutability is
  * checked by the admission webhook, which must let CAPI's topology dry-run requests through (CEL cannot see dryRun).
  */
 function simClusterSpec(withImmutability: boolean) {
   const poolRef = PoolReference.describe(ENDPOINT_POOL_REF_DESCRIPTION);
-  return z.object({
+  const spec = z.object({
     controlPlaneEndpoint: APIEndpoint.optional(),
     controlPlaneEndpointPoolRef: (withImmutability
       ? poolRef.meta(immutable('controlPlaneEndpointPoolRef', 'the endpoint is allocated once'))
@@ -100,6 +117,7 @@ function simClusterSpec(withImmutability: boolean) {
     ).optional(),
     failureDomains: FailureDomains.describe('Failure domains the simulated cloud offers; copied to status.').optional(),
   });
+  return withImmutability ? spec.meta(ENDPOINT_IMMUTABLE_ONCE_SET) : spec;
 }
 
 export const SimClusterSpec = simClusterSpec(true);
