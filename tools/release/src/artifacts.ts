@@ -9,6 +9,7 @@
  *   clusterctl.yaml                                                          a clusterctl config pointing at them
  *   metal3-crds.yaml                                                         Metal3's IPAM CRDs (ipam.metal3.io), not
  *       in any components: applied only by users who switch to Tally without Metal3 installed or want Tally's rules
+ *   tally-ipam-dashboard.json                                                the Grafana dashboard (apps/ipam-controller)
  *   images/<image>/<image>.tar, images/<image>/oci/                           each app's image, tagged with the version,
  *       as a docker-archive and an OCI layout (one directory per image: build.sh writes `oci/` and `inputs.sha256`
  *       under fixed names, so two images in one directory would leave only the second's)
@@ -95,12 +96,24 @@ export function writeClusterctlRepository(
   return { configPath, componentsPaths: componentsPaths as ClusterctlRepository['componentsPaths'] };
 }
 
+/** The Grafana dashboard's file name, in the app's `config/grafana/` and in a release. */
+export const GRAFANA_DASHBOARD = 'tally-ipam-dashboard.json';
+
+/** The committed dashboard (its queries are checked against a running controller's metrics in the app's tests). */
+function grafanaDashboard(root: string = REPOSITORY_ROOT): string {
+  return readFileSync(join(root, 'apps/ipam-controller/config/grafana', GRAFANA_DASHBOARD), 'utf8');
+}
+
 /**
  * Release assets outside the clusterctl repository. `metal3-crds.yaml`: the ipam.metal3.io CRDs generated from
  * api-types' zod schemas (the committed `config/metal3/crd/` files, drift-checked there), kept out of Tally's
  * components because a cluster running Metal3 already has them, owned by Metal3's provider.
+ * `tally-ipam-dashboard.json`: the Grafana dashboard, imported by hand or by a dashboard provisioner.
  */
-export const STANDALONE_ASSETS = [{ fileName: 'metal3-crds.yaml', render: metal3CRDsYaml }] as const;
+export const STANDALONE_ASSETS = [
+  { fileName: 'metal3-crds.yaml', render: metal3CRDsYaml },
+  { fileName: GRAFANA_DASHBOARD, render: grafanaDashboard },
+] as const;
 
 /** Writes every standalone asset into `out`; returns their paths. */
 export function writeStandaloneAssets(out: string): string[] {

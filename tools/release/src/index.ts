@@ -3,6 +3,7 @@
 export {
   appsVersion,
   type ClusterctlRepository,
+  GRAFANA_DASHBOARD,
   IMAGE_REGISTRY,
   RELEASED_PROVIDERS,
   type ReleasedProvider,
