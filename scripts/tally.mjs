@@ -31,11 +31,6 @@ const KIND_LANE_PREPARE_SCRIPT = 'prepare:kind';
 const KIND_LANE_TEST_SCRIPT = 'test:kind';
 /** Where the summary looks for the lane's vitest report. */
 const KIND_LANE_REPORT = 'e2e/kind/test-results.json';
-// The offline kind node image's own test (a cluster from it: kube-system Ready, DNS, Service routing, no pull), run
-// first in the lane: it needs the engine too, so it is not a `test` project of the main run.
-const KIND_NODE_DIR = 'tools/kind';
-const KIND_NODE_PACKAGE = '@tally-ipam/kind';
-const KIND_NODE_REPORT = 'tools/kind/test-results.json';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pinnedPnpm = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
@@ -47,6 +42,11 @@ const started = Date.now();
 const stages = [];
 /** Checks that failed outside the test reports (lint, typecheck, prepare): one failed each in the summary line. */
 const failedChecks = [];
+/**
+ * Test stages whose command exited non-zero. One whose reports hold no failure still failed (a global teardown that
+ * threw, e.g. a kind cluster whose delete left something behind): then it counts as one failed check.
+ */
+const failedTestStages = [];
 /** The 1-minute load average at the start, at every stage's start and end, and at the end: for the summary. */
 const loadSamples = [loadavg()[0]];
 /** The CPU hog of a stress run (scripts/stress.mjs) while the test stages run; undefined otherwise. */
@@ -252,12 +252,12 @@ async function prepareCompatibilityJob(pnpm) {
  */
 async function runCompatibilityTests(job, pnpm) {
   if (!job?.prepared) return;
-  await runStageBeside(
-    `${job.name}: tests`,
-    'compat',
-    ...pnpm('--filter', COMPAT_PACKAGE, 'run', COMPAT_TEST_SCRIPT),
-    job.env,
-  );
+  const name = `${job.name}: tests`;
+  if (
+    !(await runStageBeside(name, 'compat', ...pnpm('--filter', COMPAT_PACKAGE, 'run', COMPAT_TEST_SCRIPT), job.env))
+  ) {
+    failedTestStages.push(name);
+  }
 }
 
 function packageScripts(dir) {
@@ -275,8 +275,9 @@ function dockerAnswers() {
 }
 
 /**
- * Runs the kind lane: its prepare (node image, images: cached), the node image's own test, then the lane's tests, one
- * after the other, beside the other test streams. Returns whether its prepare passed (without it nothing else ran).
+ * Runs the kind lane: its prepare (node image, images: cached), then the lane's tests (the node image's own checks
+ * among them, on the lane's cluster), beside the other test streams. Returns whether its prepare passed (without it
+ * nothing else ran).
  */
 async function runKindLane(pnpm) {
   if (KIND_LANE_PREPARE_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR)) {
@@ -290,18 +291,15 @@ async function runKindLane(pnpm) {
       return false;
     }
   }
-  if (KIND_LANE_TEST_SCRIPT in packageScripts(KIND_NODE_DIR)) {
-    await runStageBeside(
-      'kind lane: node image',
+  if (
+    !(await runStageBeside(
+      'kind lane: tests',
       'kind',
-      ...pnpm('--filter', KIND_NODE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT),
-    );
+      ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT),
+    ))
+  ) {
+    failedTestStages.push('kind lane: tests');
   }
-  await runStageBeside(
-    'kind lane: tests',
-    'kind',
-    ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_TEST_SCRIPT),
-  );
   return true;
 }
 
@@ -341,10 +339,7 @@ switch (job) {
     const compatJob = await prepareCompatibilityJob(pnpm);
 
     const lane = kindLanePresent();
-    removeTestResults(root, [
-      join(root, COMPAT_REPORT),
-      ...(lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_NODE_REPORT)] : []),
-    ]);
+    removeTestResults(root, [join(root, COMPAT_REPORT), ...(lane ? [join(root, KIND_LANE_REPORT)] : [])]);
     // The kind lane runs when its tree is here and an engine answers; without one, one line says it did not run.
     const laneRuns = lane && dockerAnswers();
     startStressIfRequested();
@@ -361,13 +356,18 @@ switch (job) {
     const sharedReport = join(root, KIND_LANE_PACKAGE_DIR, REPORT);
     let e2eReport;
     await Promise.all([
-      runStageBeside(
-        'tests',
-        'packages',
-        ...turbo('test', '--only', '--continue', '--force', `--filter=!${E2E_PACKAGE}`),
-      ),
       (async () => {
-        await runStageBeside('tests: e2e', 'e2e', ...pnpm('--filter', E2E_PACKAGE, 'run', 'test'));
+        const ok = await runStageBeside(
+          'tests',
+          'packages',
+          ...turbo('test', '--only', '--continue', '--force', `--filter=!${E2E_PACKAGE}`),
+        );
+        if (!ok) failedTestStages.push('tests');
+      })(),
+      (async () => {
+        if (!(await runStageBeside('tests: e2e', 'e2e', ...pnpm('--filter', E2E_PACKAGE, 'run', 'test')))) {
+          failedTestStages.push('tests: e2e');
+        }
         e2eReport = existsSync(sharedReport) ? readFileSync(sharedReport) : undefined;
         await runCompatibilityTests(compatJob, pnpm);
       })(),
@@ -387,9 +387,6 @@ switch (job) {
       // instead, it is moved there and the e2e suite's report (as that suite left it) put back, so neither hides the
       // other.
       adoptMisplacedReport({ sharedReport, laneReport: join(root, KIND_LANE_REPORT), sharedBefore: e2eReport });
-      if (KIND_LANE_TEST_SCRIPT in packageScripts(KIND_NODE_DIR)) {
-        extraProjects.push({ name: `${KIND_NODE_DIR} (kind lane)`, report: join(root, KIND_NODE_REPORT) });
-      }
       extraProjects.push({ name: KIND_LANE_DIR, report: join(root, KIND_LANE_REPORT) });
     } else if (lane) {
       console.log('\nkind lane: NOT RUN — no Docker engine answers (docker info failed)');
@@ -407,6 +404,9 @@ switch (job) {
     for (const project of projects) {
       console.log(`  ${project.name}: ${project.passed} passed, ${project.failed} failed`);
       for (const problem of project.problems) console.log(`    ${problem}`);
+    }
+    if (failed === 0) {
+      for (const name of failedTestStages) failedChecks.push(`${name} (exited non-zero with no failed test)`);
     }
     for (const name of failedChecks) console.log(`${name}: failed (output above): counted as 1 failed`);
     const totalFailed = failed + failedChecks.length;

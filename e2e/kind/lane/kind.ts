@@ -87,6 +87,6 @@ export async function createLaneCluster(name: string, progress: (line: string) =
 }
 
 /** Runs a command in a node container of a lane cluster (from a test file, which has only the names). */
-export async function laneNodeExec(node: string, command: readonly string[]): Promise<string> {
-  return nodeExec({ nodeContainer: node }, command);
+export async function laneNodeExec(node: string, command: readonly string[], input?: string): Promise<string> {
+  return nodeExec({ nodeContainer: node }, command, input === undefined ? {} : { input });
 }

@@ -109,6 +109,40 @@ async function removeNetwork(network: string): Promise<void> {
   if (await dockerNetworkExists(network)) await run('docker', ['network', 'rm', network], { timeoutMs: 60_000 });
 }
 
+const clusterLabel = (name: string): string => `label=io.x-k8s.kind.cluster=${name}`;
+
+/** The Docker volumes mounted by the cluster's node containers (kind deletes them with the containers). */
+async function clusterVolumes(name: string): Promise<string[]> {
+  const containers = (
+    await run('docker', ['ps', '--all', '--quiet', '--filter', clusterLabel(name)], { timeoutMs: 30_000 })
+  )
+    .split(/\s+/)
+    .filter(Boolean);
+  if (containers.length === 0) return [];
+  const mounts = await run(
+    'docker',
+    ['inspect', '--format', '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}', ...containers],
+    { timeoutMs: 30_000 },
+  );
+  return mounts.split(/\s+/).filter(Boolean);
+}
+
+/** What of a deleted cluster Docker still has: its node containers, its network, the volumes it had. */
+async function leftAfterDelete(name: string, network: string, volumes: readonly string[]): Promise<string[]> {
+  const left: string[] = [];
+  const containers = await run('docker', ['ps', '--all', '--quiet', '--filter', clusterLabel(name)], {
+    timeoutMs: 30_000,
+  });
+  for (const id of containers.split(/\s+/).filter(Boolean)) left.push(`container ${id}`);
+  if (await dockerNetworkExists(network)) left.push(`network ${network}`);
+  for (const volume of volumes) {
+    if ((await runCommand('docker', ['volume', 'inspect', volume], { timeoutMs: 30_000 })).exitCode === 0) {
+      left.push(`volume ${volume}`);
+    }
+  }
+  return left;
+}
+
 /** Runs argv in the node container (as root, privileged, like kind's own exec) and returns its stdout. */
 export async function nodeExec(
   cluster: Pick<KindCluster, 'nodeContainer'>,
@@ -150,13 +184,18 @@ export async function createKindCluster(options: CreateKindClusterOptions): Prom
   await writeFile(configPath, stringify(kindClusterConfig(options.extraConfig)));
   const env = { ...process.env, KIND_EXPERIMENTAL_DOCKER_NETWORK: network };
 
+  // A delete that leaves a node container, volume or network behind throws, naming them: the next cluster of that name
+  // would otherwise inherit them, and the machine fills up over runs.
   const deleteCluster = async (): Promise<void> => {
+    const volumes = await clusterVolumes(name);
     await run(kindBinary, ['delete', 'cluster', '--name', name, '--kubeconfig', kubeconfigPath], {
       env,
       timeoutMs: 5 * 60_000,
     });
     await removeNetwork(network);
     await rm(dir, { recursive: true, force: true });
+    const left = await leftAfterDelete(name, network, volumes);
+    if (left.length > 0) throw new Error(`kind cluster ${name}: still there after delete: ${left.join(', ')}`);
   };
 
   const started = Date.now();

@@ -42,6 +42,11 @@ export async function runTestJob(options: {
   readonly dockerStatus: number;
   readonly args?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * A `pnpm` call whose arguments contain this exits 1 after writing `report` (a vitest JSON report) to the path
+   * `report.path` (relative to the tree): a stage whose tests passed and whose command still failed.
+   */
+  readonly failing?: { readonly call: string; readonly report: { readonly path: string; readonly json: unknown } };
 }): Promise<TestJobRun> {
   const tree = join(options.work, options.name);
   const bin = join(tree, 'stub-bin');
@@ -67,10 +72,18 @@ export async function runTestJob(options: {
   const pnpmLog = join(tree, 'pnpm.log');
   const siblingsLog = join(tree, 'siblings.log');
   const dockerLog = join(tree, 'docker.log');
+  let failing = '';
+  if (options.failing) {
+    const reportSource = join(tree, 'failing-report.json');
+    writeFileSync(reportSource, JSON.stringify(options.failing.report.json));
+    const target = join(tree, options.failing.report.path);
+    failing = `case "$*" in *'${options.failing.call}'*) cp '${reportSource}' '${target}'; exit 1;; esac\n`;
+  }
   writeExecutable(
     join(bin, 'pnpm'),
     `#!/bin/sh\necho "$*" >> '${pnpmLog}'\n` +
       `ps -o comm= --ppid "$PPID" | grep -c '^node$' >> '${siblingsLog}'\n` +
+      failing +
       `[ "$1" = --version ] && echo '${pinnedPnpm}'\nexit 0\n`,
   );
   writeExecutable(join(bin, 'docker'), `#!/bin/sh\necho "$*" >> '${dockerLog}'\nexit ${options.dockerStatus}\n`);

@@ -72,3 +72,34 @@ describe('the kind lane hack scripts', () => {
     }
   });
 });
+
+describe('a test stage that exits non-zero with every test passed', () => {
+  it('counts as one failed check (a global teardown that threw: the kind cluster left something behind)', async () => {
+    const passing = {
+      success: true,
+      testResults: [
+        {
+          name: 'kind/test/node-image.test.ts',
+          status: 'passed',
+          startTime: 1,
+          endTime: 2,
+          assertionResults: [{ status: 'passed', fullName: 'the node image' }],
+        },
+      ],
+    };
+    const lane = await runInTree({
+      work,
+      name: 'teardown-threw',
+      dockerStatus: 0,
+      failing: { call: 'run test:kind', report: { path: 'e2e/kind/test-results.json', json: passing } },
+    });
+    const lines = lane.stdout.split('\n');
+    expect(lines).toContain('  e2e/kind: 1 passed, 0 failed');
+    expect(lines).toContain(
+      'kind lane: tests (exited non-zero with no failed test): failed (output above): counted as 1 failed',
+    );
+    // The summary line counts it with the other failed checks (the fixture's kind prepare, which has no tools/kind).
+    const checks = lines.filter((line) => line.endsWith(': counted as 1 failed')).length;
+    expect(lines.filter((line) => /^\d+ passed, \d+ failed$/.test(line)).at(-1)).toBe(`1 passed, ${checks} failed`);
+  });
+});
