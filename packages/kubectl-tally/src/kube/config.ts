@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Client } from '@tally-ipam/controller-kit/client';
 
@@ -21,8 +24,20 @@ export interface ConnectionOptions {
 export function connect(options: ConnectionOptions): Connection {
   const kubeConfig = new KubeConfig();
   if (options.kubeconfig !== undefined) {
-    kubeConfig.loadFromFile(options.kubeconfig);
+    try {
+      kubeConfig.loadFromFile(options.kubeconfig);
+    } catch (error) {
+      throw new Error(
+        `cannot read --kubeconfig ${options.kubeconfig}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   } else {
+    // client-node falls back to http://localhost:8080 when it finds nothing; kubectl refuses instead, and so does this.
+    const named = process.env.KUBECONFIG !== undefined && process.env.KUBECONFIG !== '';
+    const inCluster = process.env.KUBERNETES_SERVICE_HOST !== undefined;
+    if (!named && !inCluster && !existsSync(join(homedir(), '.kube', 'config'))) {
+      throw new Error('no kubeconfig: set KUBECONFIG, pass --kubeconfig, or create ~/.kube/config');
+    }
     kubeConfig.loadFromDefault();
   }
   if (options.context !== undefined) {
