@@ -3,7 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { Client, Manager } from '@tally-ipam/controller-kit';
-import { CLAIM_RESOURCE, POOL_RESOURCES, type StoredClaim, setupIPAMProvider } from '@tally-ipam/ipam-provider';
+import {
+  CLAIM_RESOURCE,
+  NAMESPACE_RESOURCE,
+  POOL_RESOURCES,
+  type StoredClaim,
+  setupIPAMProvider,
+} from '@tally-ipam/ipam-provider';
 import { createTestNamespace, type TestNamespace, waitFor } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
@@ -42,7 +48,8 @@ export function runCli(
 /** What a test file shares: a client, an IPAM provider serving its claims, and namespaces deleted after the file. */
 export interface PluginTestFile {
   readonly client: Client;
-  namespace(prefix: string): Promise<string>;
+  /** A fresh namespace named `<prefix>-<random>`, or exactly `prefix` with `exact` (the guide's examples). */
+  namespace(prefix: string, exact?: boolean): Promise<string>;
 }
 
 /**
@@ -76,7 +83,12 @@ export function usePluginTestFile(): PluginTestFile {
   });
   return {
     client,
-    namespace: async (prefix) => {
+    namespace: async (prefix, exact = false) => {
+      if (exact) {
+        await client.create(NAMESPACE_RESOURCE, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: prefix } });
+        namespaces.push({ name: prefix, delete: () => client.delete(NAMESPACE_RESOURCE, { name: prefix }) });
+        return prefix;
+      }
       const created = await createTestNamespace(testEnv().kubeConfig, prefix);
       namespaces.push(created);
       return created.name;

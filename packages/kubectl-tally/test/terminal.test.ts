@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { ADDRESS_RESOURCE, TALLY_GROUP } from '@tally-ipam/api-types';
 import { waitFor } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,8 @@ import { CLI, usePluginTestFile } from './support.js';
 /**
  * The plugin on a real terminal: each command runs in a tmux pane of 160 columns by 50 lines, against the test API
  * server, and the screen tmux captures is what a user sees. The scene is fixtures.ts's, in 10.72.0.0/16. The tmux
- * server is this file's own (its own socket), stopped after the file. TALLY_TEST_SHOW_SCREENS=1 prints the screens.
+ * server is this file's own (its own socket), stopped after the file. TALLY_TEST_SHOW_SCREENS=1 prints the screens:
+ * docs/guide/kubectl-tally.md shows them, hence the namespace of a fixed name.
  */
 
 const TMUX = '/usr/bin/tmux';
@@ -49,7 +51,7 @@ async function screenOf(session: string, args: readonly string[]): Promise<strin
 }
 
 beforeAll(async () => {
-  scene = await buildScene(file.client, await file.namespace('tally-tty'), '10.72');
+  scene = await buildScene(file.client, await file.namespace('kubectl-tally-demo', true), '10.72');
 });
 
 afterAll(async () => {
@@ -85,5 +87,25 @@ describe('kubectl tally on a terminal (tmux)', () => {
     expect(screen).toContain('\n  exhausted: yes');
     expect(screen).toMatch(/\n {2}last event: /);
     expect(screen).toMatch(/\n\[exit 0\]/);
+  });
+
+  it('leaks: an IPAddress whose claim is gone, with its age', async () => {
+    await file.client.create(ADDRESS_RESOURCE, {
+      apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+      kind: 'IPAddress',
+      metadata: { name: 'stray', namespace: scene.namespace },
+      spec: {
+        address: '10.72.9.9',
+        prefix: 24,
+        claimRef: { name: 'vanished' },
+        poolRef: { apiGroup: TALLY_GROUP, kind: 'TallyIPPool', name: 'gone' },
+      },
+    });
+    const lines = (await screenOf('leaks', ['leaks', '-n', scene.namespace, '-o', 'wide'])).split('\n');
+    expect(lines[0]).toMatch(/^KIND\s+NAMESPACE\s+NAME\s+ADDRESS\s+POOL\s+CLAIM\s+AGE\s+WHY\s*$/);
+    expect(lines[1]).toMatch(
+      /^IPAddress\s+\S+\s+stray\s+10\.72\.9\.9\s+TallyIPPool\/gone\s+vanished\s+\S+\s+claim vanished does not exist\s*$/,
+    );
+    expect(lines[2]).toBe('[exit 0]');
   });
 });
