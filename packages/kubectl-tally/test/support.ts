@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
+import { metal3CRDDirectory, TALLY_GROUP, TALLY_V1ALPHA1_API_VERSION, WATCH_FILTER_LABEL } from '@tally-ipam/api-types';
 import { Client, Manager } from '@tally-ipam/controller-kit';
 import {
   CLAIM_RESOURCE,
@@ -10,7 +10,8 @@ import {
   type StoredClaim,
   setupIPAMProvider,
 } from '@tally-ipam/ipam-provider';
-import { createTestNamespace, type TestNamespace, waitFor } from '@tally-ipam/testenv';
+import { setupMetal3IPAM } from '@tally-ipam/metal3-ipam';
+import { createTestNamespace, installCRDs, type TestNamespace, waitFor } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
@@ -18,6 +19,8 @@ import { afterAll, beforeAll } from 'vitest';
 
 /** The plugin as kubectl runs it: the built bin, with the words after `kubectl tally`. */
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+const DAY_MS = 24 * 3600_000;
 
 /** Each file serves only its own claims: its provider filters on this label value. */
 export const FILE_WATCH_FILTER = `kubectl-tally-${randomBytes(4).toString('hex')}`;
@@ -55,9 +58,10 @@ export interface PluginTestFile {
 /**
  * Starts Tally's IPAM provider for the file (in-process, on its own Manager) and stops it after. Orphaned ledger
  * entries are kept for a day: the tests plant one for `leaks` to find, and the provider's garbage collector would
- * otherwise remove it after a minute.
+ * otherwise remove it after a minute. With `metal3`, the file installs the ipam.metal3.io CRDs and Tally serves that
+ * API too, as the IPAM controller composes them (one writer and entry view of the ledgers for both).
  */
-export function usePluginTestFile(): PluginTestFile {
+export function usePluginTestFile(options: { metal3?: boolean } = {}): PluginTestFile {
   const client = new Client(testEnv().kubeConfig, { fieldManager: 'kubectl-tally-tests' });
   const namespaces: TestNamespace[] = [];
   const abort = new AbortController();
@@ -70,7 +74,18 @@ export function usePluginTestFile(): PluginTestFile {
       logger: pino({ level: process.env.TALLY_TEST_LOG ?? 'silent' }),
       gracefulShutdownTimeoutMs: 20_000,
     });
-    setupIPAMProvider(manager, { watchFilter: FILE_WATCH_FILTER, orphanEntrySafetyAgeMs: 24 * 3600_000 });
+    const provider = setupIPAMProvider(manager, { watchFilter: FILE_WATCH_FILTER, orphanEntrySafetyAgeMs: DAY_MS });
+    if (options.metal3) {
+      await installCRDs(testEnv().kubeConfig, [metal3CRDDirectory()]);
+      const metal3 = setupMetal3IPAM(manager, {
+        ledgers: provider.ledgers,
+        ledgerEntries: provider.ledgerEntries,
+        assumedEntries: provider.assumedEntries,
+        watchFilter: FILE_WATCH_FILTER,
+        orphanSafetyAgeMs: DAY_MS,
+      });
+      provider.addAllocationBarrier(() => metal3.addressesAdopted());
+    }
     running = manager.start(abort.signal);
     running.catch(() => undefined);
     await manager.elected;
