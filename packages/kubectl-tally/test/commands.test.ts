@@ -4,11 +4,14 @@ import {
   TALLY_GROUP,
   TALLY_V1ALPHA1_API_VERSION,
 } from '@tally-ipam/api-types';
+import { typedResource } from '@tally-ipam/controller-kit';
 import { addressEntryKey, LEDGER_RESOURCE, ledgerNameOf } from '@tally-ipam/ledger';
 import { waitFor } from '@tally-ipam/testenv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import * as z from 'zod';
+import { listIfServed } from '../src/kube/list.js';
+import { AnyObject } from '../src/kube/resources.js';
 import { buildScene, type Scene } from './fixtures.js';
 import { runCli, usePluginTestFile } from './support.js';
 
@@ -87,7 +90,15 @@ describe('kubectl tally pools', () => {
     expect(all.some((line) => line.startsWith(`${scene.namespace} `) && /\sroomy\s/.test(line))).toBe(true);
   });
 
-  it('says so on stderr, with status 0, when a namespace has no pools (and no Metal3 CRD is installed)', async () => {
+  it('takes a resource the API server does not serve (a CRD not installed, as Metal3 may be) for none, not an error', async () => {
+    const unserved = typedResource(
+      { apiVersion: 'absent.kubectl-tally.test/v1', kind: 'Nothing', plural: 'nothings', namespaced: true },
+      AnyObject,
+    );
+    expect(await listIfServed(file.client, unserved, { namespace: scene.namespace })).toBeUndefined();
+  });
+
+  it('says so on stderr, with status 0, when a namespace has no pools', async () => {
     const run = await runCli(['pools', '-n', orphans]);
     expect(run).toEqual({ status: 0, stdout: '', stderr: 'No pools found.\n' });
   });
