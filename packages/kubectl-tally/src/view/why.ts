@@ -40,6 +40,11 @@ export interface WhyReport {
   readonly lastWrite: { manager: string; operation: string; subresource: string; time: string | undefined } | undefined;
 }
 
+/** A table of the screen, indented under its heading; `<none>` when it has no rows. */
+function section(headers: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return rows.length === 0 ? ['  <none>'] : renderTable(headers, rows).map((line) => `  ${line}`);
+}
+
 function yesNo(reasons: readonly string[]): string {
   return reasons.length === 0 ? 'no' : `yes: ${reasons.join('; ')}`;
 }
@@ -69,12 +74,10 @@ export function whyLines(report: WhyReport, nowMs: number): string[] {
     verdict(report),
     '',
     'Conditions:',
-    ...(report.conditions.length === 0
-      ? ['  <none>']
-      : renderTable(
-          ['type', 'status', 'reason', 'age', 'message'],
-          report.conditions.map((c) => [c.type, c.status, c.reason, ageOf(c.lastTransitionTime, nowMs), c.message]),
-        ).map((line) => `  ${line}`)),
+    ...section(
+      ['type', 'status', 'reason', 'age', 'message'],
+      report.conditions.map((c) => [c.type, c.status, c.reason, ageOf(c.lastTransitionTime, nowMs), c.message]),
+    ),
     '',
     `Pool: ${pool.kind}/${pool.name}${pool.namespace ? ` in ${pool.namespace}` : ''}${pool.state === 'found' ? '' : ` (${pool.state})`}`,
     ...(pool.state === 'found'
@@ -92,18 +95,16 @@ export function whyLines(report: WhyReport, nowMs: number): string[] {
     `  cluster: ${report.cluster ? `${report.cluster.name}${report.cluster.state === 'found' ? '' : ` (${report.cluster.state})`}` : '<none named>'}`,
     '',
     'Events (newest last):',
-    ...(report.events.length === 0
-      ? ['  <none>']
-      : renderTable(
-          ['type', 'reason', 'age', 'from', 'note'],
-          report.events.map((e) => [
-            e.type,
-            e.reason,
-            `${ageOf(e.time, nowMs)}${e.count > 1 ? ` (x${e.count})` : ''}`,
-            e.from,
-            e.note,
-          ]),
-        ).map((line) => `  ${line}`)),
+    ...section(
+      ['type', 'reason', 'age', 'from', 'note'],
+      report.events.map((e) => [
+        e.type,
+        e.reason,
+        `${ageOf(e.time, nowMs)}${e.count > 1 ? ` (x${e.count})` : ''}`,
+        e.from,
+        e.note,
+      ]),
+    ),
     '',
     'Controller:',
     `  last write: ${report.lastWrite ? `${report.lastWrite.manager} ${report.lastWrite.operation}${report.lastWrite.subresource ? ` ${report.lastWrite.subresource}` : ''}, ${ageOf(report.lastWrite.time, nowMs)} ago` : '<none recorded>'}`,
