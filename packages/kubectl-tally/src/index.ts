@@ -13,7 +13,8 @@ export {
   UsageError,
 } from './args.js';
 export { helpText } from './help.js';
-export { EXIT_FAILURE, EXIT_USAGE, runKubectlTally, type Streams } from './main.js';
+export { EXIT_FAILURE, EXIT_USAGE, runKubectlTally } from './main.js';
+export type { Streams } from './streams.js';
 export { BAR_WIDTH, utilisationBar } from './view/bar.js';
 export { ageOf, formatDuration, parseWindow } from './view/duration.js';
 export { type EtaInput, exhaustionEtaMs, formatEta } from './view/eta.js';
