@@ -140,6 +140,21 @@ export const PACKAGE_RULES: Readonly<Record<string, PackageRule>> = {
     shipped: ['@tally-ipam/api-types', '@tally-ipam/controller-kit', '@tally-ipam/machinepool'],
     development: ['@tally-ipam/ipam-provider', '@tally-ipam/testenv'],
   },
+  '@tally-ipam/kubectl-tally': {
+    role: 'library',
+    purpose:
+      'the read-only `kubectl tally` plugin (bin `kubectl-tally`): pools with usage and exhaustion ETA, who holds an ' +
+      'address, why a claim waits, leaked addresses and ledger entries',
+    shipped: [
+      '@tally-ipam/allocator',
+      '@tally-ipam/api-types',
+      '@tally-ipam/controller-kit',
+      '@tally-ipam/ipam-provider',
+      '@tally-ipam/ledger',
+      '@tally-ipam/metal3-ipam',
+    ],
+    development: ['@tally-ipam/testenv'],
+  },
   '@tally-ipam/testenv': {
     role: 'test-support',
     purpose:

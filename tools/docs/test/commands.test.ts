@@ -14,10 +14,13 @@ import type { Page } from './support/markdown.js';
  * of what it runs: `tally-kind` (`node tools/kind/dist/cli.js …`) its command and flags; `pnpm --filter <package>
  * <script> …` a script the package has, pnpm's own flags, and the script's flags against the script's `--help`;
  * `pnpm <command> --flag` pnpm's flags for that command; `kubectl …` its subcommand's flags and the global ones
- * (the kubectl tools/kind builds for the kind lane, at the Kubernetes release of testenv's control plane).
+ * (the kubectl tools/kind builds for the kind lane, at the Kubernetes release of testenv's control plane); `kubectl
+ * tally …` its command and flags against the plugin's own `--help` (kubectl passes the words after `tally` to it).
  */
 
 const TALLY_KIND = 'tools/kind/dist/cli.js';
+/** The kubectl plugin's bin: a `kubectl tally …` line is the plugin's, checked against its own --help. */
+const KUBECTL_TALLY = 'packages/kubectl-tally/dist/cli.js';
 
 interface Run {
   readonly status: number;
@@ -161,8 +164,32 @@ describe("the guide's pnpm lines: scripts that exist, flags their --help lists",
 /** kubectl's flags the guide gives a separate value (`-n tally-system`): that word is no subcommand. */
 const KUBECTL_VALUE_FLAGS = new Set(['-n', '--namespace', '--kubeconfig', '--context', '-o', '--output', '-f', '-l']);
 
+describe("the guide's kubectl tally lines, against kubectl-tally --help", () => {
+  const lines = linesOf('kubectl').filter(({ line }) => line.words[1] === 'tally');
+
+  it('has kubectl tally lines', () => {
+    expect(lines.length).toBeGreaterThan(0);
+  });
+
+  for (const { page, line } of lines) {
+    it(`${at(page, line.line)}: ${line.text}`, () => {
+      const commands = [...helpOf(process.execPath, [KUBECTL_TALLY, '--help']).matchAll(/^ {2}([a-z]+) {1,}/gm)].map(
+        (match) => match[1],
+      );
+      // `kubectl tally` and `kubectl tally --help` name no command: the plugin's own help answers for their flags.
+      const command = line.words.slice(2).find((word) => !word.startsWith('-'));
+      if (command !== undefined) expect(commands, `kubectl tally has no command ${command}`).toContain(command);
+      const help = helpOf(process.execPath, [KUBECTL_TALLY, ...(command === undefined ? [] : [command]), '--help']);
+      const flags = helpFlags(help);
+      for (const flag of flagsOf(line.words.slice(2))) {
+        expect(flags, `kubectl tally ${command ?? ''} has no ${flag}`).toContain(flag);
+      }
+    });
+  }
+});
+
 describe("the guide's kubectl lines that name flags, against kubectl's --help", () => {
-  const lines = linesOf('kubectl').filter(({ line }) => flagsOf(line.words).length > 0);
+  const lines = linesOf('kubectl').filter(({ line }) => flagsOf(line.words).length > 0 && line.words[1] !== 'tally');
   let kubectl = '';
   let globalFlags = new Set<string>();
 

@@ -107,8 +107,8 @@ describe("the Deployment's requests and limits, as the READMEs state them", () =
   });
 });
 
-describe("the IPAM provider's and the ledger's test tables", () => {
-  it.each(['packages/ipam-provider', 'packages/ledger'])(
+describe("the IPAM provider's, the ledger's and the kubectl plugin's test tables", () => {
+  it.each(['packages/ipam-provider', 'packages/ledger', 'packages/kubectl-tally'])(
     '%s: names every file of test/ that holds tests, once, and nothing else',
     (dir) => {
       const page = referencePage(`${dir}/README.md`);

@@ -189,6 +189,15 @@ describe.each(publishable.map(({ dir, manifest }) => ({ name: manifest.name, dir
   },
 );
 
+it('runs the kubectl plugin from the npm-installed tarball as kubectl would: kubectl-tally on the bin path', () => {
+  const bin = join(consumer, 'node_modules/.bin/kubectl-tally');
+  expect(existsSync(bin), 'npm linked no kubectl-tally bin').toBe(true);
+  expect(run(bin, ['--help'], consumer)).toContain('kubectl tally <command>');
+  for (const command of ['pools', 'who', 'why', 'leaks']) {
+    expect(run(bin, [command, '--help'], consumer)).toContain(`kubectl tally ${command}`);
+  }
+});
+
 it('type-checks a consumer importing every package through its exported types', () => {
   const source = publishable
     .map(({ manifest }, index) => `import * as p${index} from '${manifest.name}';\nexport const x${index} = p${index};`)

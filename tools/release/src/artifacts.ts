@@ -10,12 +10,23 @@
  *   metal3-crds.yaml                                                         Metal3's IPAM CRDs (ipam.metal3.io), not
  *       in any components: applied only by users who switch to Tally without Metal3 installed or want Tally's rules
  *   tally-ipam-dashboard.json                                                the Grafana dashboard (apps/ipam-controller)
+ *   kubectl-tally.tgz                                                        the kubectl plugin's npm package
+ *       (packages/kubectl-tally, `npm install -g ./kubectl-tally.tgz`), packed as npm publishes it
  *   images/<image>/<image>.tar, images/<image>/oci/                           each app's image, tagged with the version,
  *       as a docker-archive and an OCI layout (one directory per image: build.sh writes `oci/` and `inputs.sha256`
  *       under fixed names, so two images in one directory would leave only the second's)
  * The version defaults to the apps' package.json version (they are versioned together). Run `pnpm build` first.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -125,6 +136,33 @@ export function writeStandaloneAssets(out: string): string[] {
   });
 }
 
+/** The kubectl plugin's tarball in a release, under a name without its version so that a link to it never changes. */
+export const KUBECTL_PLUGIN_TARBALL = 'kubectl-tally.tgz';
+
+/**
+ * Packs the kubectl plugin (`packages/kubectl-tally`, built) with `pnpm pack`, which writes the tarball npm would
+ * publish (workspace ranges replaced by versions), and moves it to `<out>/kubectl-tally.tgz`; returns its path. Packed
+ * into a directory of its own first: pnpm names the file after the version, and nothing else may be mistaken for it.
+ */
+export function writeKubectlPluginTarball(out: string, root: string = REPOSITORY_ROOT): string {
+  mkdirSync(out, { recursive: true });
+  const scratch = mkdtempSync(join(out, '.pack-'));
+  try {
+    run('pnpm', ['pack', '--pack-destination', scratch], join(root, 'packages/kubectl-tally'));
+    const packed = readdirSync(scratch).filter((name) => name.endsWith('.tgz'));
+    if (packed.length !== 1 || packed[0] === undefined) {
+      throw new Error(
+        `pnpm pack of packages/kubectl-tally wrote ${packed.length} tarballs, not one: ${packed.join(', ')}`,
+      );
+    }
+    const path = join(out, KUBECTL_PLUGIN_TARBALL);
+    renameSync(join(scratch, packed[0]), path);
+    return path;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 /**
  * Builds every app's image tagged `<registry>/<image>:v<version>` with the app's image entry point, each into its own
  * `<out>/images/<image>/`; returns the docker-archives.
@@ -157,6 +195,7 @@ function main(argv: readonly string[]): void {
   process.stdout.write(`clusterctl repository: ${Object.values(repository.componentsPaths).join(', ')}\n`);
   process.stdout.write(`clusterctl config: ${repository.configPath}\n`);
   for (const asset of writeStandaloneAssets(out)) process.stdout.write(`asset: ${asset}\n`);
+  process.stdout.write(`kubectl plugin: ${writeKubectlPluginTarball(out)}\n`);
   if (!values['no-images']) {
     for (const archive of buildImages(out, version)) process.stdout.write(`image: ${archive}\n`);
   }

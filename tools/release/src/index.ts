@@ -5,10 +5,12 @@ export {
   type ClusterctlRepository,
   GRAFANA_DASHBOARD,
   IMAGE_REGISTRY,
+  KUBECTL_PLUGIN_TARBALL,
   RELEASED_PROVIDERS,
   type ReleasedProvider,
   STANDALONE_ASSETS,
   writeClusterctlRepository,
+  writeKubectlPluginTarball,
   writeStandaloneAssets,
 } from './artifacts.js';
 export {

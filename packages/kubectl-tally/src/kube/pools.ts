@@ -1,0 +1,146 @@
+import { toStatusCount } from '@tally-ipam/allocator';
+import {
+  ADDRESS_RESOURCE,
+  GLOBAL_TALLY_IP_POOL_KIND,
+  GLOBAL_TALLY_PREFIX_POOL_KIND,
+  isPrefixPoolKind,
+  PoolCounts,
+  TALLY_GROUP,
+  TALLY_POOL_KINDS,
+  type TallyPoolKind,
+} from '@tally-ipam/api-types';
+import type { Client } from '@tally-ipam/controller-kit/client';
+import { POOL_RESOURCES, type StoredPool } from '@tally-ipam/ipam-provider';
+import {
+  METAL3_ADDRESS_RESOURCE,
+  METAL3_POOL_RESOURCE,
+  planOfPool,
+  type StoredMetal3Pool,
+} from '@tally-ipam/metal3-ipam';
+import * as z from 'zod';
+import { type ListScope, listIfServed, listPaged } from './list.js';
+
+/** One pool as `pools` shows it, whichever API it belongs to. */
+export interface PoolRow {
+  readonly apiGroup: string;
+  readonly kind: string;
+  readonly namespace: string | undefined;
+  readonly name: string;
+  readonly counts: PoolCounts | undefined;
+  /** The Ready condition's status and reason, if the pool has one. */
+  readonly ready: { readonly status: string; readonly reason: string; readonly message: string } | undefined;
+  readonly createdAt: string | undefined;
+  /** Creation times of the pool's IPAddresses, for the ETA. */
+  readonly addressCreatedMs: readonly number[];
+}
+
+const ReadyOnly = z.looseObject({
+  conditions: z
+    .array(
+      z.looseObject({
+        type: z.string(),
+        status: z.string(),
+        reason: z.string().optional(),
+        message: z.string().optional(),
+      }),
+    )
+    .optional(),
+});
+
+/** The counts of a Tally pool's status (`ipAddresses`, `prefixes` for a prefix pool), if they parse. */
+export function poolCounts(kind: TallyPoolKind, status: unknown): PoolCounts | undefined {
+  const field = isPrefixPoolKind(kind) ? 'prefixes' : 'ipAddresses';
+  const parsed = z.looseObject({ [field]: PoolCounts }).safeParse(status);
+  return parsed.success ? (parsed.data[field] as PoolCounts) : undefined;
+}
+
+/** A pool's Ready condition, if its status has one. */
+export function readyOf(status: unknown): PoolRow['ready'] {
+  const parsed = ReadyOnly.safeParse(status);
+  const ready = parsed.success ? parsed.data.conditions?.find((condition) => condition.type === 'Ready') : undefined;
+  return ready ? { status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '' } : undefined;
+}
+
+function timeMs(timestamp: string | undefined): number[] {
+  const ms = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
+  return Number.isNaN(ms) ? [] : [ms];
+}
+
+function isGlobal(kind: TallyPoolKind): boolean {
+  return kind === GLOBAL_TALLY_IP_POOL_KIND || kind === GLOBAL_TALLY_PREFIX_POOL_KIND;
+}
+
+/** The pool key an IPAddress's `spec.poolRef` (or a Metal3 IPAddress's `spec.pool`) names. */
+function poolKey(kind: string, namespace: string | undefined, name: string): string {
+  return `${kind}/${namespace ?? ''}/${name}`;
+}
+
+/**
+ * The four Tally kinds (namespaced ones in scope, global ones always) and their IPAddresses' creation times. The
+ * IPAddresses of a global pool live in any namespace, so with global pools present they are listed cluster-wide.
+ */
+async function tallyPools(client: Client, scope: ListScope): Promise<PoolRow[]> {
+  const pools: { kind: TallyPoolKind; pool: StoredPool }[] = [];
+  for (const kind of TALLY_POOL_KINDS) {
+    for (const pool of await listPaged(client, POOL_RESOURCES[kind], scope)) pools.push({ kind, pool });
+  }
+  if (pools.length === 0) return [];
+  const anyGlobal = pools.some(({ kind }) => isGlobal(kind));
+  const addresses = await listPaged(client, ADDRESS_RESOURCE, anyGlobal ? { ...scope, namespace: undefined } : scope);
+  const created = new Map<string, number[]>();
+  for (const address of addresses) {
+    const ref = address.spec.poolRef;
+    if (ref.apiGroup !== TALLY_GROUP) continue;
+    const kind = ref.kind as TallyPoolKind;
+    const key = poolKey(ref.kind, isGlobal(kind) ? undefined : address.metadata.namespace, ref.name);
+    created.set(key, [...(created.get(key) ?? []), ...timeMs(address.metadata.creationTimestamp)]);
+  }
+  return pools.map(({ kind, pool }) => ({
+    apiGroup: TALLY_GROUP,
+    kind,
+    namespace: pool.metadata.namespace,
+    name: pool.metadata.name,
+    counts: poolCounts(kind, pool.status),
+    ready: readyOf(pool.status),
+    createdAt: pool.metadata.creationTimestamp,
+    addressCreatedMs: created.get(poolKey(kind, pool.metadata.namespace, pool.metadata.name)) ?? [],
+  }));
+}
+
+/** A Metal3 IPPool's counts: its ranges' addresses (gateways and reserved ones out), and its IPAddresses. */
+function metal3Counts(pool: StoredMetal3Pool, used: number): PoolCounts | undefined {
+  const plan = planOfPool(pool);
+  if (!plan.ok) return undefined;
+  const total = toStatusCount(plan.plan.ranges.reduce((sum, range) => sum + range.pool.allocatable.size, 0n));
+  return { total, used, free: Math.max(0, total - used), outOfRange: 0 };
+}
+
+/** Metal3 IPPools (ipam.metal3.io), when that API is served; none when it is not. */
+async function metal3Pools(client: Client, scope: ListScope): Promise<PoolRow[]> {
+  const pools = await listIfServed(client, METAL3_POOL_RESOURCE, scope);
+  if (pools === undefined || pools.length === 0) return [];
+  const addresses = (await listIfServed(client, METAL3_ADDRESS_RESOURCE, scope)) ?? [];
+  const created = new Map<string, number[]>();
+  for (const address of addresses) {
+    const key = poolKey('IPPool', address.metadata.namespace, address.spec.pool?.name ?? '');
+    created.set(key, [...(created.get(key) ?? []), ...timeMs(address.metadata.creationTimestamp)]);
+  }
+  return pools.map((pool) => {
+    const times = created.get(poolKey('IPPool', pool.metadata.namespace, pool.metadata.name)) ?? [];
+    return {
+      apiGroup: METAL3_POOL_RESOURCE.apiVersion.split('/')[0] ?? '',
+      kind: pool.kind,
+      namespace: pool.metadata.namespace,
+      name: pool.metadata.name,
+      counts: metal3Counts(pool, times.length),
+      ready: readyOf(pool.status),
+      createdAt: pool.metadata.creationTimestamp,
+      addressCreatedMs: times,
+    };
+  });
+}
+
+/** Every pool of both APIs in scope. */
+export async function readPools(client: Client, scope: ListScope): Promise<PoolRow[]> {
+  return [...(await tallyPools(client, scope)), ...(await metal3Pools(client, scope))];
+}

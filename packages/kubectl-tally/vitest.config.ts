@@ -1,0 +1,3 @@
+import { packageTestConfig } from '../../vitest.shared.ts';
+
+export default packageTestConfig({ testTimeout: 180_000, globalSetup: ['./test/global-setup.ts'] });
