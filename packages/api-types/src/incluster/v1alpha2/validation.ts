@@ -182,10 +182,9 @@ function subnetIssues(listed: ParsedEntries, prefix: number): InClusterPoolIssue
       ),
     ];
   }
-  const lowest = listed.entries.reduce(
-    (min, entry) => (entry.parsed.first < min ? entry.parsed.first : min),
-    first.parsed.first,
-  );
+  // bigint: Math.min does not apply.
+  let lowest = first.parsed.first;
+  for (const entry of listed.entries) if (entry.parsed.first < lowest) lowest = entry.parsed.first;
   const hostBits = BigInt(addressBits(family) - prefix);
   const subnetFirst = (lowest >> hostBits) << hostBits;
   const subnetLast = subnetFirst + (1n << hostBits) - 1n;
