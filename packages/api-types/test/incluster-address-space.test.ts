@@ -91,6 +91,12 @@ describe('inClusterAddressSpace hands out exactly the addresses the reference wo
     );
   });
 
+  it('zones are dropped as the reference drops them: a zoned address hands out the unzoned one', () => {
+    expect(
+      tallySet({ addresses: ['fd00::4%a-fd00::6%b', 'fd00::9%eth0'], prefix: 120, gateway: 'fd00::5%eth0' }),
+    ).toEqual(tallySet({ addresses: ['fd00::4-fd00::6', 'fd00::9'], prefix: 120, gateway: 'fd00::5' }));
+  });
+
   it('an invalid spec is reported with the field, not mapped', () => {
     const space = inClusterAddressSpace({ addresses: ['10.0.0.1', 'fd00::1'], prefix: 24 });
     expect(space.ok).toBe(false);

@@ -11,6 +11,7 @@ import {
   tryBuildAddressPool,
 } from '@tally-ipam/allocator';
 import type { InClusterIPPoolSpec, InClusterIPPoolStatusIPAddresses } from './ip-pool.js';
+import { goEntryWithoutZones, goGatewayWithoutZone } from './zones.js';
 
 /**
  * The in-cluster provider's pool spec as Tally's allocator takes it. The fields are the same; one rule is not:
@@ -36,11 +37,12 @@ function pointToPointReservations(family: IPFamily, prefix: number, subnet: { fi
 
 /** The allocator's view of an in-cluster pool spec, and the built pool; or the allocator's problems with it. */
 export function inClusterAddressSpace(spec: InClusterIPPoolSpec): InClusterAddressSpace {
+  // Zones are dropped as the reference drops them (zones.ts); the gateway written to IPAddresses stays as written.
   const base: AddressPoolSpec = {
-    addresses: spec.addresses,
+    addresses: spec.addresses.map(goEntryWithoutZones),
     prefix: spec.prefix,
-    gateway: spec.gateway,
-    excludedAddresses: spec.excludedAddresses,
+    gateway: spec.gateway === undefined ? undefined : goGatewayWithoutZone(spec.gateway),
+    excludedAddresses: spec.excludedAddresses?.map(goEntryWithoutZones),
     allocateReservedIPAddresses: spec.allocateReservedIPAddresses,
   };
   const built = tryBuildAddressPool(base);
@@ -48,7 +50,7 @@ export function inClusterAddressSpace(spec: InClusterIPPoolSpec): InClusterAddre
   if (spec.allocateReservedIPAddresses === true) return { ok: true, spec: base, pool: built.pool };
   const extra = pointToPointReservations(built.pool.family, built.pool.prefix, built.pool.subnet);
   if (extra.length === 0) return { ok: true, spec: base, pool: built.pool };
-  const mapped: AddressPoolSpec = { ...base, excludedAddresses: [...(spec.excludedAddresses ?? []), ...extra] };
+  const mapped: AddressPoolSpec = { ...base, excludedAddresses: [...(base.excludedAddresses ?? []), ...extra] };
   const rebuilt = tryBuildAddressPool(mapped);
   // Adding single addresses of the pool's own family to the exclusions cannot make a valid spec invalid.
   if (!rebuilt.ok)

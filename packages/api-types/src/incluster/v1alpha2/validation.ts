@@ -11,6 +11,7 @@ import { describeJSON, MAX_ECHOED_VALUE_LENGTH } from '../../text/clip.js';
 import { inClusterAddressSpace } from './address-space.js';
 import { IN_CLUSTER_SKIP_VALIDATE_DELETE_ANNOTATION } from './constants.js';
 import type { InClusterIPPoolSpec } from './ip-pool.js';
+import { goEntryWithoutZones, goGatewayWithoutZone } from './zones.js';
 
 /**
  * The in-cluster provider's admission rules for InClusterIPPool and GlobalInClusterIPPool (v1.1.0,
@@ -18,9 +19,9 @@ import type { InClusterIPPoolSpec } from './ip-pool.js';
  * and admits what it admits. Each rule is a named check; the reference's gating is kept: the prefix and same-subnet
  * checks run only when every other check passed (they need a parsable, single-family list).
  *
- * Parsing is the allocator's, which is Go's `net/netip` rules (no leading zeros, no hex IPv4, host bits of a CIDR
- * ignored) with one difference: an IPv6 zone (`fe80::1%eth0`) is refused, where Go accepts one on a single address
- * and drops it in a range. Tally cannot hand out a zoned address; see docs/design/in-cluster-drop-in.md.
+ * Parsing is the allocator's, which follows Go's `net/netip` (no leading zeros, no hex IPv4, IPv4-mapped IPv6 is
+ * IPv6, host bits of a CIDR ignored), after IPv6 zones are dropped where the reference drops them (zones.ts).
+ * Refusals quote the value as written.
  */
 
 export type InClusterPoolRule =
@@ -81,7 +82,7 @@ function parseEntries(
   const entries: ParsedEntries['entries'] = [];
   const families = new Set<IPFamily>();
   for (const text of texts) {
-    const parsed = tryParseEntry(text);
+    const parsed = tryParseEntry(goEntryWithoutZones(text));
     if (parsed === undefined) {
       issues.push(issue(rule, field, text, 'provided address is not a valid IP, range, nor CIDR'));
       continue;
@@ -113,7 +114,7 @@ export function validateInClusterIPPoolSpec(spec: InClusterIPPoolSpec | undefine
   if (gatewayText !== '') {
     let gatewayFamily: IPFamily | undefined;
     try {
-      gatewayFamily = parseIP(gatewayText).family;
+      gatewayFamily = parseIP(goGatewayWithoutZone(gatewayText)).family;
     } catch (error) {
       if (!(error instanceof AddressParseError)) throw error;
       issues.push(issue('gateway-parses', 'spec.gateway', gatewayText, `not a valid IP address: ${error.message}`));
