@@ -59,6 +59,24 @@ export function inClusterAddressSpace(spec: InClusterIPPoolSpec): InClusterAddre
 }
 
 /**
+ * The distinct addresses among `inUse` (IPAddress spec addresses) that the set does not hold, in canonical text; text
+ * that does not parse is skipped, as the reference skips it (it cannot be in the pool's ranges).
+ */
+export function addressesOutside(allocatable: IntervalSet, family: IPFamily, inUse: readonly string[]): Set<string> {
+  const outside = new Set<string>();
+  for (const text of inUse) {
+    let ip: ReturnType<typeof parseIP>;
+    try {
+      ip = parseIP(text);
+    } catch {
+      continue;
+    }
+    if (ip.family !== family || !allocatable.contains(ip.value)) outside.add(formatIP(ip));
+  }
+  return outside;
+}
+
+/**
  * The reference's `status.ipAddresses` for a pool and the addresses of its IPAddresses, counted its way:
  * `used` counts IPAddress objects (a duplicate address counts twice), `outOfRange` distinct addresses outside the
  * allocatable set (unparsable ones are skipped), `free` is `total − used` and so can go below zero when addresses
@@ -70,16 +88,7 @@ export function inClusterIPPoolStatusAddresses(
   family: IPFamily,
   inUse: readonly string[],
 ): InClusterIPPoolStatusIPAddresses {
-  const outside = new Set<string>();
-  for (const text of inUse) {
-    let ip: ReturnType<typeof parseIP>;
-    try {
-      ip = parseIP(text);
-    } catch {
-      continue;
-    }
-    if (ip.family !== family || !allocatable.contains(ip.value)) outside.add(formatIP(ip));
-  }
+  const outside = addressesOutside(allocatable, family, inUse);
   const total = toStatusCount(allocatable.size);
   return { total, used: inUse.length, free: total - inUse.length, outOfRange: outside.size };
 }

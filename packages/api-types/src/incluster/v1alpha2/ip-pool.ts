@@ -1,10 +1,6 @@
 import * as z from 'zod';
-import { ObjectMeta } from '../../meta/v1/types.js';
-import {
-  GLOBAL_IN_CLUSTER_IP_POOL_KIND,
-  IN_CLUSTER_IP_POOL_KIND,
-  IN_CLUSTER_V1ALPHA2_API_VERSION,
-} from './constants.js';
+import { GLOBAL_IN_CLUSTER_IP_POOL_KIND, IN_CLUSTER_IP_POOL_KIND } from './constants.js';
+import { inClusterPoolObject } from './pool-object.js';
 
 /**
  * `InClusterIPPool` / `GlobalInClusterIPPool` of `ipam.cluster.x-k8s.io/v1alpha2`, field for field as the in-cluster
@@ -64,39 +60,18 @@ export const InClusterIPPoolStatus = z
   .describe('The observed state of an InClusterIPPool or GlobalInClusterIPPool.');
 export type InClusterIPPoolStatus = z.infer<typeof InClusterIPPoolStatus>;
 
-/**
- * Spec and status are optional, as in Go (`omitempty` on both): the CRD does not require them, and an object without
- * a spec is refused by the webhook rule on `spec.addresses` instead.
- */
-function poolObject<K extends string>(
-  kind: K,
-  description: string,
-): z.ZodObject<{
-  apiVersion: z.ZodLiteral<typeof IN_CLUSTER_V1ALPHA2_API_VERSION>;
-  kind: z.ZodLiteral<K>;
-  metadata: typeof ObjectMeta;
-  spec: z.ZodOptional<typeof InClusterIPPoolSpec>;
-  status: z.ZodOptional<typeof InClusterIPPoolStatus>;
-}> {
-  return z
-    .object({
-      apiVersion: z.literal(IN_CLUSTER_V1ALPHA2_API_VERSION),
-      kind: z.literal(kind),
-      metadata: ObjectMeta,
-      spec: InClusterIPPoolSpec.optional(),
-      status: InClusterIPPoolStatus.optional(),
-    })
-    .describe(description);
-}
-
-export const InClusterIPPool = poolObject(
+export const InClusterIPPool = inClusterPoolObject(
   IN_CLUSTER_IP_POOL_KIND,
+  InClusterIPPoolSpec,
+  InClusterIPPoolStatus,
   'A namespaced pool of single addresses; claims in its namespace may reference it.',
 );
 export type InClusterIPPool = z.infer<typeof InClusterIPPool>;
 
-export const GlobalInClusterIPPool = poolObject(
+export const GlobalInClusterIPPool = inClusterPoolObject(
   GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+  InClusterIPPoolSpec,
+  InClusterIPPoolStatus,
   'A cluster-scoped pool of single addresses; claims in any namespace may reference it.',
 );
 export type GlobalInClusterIPPool = z.infer<typeof GlobalInClusterIPPool>;

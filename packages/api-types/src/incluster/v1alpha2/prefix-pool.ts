@@ -1,11 +1,10 @@
 import * as z from 'zod';
-import { ObjectMeta } from '../../meta/v1/types.js';
 import {
   GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
   IN_CLUSTER_DEFAULT_ALLOCATION_PREFIX_LENGTH,
   IN_CLUSTER_PREFIX_POOL_KIND,
-  IN_CLUSTER_V1ALPHA2_API_VERSION,
 } from './constants.js';
+import { inClusterPoolObject } from './pool-object.js';
 
 /**
  * `InClusterPrefixPool` / `GlobalInClusterPrefixPool` of `ipam.cluster.x-k8s.io/v1alpha2` as the in-cluster provider
@@ -52,35 +51,18 @@ export const InClusterPrefixPoolStatus = z
   .describe('The observed state of an InClusterPrefixPool or GlobalInClusterPrefixPool.');
 export type InClusterPrefixPoolStatus = z.infer<typeof InClusterPrefixPoolStatus>;
 
-function poolObject<K extends string>(
-  kind: K,
-  description: string,
-): z.ZodObject<{
-  apiVersion: z.ZodLiteral<typeof IN_CLUSTER_V1ALPHA2_API_VERSION>;
-  kind: z.ZodLiteral<K>;
-  metadata: typeof ObjectMeta;
-  spec: z.ZodOptional<typeof InClusterPrefixPoolSpec>;
-  status: z.ZodOptional<typeof InClusterPrefixPoolStatus>;
-}> {
-  return z
-    .object({
-      apiVersion: z.literal(IN_CLUSTER_V1ALPHA2_API_VERSION),
-      kind: z.literal(kind),
-      metadata: ObjectMeta,
-      spec: InClusterPrefixPoolSpec.optional(),
-      status: InClusterPrefixPoolStatus.optional(),
-    })
-    .describe(description);
-}
-
-export const InClusterPrefixPool = poolObject(
+export const InClusterPrefixPool = inClusterPoolObject(
   IN_CLUSTER_PREFIX_POOL_KIND,
+  InClusterPrefixPoolSpec,
+  InClusterPrefixPoolStatus,
   'A namespaced pool of IPv6 sub-prefixes; claims in its namespace may reference it.',
 );
 export type InClusterPrefixPool = z.infer<typeof InClusterPrefixPool>;
 
-export const GlobalInClusterPrefixPool = poolObject(
+export const GlobalInClusterPrefixPool = inClusterPoolObject(
   GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
+  InClusterPrefixPoolSpec,
+  InClusterPrefixPoolStatus,
   'A cluster-scoped pool of IPv6 sub-prefixes; claims in any namespace may reference it.',
 );
 export type GlobalInClusterPrefixPool = z.infer<typeof GlobalInClusterPrefixPool>;

@@ -8,7 +8,7 @@ import {
   parseIP,
 } from '@tally-ipam/allocator';
 import { describeJSON, MAX_ECHOED_VALUE_LENGTH } from '../../text/clip.js';
-import { inClusterAddressSpace } from './address-space.js';
+import { addressesOutside, inClusterAddressSpace } from './address-space.js';
 import { IN_CLUSTER_SKIP_VALIDATE_DELETE_ANNOTATION } from './constants.js';
 import type { InClusterIPPoolSpec } from './ip-pool.js';
 import { goEntryWithoutZones, goGatewayWithoutZone } from './zones.js';
@@ -224,16 +224,7 @@ export function validateInClusterIPPoolUpdate(
   if (!space.ok) {
     return space.issues.map((entry) => issue('address-parses', entry.field, entry.value, entry.message));
   }
-  const missing = new Set<string>();
-  for (const text of inUse) {
-    let ip: ReturnType<typeof parseIP>;
-    try {
-      ip = parseIP(text);
-    } catch {
-      continue;
-    }
-    if (ip.family !== space.pool.family || !space.pool.allocatable.contains(ip.value)) missing.add(formatIP(ip));
-  }
+  const missing = addressesOutside(space.pool.allocatable, space.pool.family, inUse);
   if (missing.size === 0) return [];
   const sorted = [...missing].sort((a, b) => compareAddresses(a, b));
   return [
