@@ -56,6 +56,8 @@ export {
 } from './crd/index.js';
 export { generatedCRDFiles, tallyCRDDirectory, tallyCRDsYaml } from './crds.js';
 export {
+  defaultInClusterPrefixPoolSpec,
+  effectiveAllocationPrefixLength,
   formatInClusterPoolIssues,
   GLOBAL_IN_CLUSTER_IP_POOL_KIND,
   GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
@@ -85,6 +87,7 @@ export {
   type InClusterPoolRule,
   InClusterPrefixPool,
   type InClusterPrefixPoolKind,
+  type InClusterPrefixPoolRule,
   InClusterPrefixPoolSpec,
   InClusterPrefixPoolStatus,
   InClusterPrefixPoolStatusAddresses,
@@ -94,14 +97,17 @@ export {
   inClusterCustomResourceDefinitions,
   inClusterGeneratedCRDFiles,
   inClusterIPPoolStatusAddresses,
+  inClusterPrefixPoolWarnings,
   parseGlobalInClusterIPPool,
   parseGlobalInClusterPrefixPool,
   parseInClusterIPPool,
   parseInClusterPrefixPool,
   validateInClusterIPPoolCreate,
-  validateInClusterIPPoolDelete,
   validateInClusterIPPoolSpec,
   validateInClusterIPPoolUpdate,
+  validateInClusterPoolDelete,
+  validateInClusterPrefixPoolSpec,
+  validateInClusterPrefixPoolSpecUpdate,
 } from './incluster/v1alpha2/index.js';
 export {
   IPADDRESS_KIND,

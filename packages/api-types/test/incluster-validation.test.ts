@@ -8,8 +8,8 @@ import {
   type InClusterPoolRule,
   inClusterAddressSpace,
   validateInClusterIPPoolCreate,
-  validateInClusterIPPoolDelete,
   validateInClusterIPPoolUpdate,
+  validateInClusterPoolDelete,
 } from '../src/index.js';
 import { MAX_ECHOED_VALUE_LENGTH } from '../src/text/clip.js';
 import { caseArbitrary, text } from './fixtures/incluster.js';
@@ -155,13 +155,13 @@ describe('update: allocated addresses must stay allocatable', () => {
 
 describe('delete', () => {
   it('is refused while the pool has IPAddresses', () => {
-    expect(validateInClusterIPPoolDelete(undefined, 0)).toEqual([]);
-    expect(validateInClusterIPPoolDelete({}, 2).map((entry) => entry.rule)).toEqual(['no-addresses-on-delete']);
+    expect(validateInClusterPoolDelete(undefined, 0)).toEqual([]);
+    expect(validateInClusterPoolDelete({}, 2).map((entry) => entry.rule)).toEqual(['no-addresses-on-delete']);
   });
 
   it('is allowed with the skip annotation, whatever its value (clusterctl move)', () => {
-    expect(validateInClusterIPPoolDelete({ [IN_CLUSTER_SKIP_VALIDATE_DELETE_ANNOTATION]: '' }, 2)).toEqual([]);
-    expect(validateInClusterIPPoolDelete({ [IN_CLUSTER_SKIP_VALIDATE_DELETE_ANNOTATION]: 'false' }, 2)).toEqual([]);
+    expect(validateInClusterPoolDelete({ [IN_CLUSTER_SKIP_VALIDATE_DELETE_ANNOTATION]: '' }, 2)).toEqual([]);
+    expect(validateInClusterPoolDelete({ [IN_CLUSTER_SKIP_VALIDATE_DELETE_ANNOTATION]: 'false' }, 2)).toEqual([]);
   });
 });
 

@@ -50,11 +50,19 @@ export {
   InClusterPrefixPoolStatusAddresses,
 } from './prefix-pool.js';
 export {
+  defaultInClusterPrefixPoolSpec,
+  effectiveAllocationPrefixLength,
+  inClusterPrefixPoolWarnings,
+  validateInClusterPrefixPoolSpec,
+  validateInClusterPrefixPoolSpecUpdate,
+} from './prefix-pool-validation.js';
+export {
   formatInClusterPoolIssues,
   type InClusterPoolIssue,
   type InClusterPoolRule,
+  type InClusterPrefixPoolRule,
   validateInClusterIPPoolCreate,
-  validateInClusterIPPoolDelete,
   validateInClusterIPPoolSpec,
   validateInClusterIPPoolUpdate,
+  validateInClusterPoolDelete,
 } from './validation.js';

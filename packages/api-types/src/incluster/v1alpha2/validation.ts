@@ -25,6 +25,7 @@ import { goEntryWithoutZones, goGatewayWithoutZone } from './zones.js';
  */
 
 export type InClusterPoolRule =
+  | InClusterPrefixPoolRule
   | 'addresses-required'
   | 'prefix-valid'
   | 'address-parses'
@@ -50,7 +51,22 @@ export interface InClusterPoolIssue {
   readonly message: string;
 }
 
-function issue(rule: InClusterPoolRule, field: string, value: unknown, message: string): InClusterPoolIssue {
+/** The reference's prefix pool rules (`internal/webhooks/inclusterprefixpool.go`), checked in prefix-pool-validation.ts. */
+export type InClusterPrefixPoolRule =
+  | 'prefixes-required'
+  | 'allocation-length-range'
+  | 'prefix-parses'
+  | 'prefix-ipv6'
+  | 'prefix-aligned'
+  | 'prefix-length-fits'
+  | 'prefix-gateway-parses'
+  | 'prefix-gateway-ipv6'
+  | 'excluded-prefix-parses'
+  | 'excluded-prefix-ipv6'
+  | 'allocation-length-immutable';
+
+/** One issue; exported for the prefix pool rules, which share the shape. */
+export function issue(rule: InClusterPoolRule, field: string, value: unknown, message: string): InClusterPoolIssue {
   return { rule, field, value: describeJSON(value, MAX_ECHOED_VALUE_LENGTH), message };
 }
 
@@ -245,10 +261,11 @@ function compareAddresses(a: string, b: string): number {
 }
 
 /**
- * Delete: refused while the pool has IPAddresses (`inUseCount`, counted by the caller), unless the object carries
+ * Delete, for all four kinds (the reference's IP and prefix pool webhooks have the same rule): refused while the pool
+ * has IPAddresses (`inUseCount`, counted by the caller), unless the object carries
  * the skip annotation with any value (`clusterctl move` deletes pools whose addresses it moves separately).
  */
-export function validateInClusterIPPoolDelete(
+export function validateInClusterPoolDelete(
   annotations: Readonly<Record<string, string>> | undefined,
   inUseCount: number,
 ): InClusterPoolIssue[] {
