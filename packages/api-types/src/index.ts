@@ -89,6 +89,7 @@ export {
   type InClusterPrefixPoolKind,
   type InClusterPrefixPoolRule,
   InClusterPrefixPoolSpec,
+  type InClusterPrefixPoolSpecInput,
   InClusterPrefixPoolStatus,
   InClusterPrefixPoolStatusAddresses,
   inClusterAddressSpace,

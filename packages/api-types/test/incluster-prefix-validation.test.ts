@@ -4,7 +4,7 @@ import {
   defaultInClusterPrefixPoolSpec,
   effectiveAllocationPrefixLength,
   type InClusterPoolRule,
-  type InClusterPrefixPoolSpec,
+  type InClusterPrefixPoolSpecInput,
   inClusterPrefixPoolWarnings,
   validateInClusterPrefixPoolSpec,
   validateInClusterPrefixPoolSpecUpdate,
@@ -13,8 +13,8 @@ import { MAX_ECHOED_VALUE_LENGTH } from '../src/text/clip.js';
 
 /** The reference's webhook rules for InClusterPrefixPool / GlobalInClusterPrefixPool (v1.1.0): one test per rule. */
 
-const valid: InClusterPrefixPoolSpec = { prefixes: ['fd00::/48'], allocationPrefixLength: 64, gateway: 'fd00::1' };
-const rules = (spec: InClusterPrefixPoolSpec | undefined): InClusterPoolRule[] =>
+const valid: InClusterPrefixPoolSpecInput = { prefixes: ['fd00::/48'], allocationPrefixLength: 64, gateway: 'fd00::1' };
+const rules = (spec: InClusterPrefixPoolSpecInput | undefined): InClusterPoolRule[] =>
   validateInClusterPrefixPoolSpec(spec).map((entry) => entry.rule);
 
 describe('defaulting', () => {
@@ -35,7 +35,7 @@ describe('the spec rules', () => {
     expect(rules({ prefixes: ['::ffff:10.0.0.0/120'], allocationPrefixLength: 124 })).toEqual([]);
   });
 
-  it.each<[string, InClusterPrefixPoolSpec | undefined, InClusterPoolRule[]]>([
+  it.each<[string, InClusterPrefixPoolSpecInput | undefined, InClusterPoolRule[]]>([
     ['no prefixes (and nothing else is checked)', { prefixes: [], gateway: '10.0.0.1' }, ['prefixes-required']],
     ['no spec', undefined, ['prefixes-required']],
     [

@@ -46,6 +46,7 @@ export {
   GlobalInClusterPrefixPool,
   InClusterPrefixPool,
   InClusterPrefixPoolSpec,
+  type InClusterPrefixPoolSpecInput,
   InClusterPrefixPoolStatus,
   InClusterPrefixPoolStatusAddresses,
 } from './prefix-pool.js';

@@ -8,7 +8,7 @@ import {
   parseIP,
 } from '@tally-ipam/allocator';
 import { IN_CLUSTER_DEFAULT_ALLOCATION_PREFIX_LENGTH } from './constants.js';
-import type { InClusterPrefixPoolSpec } from './prefix-pool.js';
+import type { InClusterPrefixPoolSpec, InClusterPrefixPoolSpecInput } from './prefix-pool.js';
 import { type InClusterPoolIssue, issue } from './validation.js';
 import { goEntryWithoutZones, goGatewayWithoutZone } from './zones.js';
 
@@ -25,7 +25,7 @@ export function effectiveAllocationPrefixLength(length: number | undefined): num
 }
 
 /** The reference's defaulting webhook: `allocationPrefixLength` set to its effective value; nothing else changes. */
-export function defaultInClusterPrefixPoolSpec(spec: InClusterPrefixPoolSpec): InClusterPrefixPoolSpec {
+export function defaultInClusterPrefixPoolSpec(spec: InClusterPrefixPoolSpecInput): InClusterPrefixPoolSpec {
   return { ...spec, allocationPrefixLength: effectiveAllocationPrefixLength(spec.allocationPrefixLength) };
 }
 
@@ -39,7 +39,7 @@ function tryParse<T>(parse: () => T): T | undefined {
 }
 
 /** Create and update: the spec rules (the reference's `validate`). */
-export function validateInClusterPrefixPoolSpec(spec: InClusterPrefixPoolSpec | undefined): InClusterPoolIssue[] {
+export function validateInClusterPrefixPoolSpec(spec: InClusterPrefixPoolSpecInput | undefined): InClusterPoolIssue[] {
   const prefixes = spec?.prefixes ?? [];
   if (prefixes.length === 0) return [issue('prefixes-required', 'spec.prefixes', prefixes, 'prefixes is required')];
   const length = effectiveAllocationPrefixLength(spec?.allocationPrefixLength);
@@ -114,8 +114,8 @@ export function validateInClusterPrefixPoolSpec(spec: InClusterPrefixPoolSpec | 
  * the reference's `PrefixIsAllocatable` set against the prefix allocator's (see docs/design/in-cluster-drop-in.md).
  */
 export function validateInClusterPrefixPoolSpecUpdate(
-  oldSpec: InClusterPrefixPoolSpec | undefined,
-  newSpec: InClusterPrefixPoolSpec | undefined,
+  oldSpec: InClusterPrefixPoolSpecInput | undefined,
+  newSpec: InClusterPrefixPoolSpecInput | undefined,
 ): InClusterPoolIssue[] {
   const issues = validateInClusterPrefixPoolSpec(newSpec);
   if (issues.length > 0) return issues;
@@ -136,7 +136,7 @@ export function validateInClusterPrefixPoolSpecUpdate(
  * The reference's admission warnings for an admitted spec: a /128 allocation length hands out single addresses,
  * and then a gateway inside the prefixes may be handed out too (a prefix pool reserves no gateway).
  */
-export function inClusterPrefixPoolWarnings(spec: InClusterPrefixPoolSpec): string[] {
+export function inClusterPrefixPoolWarnings(spec: InClusterPrefixPoolSpecInput): string[] {
   if (effectiveAllocationPrefixLength(spec.allocationPrefixLength) !== 128) return [];
   const warnings = [
     'spec.allocationPrefixLength=128 hands out single addresses; an InClusterIPPool has single-address semantics',

@@ -32,6 +32,8 @@ export const InClusterPrefixPoolSpec = z
   })
   .describe('The desired state of an InClusterPrefixPool or GlobalInClusterPrefixPool.');
 export type InClusterPrefixPoolSpec = z.infer<typeof InClusterPrefixPoolSpec>;
+/** The spec as a client may send it, before the default fills `allocationPrefixLength` (what admission sees). */
+export type InClusterPrefixPoolSpecInput = z.input<typeof InClusterPrefixPoolSpec>;
 
 export const InClusterPrefixPoolStatusAddresses = z
   .object({
