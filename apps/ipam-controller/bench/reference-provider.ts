@@ -20,11 +20,14 @@ import {
   GO_ENV,
   type GoBinaryRequest,
   type GoToolchain,
+  REFERENCE_IPAM_MODULE,
+  REFERENCE_IPAM_VERSION,
 } from '@tally-ipam/testenv';
 
-export const REFERENCE_MODULE = 'sigs.k8s.io/cluster-api-ipam-provider-in-cluster';
+/** testenv's, shared with api-types' comparison of the in-cluster CRDs. */
+export const REFERENCE_MODULE: string = REFERENCE_IPAM_MODULE;
 /** The first release serving `ipam.cluster.x-k8s.io/v1beta2` claims (Cluster API 1.11 contract). */
-export const REFERENCE_VERSION = 'v1.1.0';
+export const REFERENCE_VERSION: string = REFERENCE_IPAM_VERSION;
 export const REFERENCE_BINARY = 'cluster-api-ipam-provider-in-cluster';
 /** Bumped when the layout of a cache entry changes. */
 const CACHE_FORMAT = 1;

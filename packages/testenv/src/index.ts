@@ -112,6 +112,7 @@ export { freePort } from './ports.js';
 export { processCpuSeconds } from './process-cpu.js';
 export type { ProcessExit } from './processes.js';
 export { ControlPlaneStartError } from './readiness.js';
+export { REFERENCE_IPAM_MODULE, REFERENCE_IPAM_VERSION, referenceIpamModuleDir } from './reference-ipam-module.js';
 export {
   CLUSTER_API_MANAGER_BINARY,
   CLUSTER_API_MODULE,

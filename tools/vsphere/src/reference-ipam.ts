@@ -10,6 +10,8 @@ import {
   type GoBinaryRequest,
   type GoToolchain,
   installCRDs,
+  REFERENCE_IPAM_MODULE,
+  REFERENCE_IPAM_VERSION,
   startWatchedProcess,
 } from '@tally-ipam/testenv';
 import { waitWhileRunning } from './wait.js';
@@ -21,8 +23,9 @@ import { waitWhileRunning } from './wait.js';
  * once. (Tools cannot import an app; test/keys.test.ts pins the key.)
  */
 
-export const REFERENCE_MODULE = 'sigs.k8s.io/cluster-api-ipam-provider-in-cluster';
-export const REFERENCE_VERSION = 'v1.1.0';
+/** testenv's, shared with api-types' comparison of the in-cluster CRDs. */
+export const REFERENCE_MODULE: string = REFERENCE_IPAM_MODULE;
+export const REFERENCE_VERSION: string = REFERENCE_IPAM_VERSION;
 export const REFERENCE_BINARY = 'cluster-api-ipam-provider-in-cluster';
 /** Its pool kinds' API version (group `ipam.cluster.x-k8s.io`). */
 export const REFERENCE_POOL_API_VERSION = 'ipam.cluster.x-k8s.io/v1alpha2';

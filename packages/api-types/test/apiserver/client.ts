@@ -6,7 +6,12 @@ export type ServerAnswer =
   | { accepted: true; object: Record<string, unknown> }
   | { accepted: false; code: number; message: string };
 
-const CLUSTER_SCOPED = new Set(['GlobalTallyIPPool', 'GlobalTallyPrefixPool']);
+const CLUSTER_SCOPED = new Set([
+  'GlobalTallyIPPool',
+  'GlobalTallyPrefixPool',
+  'GlobalInClusterIPPool',
+  'GlobalInClusterPrefixPool',
+]);
 
 /** An object to send: its identity plus whatever body (spec, status) the request carries. */
 export interface ObjectRef {
