@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { cutValue, MAX_ARGUMENT_LENGTH, MAX_ARGUMENTS } from './view/bounds.js';
-import { parseWindow } from './view/duration.js';
+import { parseMinAge, parseWindow } from './view/duration.js';
 
 export const COMMANDS = ['pools', 'who', 'why', 'leaks'] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -10,6 +10,13 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** The ETA's default window: an hour of allocations says what a pool is doing now, not last week. */
 export const DEFAULT_WINDOW = '1h';
+
+/**
+ * How old a leak must be to be listed by default: an entry written just before its IPAddress, or an IPAddress whose
+ * claim was deleted a moment ago, is an allocation or release in flight; Tally's collector acts on orphans after a
+ * minute.
+ */
+export const DEFAULT_MIN_AGE = '1m';
 
 export interface Invocation {
   readonly command: CommandName | undefined;
@@ -21,6 +28,8 @@ export interface Invocation {
   readonly kubeconfig: string | undefined;
   readonly context: string | undefined;
   readonly windowMs: number;
+  /** `leaks`: leaks younger than this are left out (those of unknown age are kept). */
+  readonly minAgeMs: number;
   readonly pageSize: number;
 }
 
@@ -35,6 +44,7 @@ const OPTIONS = {
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
   window: { type: 'string' },
+  'min-age': { type: 'string' },
   'chunk-size': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -84,6 +94,13 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       `--window "${cutValue(window)}" is not a duration of one unit: 90s, 30m, 2h, 1d (at most 366d)`,
     );
   }
+  const minAge = values['min-age'] ?? DEFAULT_MIN_AGE;
+  const minAgeMs = parseMinAge(minAge);
+  if (minAgeMs === undefined) {
+    throw new UsageError(
+      `--min-age "${cutValue(minAge)}" is not a duration of one unit: 0s, 90s, 30m, 2h, 1d (at most 366d)`,
+    );
+  }
   const chunk = values['chunk-size'] ?? '500';
   const pageSize = /^[1-9][0-9]{0,4}$/.test(chunk) ? Number(chunk) : Number.NaN;
   if (!(pageSize <= MAX_PAGE_SIZE)) {
@@ -99,6 +116,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     kubeconfig: values.kubeconfig,
     context: values.context,
     windowMs,
+    minAgeMs,
     pageSize,
   };
 }

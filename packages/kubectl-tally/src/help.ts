@@ -76,12 +76,14 @@ ${COMMON}`;
 const LEAKS = `kubectl tally leaks: addresses nobody holds any more
 
 Usage:
-  kubectl tally leaks [-n NAME | -A] [-o json|yaml|wide]
+  kubectl tally leaks [-n NAME | -A] [--min-age DURATION] [-o json|yaml|wide]
 
 IPAddresses whose claim does not exist, and ledger entries (not released) with no IPAddress of their address in
 their claim's namespace, each with its age. A ledger entry is written just before its IPAddress, so a young entry
-without one is an allocation in flight: a leak is old. Metal3 IPAddresses and IPClaims count when that API is
-served.
+without one is an allocation in flight: a leak is old, and younger ones are left out. Metal3 IPAddresses and
+IPClaims count when that API is served.
+
+      --min-age DURATION  list only leaks at least this old: 0s (all), 90s, 30m, 2h, 1d (default 1m)
 ${COMMON}`;
 
 const HELP: Readonly<Record<CommandName, string>> = { pools: POOLS, who: WHO, why: WHY, leaks: LEAKS };

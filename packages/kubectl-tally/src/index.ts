@@ -16,10 +16,10 @@ export { helpText } from './help.js';
 export { EXIT_FAILURE, EXIT_USAGE, runKubectlTally } from './main.js';
 export type { Streams } from './streams.js';
 export { BAR_WIDTH, utilisationBar } from './view/bar.js';
-export { ageOf, formatDuration, parseWindow } from './view/duration.js';
+export { ageOf, formatDuration, parseMinAge, parseWindow } from './view/duration.js';
 export { type EtaInput, exhaustionEtaMs, formatEta } from './view/eta.js';
 export { type HeldAddress, type HeldEntry, type Holding, joinHoldings } from './view/holdings.js';
-export { type AddressRecord, type EntryRecord, findLeaks, type Leak } from './view/leaks.js';
+export { type AddressRecord, type EntryRecord, findLeaks, type Leak, leaksOlderThan } from './view/leaks.js';
 export {
   type ChainLink,
   type ChainObject,

@@ -9,6 +9,7 @@ import { connect } from './kube/config.js';
 import { readPools } from './kube/pools.js';
 import type { Streams } from './streams.js';
 import { cutValue } from './view/bounds.js';
+import { leaksOlderThan } from './view/leaks.js';
 import { type Listing, renderDocument, renderListing } from './view/output.js';
 import { parseTarget } from './view/target.js';
 import { whyLines } from './view/why.js';
@@ -89,7 +90,7 @@ async function dispatch(invocation: Invocation, streams: Streams): Promise<void>
       noPositionals(invocation);
       print(
         leaksListing(
-          await readLeaks(connection.client, scope),
+          leaksOlderThan(await readLeaks(connection.client, scope), now, invocation.minAgeMs),
           now,
           scope.namespace ? `in namespace ${scope.namespace}` : 'in any namespace',
         ),

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type AddressRecord, type EntryRecord, findLeaks } from '../src/view/leaks.js';
+import { type AddressRecord, type EntryRecord, findLeaks, type Leak, leaksOlderThan } from '../src/view/leaks.js';
 
 function address(name: string, ip: string, claim: string | undefined, createdMs = 0): AddressRecord {
   return {
@@ -66,5 +66,42 @@ describe('findLeaks', () => {
         },
       ),
     );
+  });
+});
+
+describe('leaksOlderThan', () => {
+  const leak = (name: string, sinceMs: number | undefined): Leak => ({
+    kind: 'IPAddress',
+    namespace: 'ns',
+    name,
+    address: '10.0.0.1',
+    pool: 'TallyIPPool/p',
+    claim: 'c',
+    sinceMs,
+    why: 'claim c does not exist',
+  });
+
+  it('keeps exactly the leaks at least the minimum age old, and those of unknown age, in their order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined }), { maxLength: 30 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 0, max: 20_000 }),
+        (sinces, minAgeMs, nowMs) => {
+          const leaks = sinces.map((since, index) => leak(`a${index}`, since));
+          const kept = leaksOlderThan(leaks, nowMs, minAgeMs);
+          expect(kept).toEqual(leaks.filter((each) => each.sinceMs === undefined || nowMs - each.sinceMs >= minAgeMs));
+          if (minAgeMs === 0)
+            expect(kept.filter((each) => each.sinceMs !== undefined && each.sinceMs <= nowMs)).toEqual(
+              leaks.filter((each) => each.sinceMs !== undefined && each.sinceMs <= nowMs),
+            );
+        },
+      ),
+    );
+  });
+
+  it('leaves out a leak one millisecond younger than the minimum and keeps one exactly that old', () => {
+    const kept = leaksOlderThan([leak('young', 1_001), leak('old', 1_000), leak('unknown', undefined)], 61_000, 60_000);
+    expect(kept.map((each) => each.name)).toEqual(['old', 'unknown']);
   });
 });

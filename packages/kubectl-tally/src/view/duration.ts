@@ -38,6 +38,11 @@ export function ageOf(timestamp: string | undefined, nowMs: number): string {
  * Parses a window such as `30m`, `2h`, `1d`, `90s` (one unit) into milliseconds, or undefined when it is not one.
  * Bounded to one second .. 366 days: a longer window says nothing about the recent rate.
  */
+/** A minimum age: a duration as `parseWindow` reads it, or zero (`0s`, `0m`…: every age). */
+export function parseMinAge(text: string): number | undefined {
+  return /^0(s|m|h|d)$/.test(text) ? 0 : parseWindow(text);
+}
+
 export function parseWindow(text: string): number | undefined {
   const match = /^([1-9][0-9]{0,5})(s|m|h|d)$/.exec(text);
   if (!match) return undefined;

@@ -36,6 +36,11 @@ export interface Leak {
   readonly why: string;
 }
 
+/** The leaks at least `minAgeMs` old at `nowMs`; one of unknown age is kept (nothing says it is in flight). */
+export function leaksOlderThan(leaks: readonly Leak[], nowMs: number, minAgeMs: number): Leak[] {
+  return leaks.filter((leak) => leak.sinceMs === undefined || nowMs - leak.sinceMs >= minAgeMs);
+}
+
 /**
  * The leaks among what was read: IPAddresses whose claim does not exist (none named, or no claim of that name in
  * their namespace), and held ledger entries with no IPAddress of their address in their claim's namespace. An entry
