@@ -1,8 +1,8 @@
 // `node scripts/tally.mjs test` in a fixture tree laid out like the repository (its own copy of scripts/, an e2e
 // package with the kind lane's scripts), with `pnpm` and `docker` stubs first on PATH that log their arguments: the
 // stubs answer every install, build and test stage, so only the script's own decisions are exercised. The `pnpm` stub
-// also logs, per call, how many `node` processes the script has running beside it (its other children: the CPU hog of
-// a stress run).
+// also logs, per call, how many of the CPU hog's spin loops (a stress run's `node -e` children) the script has running
+// beside it.
 import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -70,7 +70,6 @@ export async function runTestJob(options: {
   mkdirSync(join(tree, 'packages', 'testenv', 'dist'), { recursive: true });
   writeFileSync(join(tree, 'packages', 'testenv', 'dist', 'cli.js'), '');
   const pnpmLog = join(tree, 'pnpm.log');
-  const siblingsLog = join(tree, 'siblings.log');
   const dockerLog = join(tree, 'docker.log');
   let failing = '';
   if (options.failing) {
@@ -79,10 +78,15 @@ export async function runTestJob(options: {
     const target = join(tree, options.failing.report.path);
     failing = `case "$*" in *'${options.failing.call}'*) cp '${reportSource}' '${target}'; exit 1;; esac\n`;
   }
+  // One line per call, count and arguments together: calls run at once, and two appends each could interleave.
   writeExecutable(
     join(bin, 'pnpm'),
-    `#!/bin/sh\necho "$*" >> '${pnpmLog}'\n` +
-      `ps -o comm= --ppid "$PPID" | grep -c '^node$' >> '${siblingsLog}'\n` +
+    `#!/bin/sh\n` +
+      // The hog's spin loops by their command line (`node -e …`), live ones only. Not every child called node: one the
+      // script is starting beside this call is its fork until it execs (named node, with the script's own command
+      // line), and one that has exited may not be reaped yet (a zombie, state Z); on a busy machine both happen.
+      `n=$(ps -o stat=,args= --ppid "$PPID" | grep -v '^Z' | grep -c 'node -e ')\n` +
+      `printf '%s\\t%s\\n' "$n" "$*" >> '${pnpmLog}'\n` +
       failing +
       `[ "$1" = --version ] && echo '${pinnedPnpm}'\nexit 0\n`,
   );
@@ -101,11 +105,15 @@ export async function runTestJob(options: {
   });
   const lines = (path: string): string[] =>
     existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+  const calls = lines(pnpmLog).map((line) => {
+    const tab = line.indexOf('\t');
+    return { siblings: Number(line.slice(0, tab)), args: line.slice(tab + 1) };
+  });
   return {
     stdout,
     stderr,
-    pnpmCalls: lines(pnpmLog),
-    nodeSiblings: lines(siblingsLog).map(Number),
+    pnpmCalls: calls.map((call) => call.args),
+    nodeSiblings: calls.map((call) => call.siblings),
     dockerCalls: lines(dockerLog),
   };
 }
