@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@tally-ipam/testenv';
 
 /** The built entry point: the tests run exactly what `npm start` and a container run. */
 export const MAIN_JS = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -103,4 +104,31 @@ export async function servingPort(process: ControllerProcess, what: string): Pro
   const port = Number(address.address?.split(':').pop());
   if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in ${line}`);
   return port;
+}
+
+/** Starts of the controller before a taken webhook port fails: each picks a new free port. */
+const WEBHOOK_PORT_ATTEMPTS = 3;
+
+/**
+ * Starts the controller with its webhook server on a free port (`args` plus `--webhook-port` and `--webhook-cert-dir`)
+ * and waits until it serves webhooks. The port must be given before the server starts (`--webhook-port=0` turns it
+ * off), and a free port is free only until another socket on the machine takes it: when the process exits unable to
+ * listen (EADDRINUSE), it is started again on a new one, as testenv's `freePort` asks of its callers.
+ */
+export async function startControllerWithWebhooks(
+  args: readonly string[],
+  certDir: string,
+): Promise<{ controller: ControllerProcess; webhookPort: number }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const webhookPort = await freePort();
+    const controller = startController([...args, '--webhook-port', String(webhookPort), '--webhook-cert-dir', certDir]);
+    try {
+      await controller.waitForLine((line) => line.includes('"msg":"serving webhooks"'), 'the webhook server');
+      return { controller, webhookPort };
+    } catch (error) {
+      const output = `${controller.lines.join('\n')}\n${controller.stderr()}`;
+      const portTaken = controller.child.exitCode !== null && output.includes('EADDRINUSE');
+      if (attempt >= WEBHOOK_PORT_ATTEMPTS || !portTaken) throw error;
+    }
+  }
 }

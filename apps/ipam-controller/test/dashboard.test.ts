@@ -3,20 +3,18 @@ import { type RequestOptions, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { asKubeApiError, Client, type ResourceKind } from '@tally-ipam/controller-kit';
 import { poolWebhookConfiguration, poolWebhookName } from '@tally-ipam/ipam-provider';
-import { createServingCertDir, freePort, type ServingCertDir } from '@tally-ipam/testenv';
+import { createServingCertDir, type ServingCertDir } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { LEADER_ELECTION_ID } from '../src/app-flags.js';
-import { type ControllerProcess, servingPort, startController } from './controller-process.js';
+import { type ControllerProcess, servingPort, startControllerWithWebhooks } from './controller-process.js';
 import { type ExportedSeries, exportedSeries, missingNames } from './dashboard-promql.js';
 import { ADDRESSES, CLAIMS, CLUSTERS, claim, cluster, eventually, field, ipPool, POOLS } from './support.js';
 
 const DASHBOARD = new URL('../config/grafana/tally-ipam-dashboard.json', import.meta.url);
 /** Labels Prometheus adds to every series at scrape time: a query may group or match by them. */
 const TARGET_LABELS = ['instance', 'job'];
-/** Starts of the controller before a taken webhook port fails the file: each picks a new free port. */
-const PORT_ATTEMPTS = 3;
 const WEBHOOK_CONFIGURATIONS: ResourceKind = {
   apiVersion: 'admissionregistration.k8s.io/v1',
   kind: 'ValidatingWebhookConfiguration',
@@ -110,9 +108,8 @@ describe('the Grafana dashboard (config/grafana/tally-ipam-dashboard.json)', () 
     await client.create(CLUSTERS, cluster(namespace.name, 'workload'));
     // .0 is the /24's network address: three addresses to hand out.
     await client.create(POOLS, ipPool(namespace.name, pool.name, { addresses: ['10.201.0.0/30'], prefix: 24 }));
-    for (let attempt = 1; ; attempt += 1) {
-      webhookPort = await freePort();
-      controller = startController([
+    ({ controller, webhookPort } = await startControllerWithWebhooks(
+      [
         '--kubeconfig',
         env.kubeconfigPath,
         '--namespace',
@@ -122,20 +119,9 @@ describe('the Grafana dashboard (config/grafana/tally-ipam-dashboard.json)', () 
         namespace.name,
         '--metrics-bind-address=127.0.0.1:0',
         '--health-probe-bind-address=127.0.0.1:0',
-        '--webhook-port',
-        String(webhookPort),
-        '--webhook-cert-dir',
-        certs.path,
-      ]);
-      try {
-        await controller.waitForLine((line) => line.includes('"msg":"serving webhooks"'), 'the webhook server');
-        break;
-      } catch (error) {
-        const output = `${controller.lines.join('\n')}\n${controller.stderr()}`;
-        if (attempt >= PORT_ATTEMPTS || controller.child.exitCode === null || !output.includes('EADDRINUSE'))
-          throw error;
-      }
-    }
+      ],
+      certs.path,
+    ));
     metricsPort = await servingPort(controller, 'metrics');
   });
 

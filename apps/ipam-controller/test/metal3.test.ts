@@ -7,14 +7,11 @@ import {
   METAL3_POOL_RESOURCE,
   metal3WebhookConfiguration,
 } from '@tally-ipam/metal3-ipam';
-import { createServingCertDir, freePort, type ServingCertDir } from '@tally-ipam/testenv';
+import { createServingCertDir, type ServingCertDir } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControllerProcess, servingPort, startController } from './controller-process.js';
+import { type ControllerProcess, servingPort, startControllerWithWebhooks } from './controller-process.js';
 import { eventually } from './support.js';
-
-/** Starts of the controller before a taken webhook port fails the file: each picks a new free port. */
-const PORT_ATTEMPTS = 3;
 
 const WEBHOOK_CONFIGURATIONS: ResourceKind = {
   apiVersion: 'admissionregistration.k8s.io/v1',
@@ -40,12 +37,8 @@ describe('tally-ipam-controller --enable-metal3-ipam', () => {
     client = new Client(env.kubeConfig, { fieldManager: 'metal3-flag-test' });
     namespace = await createTestNamespace(env.kubeConfig, 'metal3-flag');
     certs = await createServingCertDir('metal3-flag-webhook');
-    // The webhook server needs its port before it starts (--webhook-port=0 turns it off), and a free port is only free
-    // until another socket on the machine takes it: when the process could not listen, start it again on a new one
-    // (as e2e starts its apps; testenv's freePort says callers must).
-    for (let attempt = 1; ; attempt += 1) {
-      webhookPort = await freePort();
-      controller = startController([
+    ({ controller, webhookPort } = await startControllerWithWebhooks(
+      [
         '--kubeconfig',
         env.kubeconfigPath,
         '--namespace',
@@ -53,20 +46,9 @@ describe('tally-ipam-controller --enable-metal3-ipam', () => {
         '--enable-metal3-ipam',
         '--metrics-bind-address=127.0.0.1:0',
         '--health-probe-bind-address=127.0.0.1:0',
-        '--webhook-port',
-        String(webhookPort),
-        '--webhook-cert-dir',
-        certs.path,
-      ]);
-      try {
-        await controller.waitForLine((line) => line.includes('"msg":"serving webhooks"'), 'the webhook server');
-        break;
-      } catch (error) {
-        const output = `${controller.lines.join('\n')}\n${controller.stderr()}`;
-        if (attempt >= PORT_ATTEMPTS || controller.child.exitCode === null || !output.includes('EADDRINUSE'))
-          throw error;
-      }
-    }
+      ],
+      certs.path,
+    ));
     await servingPort(controller, 'metrics');
   });
 
