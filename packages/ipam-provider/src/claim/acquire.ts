@@ -31,6 +31,15 @@ import { notReady } from './status.js';
  * IPAddress name is taken), so it is deleted — otherwise it would hold an address of the pool for as long as the
  * claim lives.
  */
+/**
+ * The result for a claim left waiting for an address: looked at again after the recheck interval (plus up to 20 %, so
+ * that claims which began waiting together do not come back together), unless finishing it asked for a requeue already.
+ */
+export function whileWaiting(result: Result): Result {
+  if (result.requeue || result.requeueAfterMs !== undefined) return result;
+  return { requeueAfterMs: POOL_EXHAUSTED_RECHECK_MS * (1 + Math.random() / 5) };
+}
+
 export async function releaseSurplusHoldings(
   deps: ClaimReconcilerDeps,
   claim: StoredClaim,
@@ -141,13 +150,7 @@ export async function acquireUnit(
       deps.states.addWaiting(ref, claimKey);
       const result = await finishClaim(deps, claim, choice.outcome, context);
       if (choice.retryAfterMs !== undefined) return { kind: 'done', result: { requeueAfterMs: choice.retryAfterMs } };
-      return {
-        kind: 'done',
-        result:
-          result.requeue || result.requeueAfterMs !== undefined
-            ? result
-            : { requeueAfterMs: POOL_EXHAUSTED_RECHECK_MS * (1 + Math.random() / 5) },
-      };
+      return { kind: 'done', result: whileWaiting(result) };
     }
     state.assume(choice.unit, holder.uid);
     // Submitted in this same turn as the claim's own hold below, so they share its ledger write.

@@ -18,13 +18,12 @@
  */
 import { IPADDRESSCLAIM_READY_CONDITION, type PoolTenancy } from '@tally-ipam/api-types';
 import { type Condition, getCondition, type ReconcileContext } from '@tally-ipam/controller-kit';
-import { POOL_EXHAUSTED_RECHECK_MS } from '../constants.js';
 import { HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
 import { describePool, type PoolRef, poolKey, poolRefOfHolding, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import type { StoredClaim } from '../resources.js';
 import { tenancyVerdict } from '../tenancy.js';
-import { type AcquireOptions, type Acquisition, acquireUnit } from './acquire.js';
+import { type AcquireOptions, type Acquisition, acquireUnit, whileWaiting } from './acquire.js';
 import { eventNote } from './choose.js';
 import type { ClaimReconcilerDeps } from './deps.js';
 import { finishClaim } from './materialise.js';
@@ -93,13 +92,7 @@ export async function admitAndAcquire(
       void deps.recorder.warning(claim, verdict.reason, 'Allocate', eventNote(verdict.message));
     }
     const result = await finishClaim(deps, claim, notReady(verdict.reason, verdict.message), context);
-    return {
-      kind: 'done',
-      result:
-        result.requeue || result.requeueAfterMs !== undefined
-          ? result
-          : { requeueAfterMs: POOL_EXHAUSTED_RECHECK_MS * (1 + Math.random() / 5) },
-    };
+    return { kind: 'done', result: whileWaiting(result) };
   });
 }
 
