@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { writeStandaloneAssets } from '@tally-ipam/release';
+import { writeMetal3CRDsAsset } from '@tally-ipam/release';
 import { installCRDs } from '@tally-ipam/testenv';
 import { type ClusterctlSetup, clusterctlWithConfig, expectSuccess } from '../../test/lifecycle/clusterctl.js';
 import { NEXT_VERSION } from '../../test/lifecycle/steps.js';
@@ -233,7 +233,7 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
       await installCRDs(kubeConfig, [
         previous
           ? join(previous.release.root, 'packages/api-types/config/metal3/crd')
-          : (writeStandaloneAssets(join(work, 'assets'))[0] ?? ''),
+          : writeMetal3CRDsAsset(join(work, 'assets')),
       ]);
       const clusterctl = clusterctlWithConfig(setup);
       const init = expectSuccess(

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Client, isNotFound } from '@tally-ipam/controller-kit/client';
 import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
-import { writeStandaloneAssets } from '@tally-ipam/release';
+import { writeMetal3CRDsAsset } from '@tally-ipam/release';
 import { installCRDs } from '@tally-ipam/testenv';
 import { testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -120,7 +120,7 @@ describe('the kind lane: Tally and Sim as Pods through clusterctl', () => {
       applied = await upgradeTallyProviders(clusterctl, kind, previous, current);
       progress(`clusterctl upgrade apply took ${seconds(applied)}`);
       // The release notes' step for Metal3 users: the new asset, server-side (it fixes the CRDs' labels).
-      await installCRDs(kc, writeStandaloneAssets(join(work, 'assets')));
+      await installCRDs(kc, [writeMetal3CRDsAsset(join(work, 'assets'))]);
       const rollStarted = performance.now();
       await Promise.all([
         awaitRollout(kc, LANE_PROVIDERS.ipam.namespace, LANE_PROVIDERS.ipam.deployment),

@@ -5,7 +5,7 @@ import { ApiextensionsV1Api, AppsV1Api } from '@kubernetes/client-node';
 import { Client } from '@tally-ipam/controller-kit/client';
 import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
 import { LEDGER_RESOURCE } from '@tally-ipam/ledger';
-import { type BuiltRelease, buildRelease, writeStandaloneAssets } from '@tally-ipam/release';
+import { type BuiltRelease, buildRelease, writeMetal3CRDsAsset } from '@tally-ipam/release';
 import { CLAIM_RESOURCE, CLUSTER_RESOURCE } from '@tally-ipam/sim-infra';
 import { installCRDs } from '@tally-ipam/testenv';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -107,7 +107,7 @@ describe('a management cluster with a fleet of both APIs, through clusterctl', (
     const applied = await upgradeTallyProviders(clusterctl, source, previous.version, NEXT_VERSION);
     progress(`clusterctl upgrade apply took ${(applied / 1000).toFixed(1)} s`);
     // The release notes' step for Metal3 users: the new asset, server-side (it fixes the CRDs' labels).
-    await installCRDs(source.kubeConfig(), writeStandaloneAssets(join(work, 'assets')));
+    await installCRDs(source.kubeConfig(), [writeMetal3CRDsAsset(join(work, 'assets'))]);
     // The Deployments' rollout: each new replica started beside the old one, which then stops.
     await source.replaceApp('ipam', { mainJs: APPS.ipam.mainJs });
     await source.replaceApp('sim', { mainJs: APPS.sim.mainJs });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { writeStandaloneAssets } from '@tally-ipam/release';
+import { writeMetal3CRDsAsset } from '@tally-ipam/release';
 import {
   type CapiCRDGroup,
   type CapiManager,
@@ -94,7 +94,7 @@ export async function startManagementCluster(
     stops.push(() => capi.stop());
     const kc = plane.kubeConfig();
     // The release asset, applied server-side as the Metal3 guide says (kubectl apply --server-side -f).
-    await installCRDs(kc, [...(options.metal3CRDs ?? writeStandaloneAssets(join(work, 'assets')))]);
+    await installCRDs(kc, [...(options.metal3CRDs ?? [writeMetal3CRDsAsset(join(work, 'assets'))])]);
     const initArgs = options.version ? clusterctl.initArgsAt(options.version) : clusterctl.initArgs;
     expectSuccess(
       await clusterctl.run(['init', '--kubeconfig', plane.kubeconfigPath, ...initArgs], {

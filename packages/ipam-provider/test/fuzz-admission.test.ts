@@ -4,8 +4,12 @@ import * as apiTypes from '@tally-ipam/api-types';
 import {
   describeJSON,
   parseCluster,
+  parseGlobalInClusterIPPool,
+  parseGlobalInClusterPrefixPool,
   parseGlobalTallyIPPool,
   parseGlobalTallyPrefixPool,
+  parseInClusterIPPool,
+  parseInClusterPrefixPool,
   parseIPAddress,
   parseIPAddressClaim,
   parseMachine,
@@ -471,6 +475,43 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
         },
       }),
     },
+    ...(
+      [
+        ['InClusterIPPool', parseInClusterIPPool, 'n'],
+        ['GlobalInClusterIPPool', parseGlobalInClusterIPPool, undefined],
+      ] as const
+    ).map(([kind, parse, namespace]) => ({
+      name: kind,
+      parse,
+      base: () => ({
+        apiVersion: 'ipam.cluster.x-k8s.io/v1alpha2',
+        kind,
+        metadata: { name: 'p', ...(namespace ? { namespace } : {}) },
+        spec: {
+          addresses: ['10.0.0.10-10.0.0.50', '10.0.1.0/28'],
+          prefix: 23,
+          gateway: '10.0.0.1',
+          excludedAddresses: ['10.0.0.20'],
+          allocateReservedIPAddresses: false,
+        },
+        status: { ipAddresses: { total: 54, used: 0, free: 54, outOfRange: 0 } },
+      }),
+    })),
+    ...(
+      [
+        ['InClusterPrefixPool', parseInClusterPrefixPool, 'n'],
+        ['GlobalInClusterPrefixPool', parseGlobalInClusterPrefixPool, undefined],
+      ] as const
+    ).map(([kind, parse, namespace]) => ({
+      name: kind,
+      parse,
+      base: () => ({
+        apiVersion: 'ipam.cluster.x-k8s.io/v1alpha2',
+        kind,
+        metadata: { name: 'p', ...(namespace ? { namespace } : {}) },
+        spec: { prefixes: ['fd00:1::/56'], allocationPrefixLength: 64, excludedPrefixes: ['fd00:1::/64'] },
+      }),
+    })),
     {
       name: 'Metal3IPPool',
       parse: parseMetal3IPPool,

@@ -121,10 +121,24 @@ function grafanaDashboard(root: string = REPOSITORY_ROOT): string {
  * components because a cluster running Metal3 already has them, owned by Metal3's provider.
  * `tally-ipam-dashboard.json`: the Grafana dashboard, imported by hand or by a dashboard provisioner.
  */
+/** The Metal3 CRDs' asset's file name. */
+export const METAL3_CRDS_ASSET = 'metal3-crds.yaml';
+
 export const STANDALONE_ASSETS = [
-  { fileName: 'metal3-crds.yaml', render: metal3CRDsYaml },
+  { fileName: METAL3_CRDS_ASSET, render: metal3CRDsYaml },
   { fileName: GRAFANA_DASHBOARD, render: grafanaDashboard },
 ] as const;
+
+/**
+ * Writes the Metal3 CRDs' asset alone into `out` and returns its path: what a test installs as CRDs (the other assets
+ * are no Kubernetes objects).
+ */
+export function writeMetal3CRDsAsset(out: string): string {
+  mkdirSync(out, { recursive: true });
+  const path = join(out, METAL3_CRDS_ASSET);
+  writeFileSync(path, metal3CRDsYaml());
+  return path;
+}
 
 /** Writes every standalone asset into `out`; returns their paths. */
 export function writeStandaloneAssets(out: string): string[] {

@@ -5,12 +5,14 @@ export {
   type ClusterctlRepository,
   GRAFANA_DASHBOARD,
   IMAGE_REGISTRY,
+  METAL3_CRDS_ASSET,
   KUBECTL_PLUGIN_TARBALL,
   RELEASED_PROVIDERS,
   type ReleasedProvider,
   STANDALONE_ASSETS,
   writeClusterctlRepository,
   writeKubectlPluginTarball,
+  writeMetal3CRDsAsset,
   writeStandaloneAssets,
 } from './artifacts.js';
 export {
