@@ -411,6 +411,19 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
     },
   );
 
+  const IN_CLUSTER_IP_POOL_BODY = {
+    spec: {
+      addresses: ['10.0.0.10-10.0.0.50', '10.0.1.0/28'],
+      prefix: 23,
+      gateway: '10.0.0.1',
+      excludedAddresses: ['10.0.0.20'],
+      allocateReservedIPAddresses: false,
+    },
+    status: { ipAddresses: { total: 54, used: 0, free: 54, outOfRange: 0 } },
+  };
+  const IN_CLUSTER_PREFIX_POOL_BODY = {
+    spec: { prefixes: ['fd00:1::/56'], allocationPrefixLength: 64, excludedPrefixes: ['fd00:1::/64'] },
+  };
   const SIM_MACHINE_REF = { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'SimMachine', name: 'm' };
   const PARSERS: {
     name: string;
@@ -475,41 +488,22 @@ describe('fuzz: pool admission handlers and api-types parsers under hostile inpu
         },
       }),
     },
+    // The in-cluster provider's four kinds: one object shape, an IP pool's or a prefix pool's body.
     ...(
       [
-        ['InClusterIPPool', parseInClusterIPPool, 'n'],
-        ['GlobalInClusterIPPool', parseGlobalInClusterIPPool, undefined],
+        ['InClusterIPPool', parseInClusterIPPool, 'n', IN_CLUSTER_IP_POOL_BODY],
+        ['GlobalInClusterIPPool', parseGlobalInClusterIPPool, undefined, IN_CLUSTER_IP_POOL_BODY],
+        ['InClusterPrefixPool', parseInClusterPrefixPool, 'n', IN_CLUSTER_PREFIX_POOL_BODY],
+        ['GlobalInClusterPrefixPool', parseGlobalInClusterPrefixPool, undefined, IN_CLUSTER_PREFIX_POOL_BODY],
       ] as const
-    ).map(([kind, parse, namespace]) => ({
+    ).map(([kind, parse, namespace, body]) => ({
       name: kind,
       parse,
       base: () => ({
         apiVersion: 'ipam.cluster.x-k8s.io/v1alpha2',
         kind,
         metadata: { name: 'p', ...(namespace ? { namespace } : {}) },
-        spec: {
-          addresses: ['10.0.0.10-10.0.0.50', '10.0.1.0/28'],
-          prefix: 23,
-          gateway: '10.0.0.1',
-          excludedAddresses: ['10.0.0.20'],
-          allocateReservedIPAddresses: false,
-        },
-        status: { ipAddresses: { total: 54, used: 0, free: 54, outOfRange: 0 } },
-      }),
-    })),
-    ...(
-      [
-        ['InClusterPrefixPool', parseInClusterPrefixPool, 'n'],
-        ['GlobalInClusterPrefixPool', parseGlobalInClusterPrefixPool, undefined],
-      ] as const
-    ).map(([kind, parse, namespace]) => ({
-      name: kind,
-      parse,
-      base: () => ({
-        apiVersion: 'ipam.cluster.x-k8s.io/v1alpha2',
-        kind,
-        metadata: { name: 'p', ...(namespace ? { namespace } : {}) },
-        spec: { prefixes: ['fd00:1::/56'], allocationPrefixLength: 64, excludedPrefixes: ['fd00:1::/64'] },
+        ...structuredClone(body),
       }),
     })),
     {
