@@ -31,6 +31,12 @@ const KIND_LANE_PREPARE_SCRIPT = 'prepare:kind';
 const KIND_LANE_TEST_SCRIPT = 'test:kind';
 /** Where the summary looks for the lane's vitest report. */
 const KIND_LANE_REPORT = 'e2e/kind/test-results.json';
+/** The lane's container restarts and unwell-container Events (e2e/kind/lane/lane.ts, LANE_HEALTH_FILE). */
+const KIND_LANE_HEALTH = 'e2e/kind/lane-health.json';
+/** At most this many of its lines in the summary (the file has them all). */
+const KIND_LANE_HEALTH_LINES = 12;
+/** The summary's line for the e2e project when its files ran on the lane instead of locally. */
+const E2E_ON_LANE_LINE = `${KIND_LANE_PACKAGE_DIR}: its files ran on the kind lane (${KIND_LANE_DIR}), not locally as well`;
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pinnedPnpm = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
@@ -265,6 +271,30 @@ function packageScripts(dir) {
   return existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')).scripts ?? {}) : {};
 }
 
+/**
+ * The lane's health record as summary lines: restarted containers and unwell-container Events, which explain a test
+ * that failed because a Pod was down. None when the file is missing or says nothing.
+ */
+function laneHealthLines() {
+  const file = join(root, KIND_LANE_HEALTH);
+  if (!existsSync(file)) return [];
+  let health;
+  try {
+    health = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    return [`lane health: unreadable ${KIND_LANE_HEALTH} (${String(error.message).slice(0, 100)})`];
+  }
+  const lines = [
+    ...(Array.isArray(health.restarts) ? health.restarts.map((line) => `restarted: ${line}`) : []),
+    ...(Array.isArray(health.events) ? health.events.map((line) => `event: ${line}`) : []),
+  ].map((line) => String(line).slice(0, 200));
+  if (lines.length <= KIND_LANE_HEALTH_LINES) return lines;
+  return [
+    ...lines.slice(0, KIND_LANE_HEALTH_LINES),
+    `… and ${lines.length - KIND_LANE_HEALTH_LINES} more in ${KIND_LANE_HEALTH}`,
+  ];
+}
+
 function kindLanePresent() {
   return existsSync(join(root, KIND_LANE_DIR)) && KIND_LANE_TEST_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR);
 }
@@ -275,22 +305,22 @@ function dockerAnswers() {
 }
 
 /**
- * Runs the kind lane: its prepare (node image, images: cached), then the lane's tests (the node image's own checks
- * among them, on the lane's cluster), beside the other test streams. Returns whether its prepare passed (without it
- * nothing else ran).
+ * The kind lane's prepare (node image, images: cached). Returns whether it passed: without it the lane's tests do not
+ * run, and the e2e files run locally instead.
  */
-async function runKindLane(pnpm) {
-  if (KIND_LANE_PREPARE_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR)) {
-    const prepared = await runStageBeside(
-      'kind lane: prepare',
-      'kind',
-      ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_PREPARE_SCRIPT),
-    );
-    if (!prepared) {
-      failedChecks.push('kind lane: prepare');
-      return false;
-    }
-  }
+async function prepareKindLane(pnpm) {
+  if (!(KIND_LANE_PREPARE_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR))) return true;
+  const prepared = await runStageBeside(
+    'kind lane: prepare',
+    'kind',
+    ...pnpm('--filter', KIND_LANE_PACKAGE, 'run', KIND_LANE_PREPARE_SCRIPT),
+  );
+  if (!prepared) failedChecks.push('kind lane: prepare');
+  return prepared;
+}
+
+/** The kind lane's tests (every e2e file and the lane's own, the node image's checks among them), on its cluster. */
+async function runKindLaneTests(pnpm) {
   if (
     !(await runStageBeside(
       'kind lane: tests',
@@ -300,7 +330,6 @@ async function runKindLane(pnpm) {
   ) {
     failedTestStages.push('kind lane: tests');
   }
-  return true;
 }
 
 const job = process.argv[2];
@@ -339,22 +368,30 @@ switch (job) {
     const compatJob = await prepareCompatibilityJob(pnpm);
 
     const lane = kindLanePresent();
-    removeTestResults(root, [join(root, COMPAT_REPORT), ...(lane ? [join(root, KIND_LANE_REPORT)] : [])]);
+    removeTestResults(root, [
+      join(root, COMPAT_REPORT),
+      ...(lane ? [join(root, KIND_LANE_REPORT), join(root, KIND_LANE_HEALTH)] : []),
+    ]);
     // The kind lane runs when its tree is here and an engine answers; without one, one line says it did not run.
     const laneRuns = lane && dockerAnswers();
     startStressIfRequested();
     // The test phase: four streams at once, each mostly waiting on controllers (or, the checks, needing little), so that
-    // the slowest, not the sum, sets the phase's time (one after the other, the e2e suite ran alone for its last ten
-    // minutes and the kind lane after everything):
+    // the slowest, not the sum, sets the phase's time:
     //   - every package's tests (turbo, two at a time);
-    //   - the e2e suite, then the compatibility job (each one file at a time, on its own control plane and manager);
-    //   - the kind lane (its own cluster in Docker).
-    // --only: the builds ran above; as dependencies they would run again (--force bypasses their cache too).
-    // --force: "run all tests" means run them, not replay turbo's cached logs of an earlier run.
+    //   - the compatibility job, then, when the kind lane does not run, the e2e suite (each one file at a time, on its
+    //     own control plane and manager);
+    //   - the kind lane (its own cluster in Docker);
     //   - the checks: lint (Biome) and typecheck, one package at a time (nothing waits for them; each counts as one
     //     failed check when it fails).
+    // --only: the builds ran above; as dependencies they would run again (--force bypasses their cache too).
+    // --force: "run all tests" means run them, not replay turbo's cached logs of an earlier run.
+    // The e2e files run once at Cluster API's current release: on the lane when it runs (in Pods, from the shipped
+    // manifests: everything a local run of them proves and the Deployment besides), else locally. The compatibility
+    // job runs them locally at the oldest release either way, so the local harness is exercised in every run.
     const sharedReport = join(root, KIND_LANE_PACKAGE_DIR, REPORT);
+    const lanePrepared = laneRuns ? prepareKindLane(pnpm) : Promise.resolve(false);
     let e2eReport;
+    let e2eOnLane = false;
     await Promise.all([
       (async () => {
         const ok = await runStageBeside(
@@ -365,13 +402,19 @@ switch (job) {
         if (!ok) failedTestStages.push('tests');
       })(),
       (async () => {
+        await runCompatibilityTests(compatJob, pnpm);
+        if (await lanePrepared) {
+          e2eOnLane = true;
+          return;
+        }
         if (!(await runStageBeside('tests: e2e', 'e2e', ...pnpm('--filter', E2E_PACKAGE, 'run', 'test')))) {
           failedTestStages.push('tests: e2e');
         }
         e2eReport = existsSync(sharedReport) ? readFileSync(sharedReport) : undefined;
-        await runCompatibilityTests(compatJob, pnpm);
       })(),
-      laneRuns ? runKindLane(pnpm) : Promise.resolve(false),
+      (async () => {
+        if (await lanePrepared) await runKindLaneTests(pnpm);
+      })(),
       (async () => {
         for (const [name, task] of [
           ['lint (Biome)', 'lint'],
@@ -397,13 +440,19 @@ switch (job) {
     }
 
     await stopStress();
-    const { passed, failed, files, projects, durations } = summarizeTestResults(root, extraProjects);
+    const { passed, failed, files, projects, durations } = summarizeTestResults(
+      root,
+      extraProjects,
+      e2eOnLane ? [KIND_LANE_PACKAGE_DIR] : [],
+    );
     printStages();
     printTimeAndLoad(durations);
     console.log(`\ntest results from ${files} of ${projects.length} test projects:`);
+    if (e2eOnLane) console.log(`  ${E2E_ON_LANE_LINE}`);
     for (const project of projects) {
       console.log(`  ${project.name}: ${project.passed} passed, ${project.failed} failed`);
       for (const problem of project.problems) console.log(`    ${problem}`);
+      if (project.name === KIND_LANE_DIR) for (const line of laneHealthLines()) console.log(`    ${line}`);
     }
     if (failed === 0) {
       for (const name of failedTestStages) failedChecks.push(`${name} (exited non-zero with no failed test)`);

@@ -150,12 +150,15 @@ export function loadAverageSummary(samples) {
 
 /**
  * Sums the reports of every test project under `root` (and of `extraProjects`: [{ name, report }] with a report path,
- * e.g. the kind lane). Returns { passed, failed, files, projects, durations }, projects being
+ * e.g. the kind lane), but for the projects named in `ranElsewhere` (relative paths, e.g. `e2e` when the kind lane
+ * ran its files), whose own report no run wrote. Returns { passed, failed, files, projects, durations }, projects being
  * [{ name, passed, failed, problems }] and durations [{ project, file, seconds }], one per test file that ran.
  */
-export function summarizeTestResults(root, extraProjects = []) {
+export function summarizeTestResults(root, extraProjects = [], ranElsewhere = []) {
   const projects = [
-    ...testProjects(root).map((dir) => ({ name: relative(root, dir), report: join(dir, REPORT) })),
+    ...testProjects(root)
+      .map((dir) => ({ name: relative(root, dir), report: join(dir, REPORT) }))
+      .filter((project) => !ranElsewhere.includes(project.name)),
     ...extraProjects,
   ];
   let passed = 0;

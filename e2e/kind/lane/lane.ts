@@ -7,7 +7,7 @@
  * at `ipamReplicas` serving Metal3's API too; ready once every Deployment rolled out and every webhook answers
  * through its Service.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +49,7 @@ import {
   type WithoutCertManager,
   writeLaneRepository,
 } from './repository.js';
-import { awaitCapiWebhooks, awaitRollout, savePodLogs } from './rollout.js';
+import { awaitCapiWebhooks, awaitRollout, clusterHealth, savePodLogs } from './rollout.js';
 
 export const LANE_NAMESPACES: readonly string[] = [
   'capi-system',
@@ -59,6 +59,11 @@ export const LANE_NAMESPACES: readonly string[] = [
 ];
 /** Where the Pods' logs are written when the lane's cluster is deleted. */
 export const LANE_LOG_DIR = fileURLToPath(new URL('../logs/', import.meta.url));
+/**
+ * The cluster's container restarts and unwell-container Events (`clusterHealth`), written when the cluster is deleted;
+ * `npm test`'s summary prints them under the lane's results (scripts/tally.mjs reads this path).
+ */
+export const LANE_HEALTH_FILE = fileURLToPath(new URL('../lane-health.json', import.meta.url));
 /** What the lane sets of Tally's clusterctl variables: it serves Metal3's API too (the lifecycle fleet has both). */
 export const LANE_IPAM_VARIABLES: Readonly<Record<string, string>> = { TALLY_IPAM_ENABLE_METAL3: 'true' };
 
@@ -168,7 +173,14 @@ export async function startLane(options: LaneOptions): Promise<Lane> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(cluster.kubeconfigPath);
   const stop = async (): Promise<void> => {
-    await savePodLogs(kubeConfig, LANE_NAMESPACES, LANE_LOG_DIR).then(
+    await clusterHealth(kubeConfig).then(
+      (health) => {
+        writeFileSync(LANE_HEALTH_FILE, `${JSON.stringify(health, null, 2)}\n`);
+        for (const line of [...health.restarts, ...health.events]) log(`health: ${line}`);
+      },
+      (error: unknown) => log(`the cluster's health could not be read: ${String(error).slice(0, 200)}`),
+    );
+    await savePodLogs(kubeConfig, [...LANE_NAMESPACES, 'kube-system'], LANE_LOG_DIR).then(
       () => log(`the Pods' logs are in ${LANE_LOG_DIR}`),
       (error: unknown) => log(`the Pods' logs could not be saved: ${String(error)}`),
     );

@@ -32,13 +32,20 @@ export async function managerContainers(
   });
 }
 
-function cgroupScript(containerId: string, body: string): string[] {
+/** The marker `memoryUsageIfPresent`'s script prints when the container has no cgroup (any more). */
+const GONE = 'no-cgroup';
+
+function cgroupScript(
+  containerId: string,
+  body: string,
+  missing = `echo "no memory cgroup for ${containerId}" >&2; exit 1`,
+): string[] {
   // cgroupfs driver: …/<pod>/<id>; systemd driver: …/cri-containerd-<id>.scope. Both contain the ID.
   return [
     'sh',
     '-c',
     `d=$(find /sys/fs/cgroup/memory -type d -name "*${containerId}*" | head -n 1); ` +
-      `[ -n "$d" ] || { echo "no memory cgroup for ${containerId}" >&2; exit 1; }; ${body}`,
+      `[ -n "$d" ] || { ${missing}; }; ${body}`,
   ];
 }
 
@@ -47,17 +54,27 @@ export async function resetPeakMemory(container: ContainerCgroup): Promise<void>
   await laneNodeExec(container.node, cgroupScript(container.containerId, 'echo 0 > "$d/memory.max_usage_in_bytes"'));
 }
 
-/** Current and peak usage of the container's memory cgroup, and the limit the kubelet set, in bytes. */
-export async function memoryUsage(
-  container: ContainerCgroup,
-): Promise<{ usage: number; peak: number; limit: number; rss: number }> {
+export interface MemoryUsage {
+  readonly usage: number;
+  readonly peak: number;
+  readonly limit: number;
+  readonly rss: number;
+}
+
+/**
+ * Current and peak usage of the container's memory cgroup, and the limit the kubelet set, in bytes; undefined when the
+ * cgroup is gone (the container restarted, or its Pod was deleted, since it was listed).
+ */
+export async function memoryUsageIfPresent(container: ContainerCgroup): Promise<MemoryUsage | undefined> {
   const output = await laneNodeExec(
     container.node,
     cgroupScript(
       container.containerId,
       'cat "$d/memory.usage_in_bytes" "$d/memory.max_usage_in_bytes" "$d/memory.limit_in_bytes"; grep -E "^total_rss " "$d/memory.stat"',
+      `echo ${GONE}; exit 0`,
     ),
   );
+  if (output.trim() === GONE) return undefined;
   const lines = output.trim().split('\n');
   const numbers = [lines[0], lines[1], lines[2], lines[3]?.split(' ')[1]].map(Number);
   if (numbers.some((n) => !Number.isFinite(n))) {
@@ -65,4 +82,11 @@ export async function memoryUsage(
   }
   const [usage = 0, peak = 0, limit = 0, rss = 0] = numbers;
   return { usage, peak, limit, rss };
+}
+
+/** `memoryUsageIfPresent` of a container that must be running: its cgroup gone is an error. */
+export async function memoryUsage(container: ContainerCgroup): Promise<MemoryUsage> {
+  const usage = await memoryUsageIfPresent(container);
+  if (!usage) throw new Error(`Pod ${container.pod}: no memory cgroup for container ${container.containerId}`);
+  return usage;
 }

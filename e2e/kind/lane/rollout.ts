@@ -119,3 +119,39 @@ export async function savePodLogs(kc: KubeConfig, namespaces: readonly string[],
     }
   }
 }
+
+/** Kubelet and node Event reasons that say a container was unwell, restarted or killed. */
+const UNWELL_REASONS = ['Unhealthy', 'BackOff', 'Killing', 'OOMKilling', 'Evicted', 'NodeNotReady'] as const;
+
+/**
+ * What went wrong with the cluster's containers during the lane, for the run's summary (a failed test on a busy
+ * machine is explained by a restarted webhook Pod or a probe that timed out, which no test's message says): every
+ * container that restarted (its last end's reason and exit code) and the kubelet's Events about unwell containers,
+ * aggregated by object and reason. Events are the only record of Pods the tests deleted since.
+ */
+export async function clusterHealth(kc: KubeConfig): Promise<{ restarts: string[]; events: string[] }> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const pods = await core.listPodForAllNamespaces();
+  const restarts = pods.items.flatMap((pod) =>
+    (pod.status?.containerStatuses ?? [])
+      .filter((c) => c.restartCount > 0)
+      .map((c) => {
+        const last = c.lastState?.terminated;
+        const ended = last ? `${last.reason ?? 'ended'} (exit ${last.exitCode})` : 'unknown';
+        return `${pod.metadata?.namespace}/${pod.metadata?.name} ${c.name}: ${c.restartCount} restart(s), last ${ended}`;
+      }),
+  );
+  const counts = new Map<string, { count: number; message: string }>();
+  for (const reason of UNWELL_REASONS) {
+    const events = await core.listEventForAllNamespaces({ fieldSelector: `reason=${reason}` });
+    for (const event of events.items) {
+      const object = event.involvedObject;
+      const key = `${object.namespace ?? ''}/${object.name ?? ''} ${reason}`;
+      const seen = counts.get(key) ?? { count: 0, message: (event.message ?? '').slice(0, 120) };
+      seen.count += event.count ?? 1;
+      counts.set(key, seen);
+    }
+  }
+  const events = [...counts].map(([key, { count, message }]) => `${key} ×${count}: ${message}`);
+  return { restarts, events };
+}

@@ -23,7 +23,13 @@ import { forEachLimited } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { CLUSTER_V1BETA2, eventually, logsHint, Objects, SIM_CLUSTER } from '../../test/harness.js';
-import { type ContainerCgroup, managerContainers, mebibytes, memoryUsage, resetPeakMemory } from '../lane/memory.js';
+import {
+  type ContainerCgroup,
+  managerContainers,
+  mebibytes,
+  memoryUsageIfPresent,
+  resetPeakMemory,
+} from '../lane/memory.js';
 import { LANE_CLUSTER_PROVIDE_KEY } from '../lane/provided.js';
 
 const CLAIM_COUNT = 2_000;
@@ -239,7 +245,12 @@ describe('Pod chaos: the leader Pod deleted during a 2,000-claim burst', () => {
     const memory: string[] = [];
     for (const container of measured.values()) {
       if (container.pod === leader) continue; // Its cgroup went with it.
-      const usage = await memoryUsage(container);
+      const usage = await memoryUsageIfPresent(container);
+      if (!usage) {
+        // Restarted during the burst (the run's summary lists restarts and their reasons): no peak to give.
+        memory.push(`${container.pod}: restarted since measured (its cgroup is gone)`);
+        continue;
+      }
       memory.push(
         `${container.pod}${container.pod === newHolder ? ' (new leader)' : ''}: peak ${mebibytes(usage.peak)}, now ${mebibytes(usage.usage)} (rss ${mebibytes(usage.rss)}), limit ${mebibytes(usage.limit)}`,
       );

@@ -47,6 +47,8 @@ export async function runTestJob(options: {
    * `report.path` (relative to the tree): a stage whose tests passed and whose command still failed.
    */
   readonly failing?: { readonly call: string; readonly report: { readonly path: string; readonly json: unknown } };
+  /** A `pnpm` call whose arguments contain `call` writes `json` to `path` (relative to the tree) and succeeds. */
+  readonly writes?: { readonly call: string; readonly path: string; readonly json: unknown };
 }): Promise<TestJobRun> {
   const tree = join(options.work, options.name);
   const bin = join(tree, 'stub-bin');
@@ -77,6 +79,12 @@ export async function runTestJob(options: {
     writeFileSync(reportSource, JSON.stringify(options.failing.report.json));
     const target = join(tree, options.failing.report.path);
     failing = `case "$*" in *'${options.failing.call}'*) cp '${reportSource}' '${target}'; exit 1;; esac\n`;
+  }
+  if (options.writes) {
+    const source = join(tree, 'written.json');
+    writeFileSync(source, JSON.stringify(options.writes.json));
+    const target = join(tree, options.writes.path);
+    failing += `case "$*" in *'${options.writes.call}'*) cp '${source}' '${target}';; esac\n`;
   }
   // One line per call, count and arguments together: calls run at once, and two appends each could interleave.
   writeExecutable(

@@ -56,6 +56,60 @@ describe('npm test runs the e2e suite beside the packages', () => {
   });
 });
 
+describe('the e2e files run once at the current Cluster API release', () => {
+  const localE2e = (run: TestJobRun): string[] =>
+    run.pnpmCalls.filter((call) => call === '--filter @tally-ipam/e2e run test');
+
+  it('on the kind lane when it runs: not locally as well, and the summary says where they ran', async () => {
+    const lane = await runTestJob('e2e-on-lane', 0);
+    expect(lane.pnpmCalls).toContain(laneCall('test:kind'));
+    expect(localE2e(lane)).toEqual([]);
+    const lines = lane.stdout.split('\n');
+    expect(lines).toContain('  e2e: its files ran on the kind lane (e2e/kind), not locally as well');
+    // No report is expected of a run that did not happen: the e2e project is not counted as missing one.
+    expect(lines.filter((line) => line.startsWith('  e2e: ') && line.includes('failed'))).toEqual([]);
+    expect(lane.stdout).not.toMatch(/^ {2}ok {5}tests: e2e /m);
+  });
+
+  it('locally when the lane prepare fails (the lane then runs no test)', async () => {
+    const lane = await runInTree({
+      work,
+      name: 'lane-prepare-failed',
+      dockerStatus: 0,
+      failing: { call: 'run prepare:kind', report: { path: 'prepare-kind.json', json: {} } },
+    });
+    expect(lane.pnpmCalls).not.toContain(laneCall('test:kind'));
+    expect(localE2e(lane)).toHaveLength(1);
+    expect(lane.stdout.split('\n')).toContain('kind lane: prepare: failed (output above): counted as 1 failed');
+  });
+});
+
+describe("the lane's health record", () => {
+  it('is printed under the lane results, restarts first, at most 12 lines and a count of the rest', async () => {
+    const restarts = ['tally-ipam-system/tally-ipam-controller-1 manager: 2 restart(s), last OOMKilled (exit 137)'];
+    const events = Array.from({ length: 14 }, (_, i) => `tally-ipam-system/pod-${i} Unhealthy ×${i + 1}: probe failed`);
+    const lane = await runInTree({
+      work,
+      name: 'lane-health',
+      dockerStatus: 0,
+      writes: { call: 'run test:kind', path: 'e2e/kind/lane-health.json', json: { restarts, events } },
+    });
+    const lines = lane.stdout.split('\n');
+    const at = lines.findIndex((line) => line.startsWith('  e2e/kind: '));
+    expect(at).toBeGreaterThan(-1);
+    // Under the lane's line, after its problems (the fixture's lane wrote no report): the health lines.
+    const after = lines.slice(at + 1);
+    const first = after.findIndex((line) => line.startsWith('    restarted: '));
+    expect(after.slice(0, first).every((line) => line.startsWith('    no test-results.json'))).toBe(true);
+    expect(after.slice(first, first + 14)).toEqual([
+      `    restarted: ${restarts[0]}`,
+      ...events.slice(0, 11).map((line) => `    event: ${line}`),
+      '    … and 3 more in e2e/kind/lane-health.json',
+      expect.not.stringMatching(/^ {4}/),
+    ]);
+  });
+});
+
 describe('the kind lane hack scripts', () => {
   const scripts = readdirSync(join(root, 'apps'))
     .filter((app) => existsSync(join(root, 'apps', app, 'hack')))
