@@ -320,6 +320,19 @@ async function templateProbe(
 export async function awaitWebhooksAnswer(kc: KubeConfig, apps: readonly AppKey[]): Promise<void> {
   const api = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
+  // An earlier call's probe namespace may still be terminating (its deletion is not waited for).
+  await waitFor(
+    `namespace ${WEBHOOK_PROBE_NAMESPACE} of an earlier probe to be gone`,
+    async () =>
+      core.readNamespace({ name: WEBHOOK_PROBE_NAMESPACE }).then(
+        () => undefined,
+        (error: unknown) => {
+          if (error instanceof ApiException && error.code === 404) return true;
+          throw error;
+        },
+      ),
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
   await core.createNamespace({ body: { metadata: { name: WEBHOOK_PROBE_NAMESPACE } } });
   try {
     const probes: { webhook: string; probe: () => Promise<ProbeOutcome> }[] = [];

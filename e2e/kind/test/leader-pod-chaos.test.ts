@@ -23,6 +23,7 @@ import { forEachLimited } from '@tally-ipam/testenv';
 import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { CLUSTER_V1BETA2, eventually, logsHint, Objects, SIM_CLUSTER } from '../../test/harness.js';
+import { awaitWebhooksAnswer } from '../../test/webhooks.js';
 import {
   type ContainerCgroup,
   managerContainers,
@@ -31,6 +32,7 @@ import {
   resetPeakMemory,
 } from '../lane/memory.js';
 import { LANE_CLUSTER_PROVIDE_KEY } from '../lane/provided.js';
+import { awaitRollout } from '../lane/rollout.js';
 
 const CLAIM_COUNT = 2_000;
 /** The leader Pod is deleted once this many claims are bound: in the middle of the burst. */
@@ -307,5 +309,10 @@ describe('Pod chaos: the leader Pod deleted during a 2,000-claim burst', () => {
     };
     expect(left).toEqual({ claims: 0, addresses: 0, entries: 0 });
     console.error(`[tally-lane] chaos: released everything ${seconds(Date.now() - allBound)} after the last bind`);
+
+    // The lane as this file found it, for the files after it: the deleted leader's replacement (and any replica that
+    // restarted during the burst) available, and the webhooks answering through their Service again.
+    await awaitRollout(env.kubeConfig, lane.ipam.namespace, lane.ipam.deployment);
+    await awaitWebhooksAnswer(env.kubeConfig, ['ipam']);
   });
 });
