@@ -37,6 +37,14 @@ export {
 export { type AcquireResult, type AddressHolds, type Holder, ledgerHolds } from './holds.js';
 export { POOL_STATUS_WRITES_PER_SECOND } from './pool/status-budget.js';
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
+export {
+  finalizersOf,
+  isInClusterPoolKind,
+  type KindFinalizers,
+  SERVED_POOL_KINDS,
+  type ServedPoolKind,
+  servedPoolKinds,
+} from './pool-kinds.js';
 export { describePool, type PoolRef, poolKey } from './pool-ref.js';
 export { PoolState } from './pool-state.js';
 export { PoolStates } from './pool-states.js';

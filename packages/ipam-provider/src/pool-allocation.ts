@@ -1,5 +1,7 @@
 import {
   AddressAllocator,
+  type AddressPool,
+  type AddressPoolSpec,
   AllocationError,
   type AllocationStrategy,
   checkAllocatable,
@@ -15,20 +17,24 @@ import {
 } from '@tally-ipam/allocator';
 import {
   echo,
+  GLOBAL_IN_CLUSTER_IP_POOL_KIND,
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
-  isPrefixPoolKind,
+  IN_CLUSTER_IP_POOL_KIND,
+  inClusterAddressSpace,
+  parseGlobalInClusterIPPool,
   parseGlobalTallyIPPool,
   parseGlobalTallyPrefixPool,
+  parseInClusterIPPool,
   parseTallyIPPool,
   parseTallyPrefixPool,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
   type TallyIPPoolSpec,
-  type TallyPoolKind,
   type TallyPrefixPoolSpec,
 } from '@tally-ipam/api-types';
 import { addressEntryKey, prefixEntryKey } from '@tally-ipam/ledger';
+import type { ServedPoolKind } from './pool-kinds.js';
 import { reservationIssues } from './reservations.js';
 
 /**
@@ -65,6 +71,8 @@ export interface PoolAllocation {
   isAllocated(unit: AllocationUnit): boolean;
   /** True when the spec allows this unit (another pool's holding on it then blocks this pool too). */
   covers(unit: AllocationUnit): boolean;
+  /** The address pool the allocator hands out from (IP pools only): the in-cluster status counts read it. */
+  readonly addressPool: AddressPool | undefined;
   counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint };
 }
 
@@ -92,6 +100,15 @@ function safeParseIP(text: string): IP | undefined {
   }
 }
 
+/**
+ * What an address pool's allocation state needs of its spec beyond the address space: Tally's IP pool spec, or the
+ * in-cluster provider's mapped onto it (LowestFree, no reservations, the gateway as written).
+ */
+type AddressAllocationSpec = Pick<
+  TallyIPPoolSpec,
+  'prefix' | 'gateway' | 'allocationStrategy' | 'addressReuseGracePeriodSeconds' | 'reservations'
+>;
+
 class AddressPoolAllocation implements PoolAllocation {
   readonly isPrefixPool = false;
   readonly gateway: string | undefined;
@@ -101,7 +118,7 @@ class AddressPoolAllocation implements PoolAllocation {
 
   constructor(
     private readonly allocator: AddressAllocator,
-    private readonly spec: TallyIPPoolSpec,
+    private readonly spec: AddressAllocationSpec,
   ) {
     this.gateway = spec.gateway;
     this.strategy = spec.allocationStrategy;
@@ -148,6 +165,10 @@ class AddressPoolAllocation implements PoolAllocation {
     return ip !== undefined && checkAllocatable(this.allocator.pool, ip).allocatable;
   }
 
+  get addressPool(): AddressPool {
+    return this.allocator.pool;
+  }
+
   counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint } {
     return this.allocator.counts();
   }
@@ -159,6 +180,7 @@ class PrefixPoolAllocation implements PoolAllocation {
   readonly strategy: AllocationStrategy = 'LowestFree';
   readonly reuseGracePeriodMs = 0;
   readonly reservations: ReadonlyMap<string, string> = new Map();
+  readonly addressPool = undefined;
 
   constructor(
     private readonly allocator: PrefixAllocator,
@@ -222,32 +244,68 @@ class PrefixPoolAllocation implements PoolAllocation {
   }
 }
 
-function parsePoolSpec(
-  kind: TallyPoolKind,
-  pool: unknown,
-): { ok: true; ip?: TallyIPPoolSpec; prefix?: TallyPrefixPoolSpec } | { ok: false; message: string } {
+type ParsedPoolSpec =
+  | { readonly ok: true; readonly prefix: TallyPrefixPoolSpec }
+  | { readonly ok: true; readonly address: AddressPoolSpec; readonly allocation: AddressAllocationSpec }
+  | { readonly ok: false; readonly message: string };
+
+function parsePoolSpec(kind: ServedPoolKind, pool: unknown): ParsedPoolSpec {
   switch (kind) {
     case TALLY_IP_POOL_KIND:
     case GLOBAL_TALLY_IP_POOL_KIND: {
       const parsed = kind === TALLY_IP_POOL_KIND ? parseTallyIPPool(pool) : parseGlobalTallyIPPool(pool);
-      return parsed.success ? { ok: true, ip: parsed.data.spec } : { ok: false, message: parsed.error.message };
+      if (!parsed.success) return { ok: false, message: parsed.error.message };
+      const spec = parsed.data.spec;
+      return { ok: true, address: spec, allocation: spec };
     }
     case TALLY_PREFIX_POOL_KIND:
     case GLOBAL_TALLY_PREFIX_POOL_KIND: {
       const parsed = kind === TALLY_PREFIX_POOL_KIND ? parseTallyPrefixPool(pool) : parseGlobalTallyPrefixPool(pool);
       return parsed.success ? { ok: true, prefix: parsed.data.spec } : { ok: false, message: parsed.error.message };
     }
+    case IN_CLUSTER_IP_POOL_KIND:
+    case GLOBAL_IN_CLUSTER_IP_POOL_KIND:
+      return parseInClusterPoolSpec(kind, pool);
   }
+}
+
+/**
+ * An in-cluster IP pool: its address space is `inClusterAddressSpace`'s (the reference's point-to-point rule and
+ * zones), handed out lowest first as the reference does. The gateway written to IPAddresses is the spec's text, zone
+ * and all, as the reference writes it; the allocator only sees it without the zone.
+ */
+function parseInClusterPoolSpec(
+  kind: typeof IN_CLUSTER_IP_POOL_KIND | typeof GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+  pool: unknown,
+): ParsedPoolSpec {
+  const parsed = kind === IN_CLUSTER_IP_POOL_KIND ? parseInClusterIPPool(pool) : parseGlobalInClusterIPPool(pool);
+  if (!parsed.success) return { ok: false, message: parsed.error.message };
+  const spec = parsed.data.spec;
+  // The reference's webhook refuses a pool without a spec by its rule on spec.addresses; say the same here.
+  if (spec === undefined) return { ok: false, message: 'spec.addresses: a pool needs addresses (value: no spec)' };
+  const space = inClusterAddressSpace(spec);
+  if (!space.ok) return { ok: false, message: issuesMessage(space.issues) };
+  return {
+    ok: true,
+    address: space.spec,
+    allocation: {
+      prefix: spec.prefix,
+      gateway: spec.gateway,
+      allocationStrategy: 'LowestFree',
+      addressReuseGracePeriodSeconds: spec.addressReuseGracePeriodSeconds,
+      reservations: [],
+    },
+  };
 }
 
 /**
  * Parses a pool object (as stored: spec unvalidated) and builds its allocation state with no allocations yet. A spec
  * that fails validation, or a reservation the pool cannot hand out, gives a message naming the field and the value.
  */
-export function buildPoolAllocation(kind: TallyPoolKind, pool: unknown, clock: () => number): PoolAllocationBuild {
+export function buildPoolAllocation(kind: ServedPoolKind, pool: unknown, clock: () => number): PoolAllocationBuild {
   const parsed = parsePoolSpec(kind, pool);
   if (!parsed.ok) return parsed;
-  if (isPrefixPoolKind(kind) && parsed.prefix) {
+  if ('prefix' in parsed) {
     const spec = parsed.prefix;
     const build = tryBuildPrefixPool({
       prefixes: spec.prefixes,
@@ -257,13 +315,13 @@ export function buildPoolAllocation(kind: TallyPoolKind, pool: unknown, clock: (
     if (!build.ok) return { ok: false, message: issuesMessage(build.issues) };
     return { ok: true, allocation: new PrefixPoolAllocation(new PrefixAllocator(build.pool, { clock }), spec) };
   }
-  const spec = parsed.ip as TallyIPPoolSpec;
+  const { address, allocation: spec } = parsed;
   const build = tryBuildAddressPool({
-    addresses: spec.addresses,
-    prefix: spec.prefix,
-    gateway: spec.gateway,
-    excludedAddresses: spec.excludedAddresses,
-    allocateReservedIPAddresses: spec.allocateReservedIPAddresses,
+    addresses: address.addresses,
+    prefix: address.prefix,
+    gateway: address.gateway,
+    excludedAddresses: address.excludedAddresses,
+    allocateReservedIPAddresses: address.allocateReservedIPAddresses,
   });
   if (!build.ok) return { ok: false, message: issuesMessage(build.issues) };
   const problems = reservationIssues(build.pool, spec.reservations ?? []);
