@@ -66,6 +66,14 @@ export type { AllocatedAddress, PoolView } from './view.js';
 // The pool admission webhooks (src/webhooks, built on the IPAMProvider view). Their `PoolAllocation` has a namesake
 // above, so it is re-exported under a name that says what it is.
 export {
+  IN_CLUSTER_ENABLED_MATCH_CONDITION,
+  type InClusterAddressesView,
+  type InClusterPoolWebhookOptions,
+  inClusterPoolAdmissionHandler,
+  inClusterPoolWebhookConfiguration,
+  inClusterPoolWebhookName,
+  inClusterPoolWebhookPath,
+  inClusterPoolWebhooks,
   POOL_IN_USE_MESSAGE,
   POOL_MOVED_AWAY_REASON,
   POOL_WEBHOOK_CONFIGURATION_NAME,
@@ -78,6 +86,9 @@ export {
   poolAdmissionHandler,
   poolWebhookConfiguration,
   poolWebhookName,
+  providerInClusterAddressesView,
+  registerInClusterPoolWebhooks,
   registerPoolWebhooks,
   type TallyPool,
+  withInClusterPoolWebhooks,
 } from './webhooks/index.js';
