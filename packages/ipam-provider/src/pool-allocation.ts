@@ -57,6 +57,12 @@ export interface PoolAllocation {
   readonly gateway: string | undefined;
   readonly strategy: AllocationStrategy;
   readonly reuseGracePeriodMs: number;
+  /**
+   * How long a deleted claim keeps its IPAddress and its address before either is released, from the claim's
+   * deletion: the in-cluster kinds' `addressReuseGracePeriodSeconds`, held on the deletion as the reference holds it
+   * (their `reuseGracePeriodMs` is 0: once released, the address is free at once). 0 for Tally's pools.
+   */
+  readonly releaseDelayMs: number;
   /** Static addresses by claim name (IP pools only). */
   readonly reservations: ReadonlyMap<string, string>;
   /** The next unit by the pool's strategy; throws AllocationError (`exhausted`). */
@@ -119,6 +125,7 @@ class AddressPoolAllocation implements PoolAllocation {
   constructor(
     private readonly allocator: AddressAllocator,
     private readonly spec: AddressAllocationSpec,
+    readonly releaseDelayMs: number,
   ) {
     this.gateway = spec.gateway;
     this.strategy = spec.allocationStrategy;
@@ -179,6 +186,7 @@ class PrefixPoolAllocation implements PoolAllocation {
   readonly gateway: string | undefined;
   readonly strategy: AllocationStrategy = 'LowestFree';
   readonly reuseGracePeriodMs = 0;
+  readonly releaseDelayMs = 0;
   readonly reservations: ReadonlyMap<string, string> = new Map();
   readonly addressPool = undefined;
 
@@ -246,7 +254,12 @@ class PrefixPoolAllocation implements PoolAllocation {
 
 type ParsedPoolSpec =
   | { readonly ok: true; readonly prefix: TallyPrefixPoolSpec }
-  | { readonly ok: true; readonly address: AddressPoolSpec; readonly allocation: AddressAllocationSpec }
+  | {
+      readonly ok: true;
+      readonly address: AddressPoolSpec;
+      readonly allocation: AddressAllocationSpec;
+      readonly releaseDelayMs: number;
+    }
   | { readonly ok: false; readonly message: string };
 
 function parsePoolSpec(kind: ServedPoolKind, pool: unknown): ParsedPoolSpec {
@@ -256,7 +269,7 @@ function parsePoolSpec(kind: ServedPoolKind, pool: unknown): ParsedPoolSpec {
       const parsed = kind === TALLY_IP_POOL_KIND ? parseTallyIPPool(pool) : parseGlobalTallyIPPool(pool);
       if (!parsed.success) return { ok: false, message: parsed.error.message };
       const spec = parsed.data.spec;
-      return { ok: true, address: spec, allocation: spec };
+      return { ok: true, address: spec, allocation: spec, releaseDelayMs: 0 };
     }
     case TALLY_PREFIX_POOL_KIND:
     case GLOBAL_TALLY_PREFIX_POOL_KIND: {
@@ -292,9 +305,11 @@ function parseInClusterPoolSpec(
       prefix: spec.prefix,
       gateway: spec.gateway,
       allocationStrategy: 'LowestFree',
-      addressReuseGracePeriodSeconds: spec.addressReuseGracePeriodSeconds,
+      // The reference's grace period holds the deletion instead (row 16); the address is free once released.
+      addressReuseGracePeriodSeconds: 0,
       reservations: [],
     },
+    releaseDelayMs: (spec.addressReuseGracePeriodSeconds ?? 0) * 1000,
   };
 }
 
@@ -315,7 +330,7 @@ export function buildPoolAllocation(kind: ServedPoolKind, pool: unknown, clock: 
     if (!build.ok) return { ok: false, message: issuesMessage(build.issues) };
     return { ok: true, allocation: new PrefixPoolAllocation(new PrefixAllocator(build.pool, { clock }), spec) };
   }
-  const { address, allocation: spec } = parsed;
+  const { address, allocation: spec, releaseDelayMs } = parsed;
   const build = tryBuildAddressPool({
     addresses: address.addresses,
     prefix: address.prefix,
@@ -333,7 +348,7 @@ export function buildPoolAllocation(kind: ServedPoolKind, pool: unknown, clock: 
     reuseGracePeriodMs: (spec.addressReuseGracePeriodSeconds ?? 0) * 1000,
     clock,
   });
-  return { ok: true, allocation: new AddressPoolAllocation(allocator, spec) };
+  return { ok: true, allocation: new AddressPoolAllocation(allocator, spec, releaseDelayMs) };
 }
 
 function issuesMessage(issues: readonly { field: string; value: unknown; message: string }[]): string {

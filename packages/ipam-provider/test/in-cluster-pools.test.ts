@@ -297,6 +297,35 @@ describe('InClusterIPPool and GlobalInClusterIPPool, served', () => {
     expect(waiting.status?.addressRef?.name).toBeUndefined();
     await waitForCounts(IN_CLUSTER_IP_POOL_KIND, 'reference', ns, { total: 6, used: 3, free: 3, outOfRange: 0 });
   });
+  it('holds a deleted claim and its IPAddress for the grace period, and lets them go when the pool is deleted', async () => {
+    const ns = await namespace('in-cluster-grace');
+    // An hour: longer than any test; the pool's deletion is what ends it (the reference skips the period then).
+    await createInClusterPool(IN_CLUSTER_IP_POOL_KIND, 'slow', ns, {
+      addresses: ['10.135.0.0/29'],
+      prefix: 29,
+      addressReuseGracePeriodSeconds: 3600,
+    });
+    const pool = { kind: IN_CLUSTER_IP_POOL_KIND, name: 'slow' };
+    await claimFrom(ns, 'gone', pool, filter);
+    expect((await waitForAddress(client, ns, 'gone')).spec.address).toBe('10.135.0.1');
+    await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'gone' });
+    // A claim created after the deletion, served: the deleted claim's reconcile has run by then, and the address it
+    // still holds is not handed out.
+    await claimFrom(ns, 'next', pool, filter);
+    expect((await waitForAddress(client, ns, 'next')).spec.address).toBe('10.135.0.2');
+    const held = await client.get(CLAIM_RESOURCE, { namespace: ns, name: 'gone' });
+    expect(held.metadata.deletionTimestamp).toBeDefined();
+    expect(held.metadata.finalizers).toEqual([IN_CLUSTER_RELEASE_ADDRESS_FINALIZER]);
+    expect((await client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'gone' })).spec.address).toBe('10.135.0.1');
+
+    await client.delete(POOL_RESOURCES[IN_CLUSTER_IP_POOL_KIND], { namespace: ns, name: 'slow' });
+    await waitForGone('the held claim, its pool being deleted', () =>
+      client.get(CLAIM_RESOURCE, { namespace: ns, name: 'gone' }),
+    );
+    await waitForGone('its IPAddress', () => client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'gone' }));
+    await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'next' });
+    await waitForGone('the deleted pool', () => poolNow(IN_CLUSTER_IP_POOL_KIND, 'slow', ns));
+  });
 });
 
 describe('the start-up adoption of the reference provider IPAddresses', () => {

@@ -36,6 +36,11 @@ export async function releaseClaim(
 ): Promise<Result> {
   const finalizers = finalizersOf(ref.kind);
   if (!hasFinalizer(claim, finalizers.claim)) return {};
+  const delayMs = releaseDelayMs(deps, claim, ref);
+  if (delayMs > 0) {
+    context.logger.info({ remainingMs: delayMs }, "the pool's address reuse grace period holds the release");
+    return { requeueAfterMs: delayMs };
+  }
   const startedAt = performance.now();
   const key = { namespace: claim.metadata.namespace, name: claim.metadata.name };
   const isOurs = (candidate: StoredAddress | undefined): candidate is StoredAddress =>
@@ -128,6 +133,22 @@ export async function releaseClaim(
   }
   context.logger.info({ address: released || undefined }, 'claim released');
   return {};
+}
+
+/**
+ * How long the release of a deleted claim still waits (0: release now): the in-cluster kinds' grace period, counted
+ * from the claim's deletion as the reference counts it, and skipped when the pool is gone or being deleted (a cluster's
+ * teardown must not wait on it). A pool whose spec cannot be used has no grace period to hold.
+ */
+function releaseDelayMs(deps: ClaimReconcilerDeps, claim: StoredClaim, ref: PoolRef): number {
+  const pool = deps.pool(ref);
+  if (!pool || pool.metadata.deletionTimestamp !== undefined) return 0;
+  const lookup = deps.states.lookup(ref);
+  const delay = lookup?.status === 'ready' ? lookup.state.allocation.releaseDelayMs : 0;
+  if (delay <= 0) return 0;
+  const deletedAt = Date.parse(claim.metadata.deletionTimestamp ?? '');
+  if (Number.isNaN(deletedAt)) return 0;
+  return Math.max(0, deletedAt + delay - deps.now());
 }
 
 /**
