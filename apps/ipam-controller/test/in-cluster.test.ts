@@ -1,4 +1,5 @@
 import {
+  GLOBAL_IN_CLUSTER_IP_POOL_KIND,
   IN_CLUSTER_IP_POOL_KIND,
   IN_CLUSTER_PROTECT_ADDRESS_FINALIZER,
   IN_CLUSTER_V1ALPHA2_API_VERSION,
@@ -135,6 +136,22 @@ describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
     });
     expect(invalid.code).toBe(422);
     expect(invalid.message).toContain('spec.addresses: provided addresses are of mixed IP families');
+    // The cluster-scoped kind has its own webhook on its own path, with the same rules.
+    const global = await refusalOf(
+      client.create(
+        POOL_RESOURCES[GLOBAL_IN_CLUSTER_IP_POOL_KIND],
+        {
+          apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
+          kind: GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+          metadata: { name: `in-cluster-flag-${namespace.name}` },
+          spec: { addresses: [], prefix: 24 },
+        },
+        { dryRun: 'All' },
+      ),
+    );
+    expect(global?.code).toBe(422);
+    expect(global?.message).toContain(inClusterPoolWebhookName(GLOBAL_IN_CLUSTER_IP_POOL_KIND));
+    expect(global?.message).toContain('spec.addresses: addresses is required');
 
     // The update rule: node-0's 10.220.0.10 must stay in the pool: 400 BadRequest.
     const pool = await client.get(POOLS, { namespace: namespace.name, name: 'nodes' });

@@ -205,7 +205,7 @@ describe('InClusterIPPool and GlobalInClusterIPPool, served', () => {
     expect((await client.listAll(ADDRESS_RESOURCE, { namespace: ns })).items).toEqual([]);
   });
 
-  it('serves a GlobalInClusterIPPool to claims of any namespace, with the reference point-to-point rule', async () => {
+  it('serves a GlobalInClusterIPPool to claims of any namespace, with the point-to-point rule and a zoned gateway', async () => {
     const one = await namespace('in-cluster-global-a');
     const two = await namespace('in-cluster-global-b');
     const name = filterValue('shared');
@@ -250,10 +250,25 @@ describe('InClusterIPPool and GlobalInClusterIPPool, served', () => {
       outOfRange: 0,
     });
 
+    // Row 3: a zoned gateway is written to IPAddresses as the spec writes it; the allocator sees it without the zone.
+    const zoned = filterValue('zoned');
+    await createInClusterPool(GLOBAL_IN_CLUSTER_IP_POOL_KIND, zoned, undefined, {
+      addresses: ['fe80::10-fe80::12'],
+      prefix: 64,
+      gateway: 'fe80::1%eth0',
+    });
+    await claimFrom(two, 'zoned', { kind: GLOBAL_IN_CLUSTER_IP_POOL_KIND, name: zoned }, filter);
+    expect((await waitForAddress(client, two, 'zoned')).spec).toMatchObject({
+      address: 'fe80::10',
+      prefix: 64,
+      gateway: 'fe80::1%eth0',
+    });
+
     await client.delete(CLAIM_RESOURCE, { namespace: two, name: 'single' });
+    await client.delete(CLAIM_RESOURCE, { namespace: two, name: 'zoned' });
     for (const ns of [one, two]) await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'vip' });
     await client.delete(CLAIM_RESOURCE, { namespace: one, name: 'v6' });
-    for (const pool of [name, v6, single]) {
+    for (const pool of [name, v6, single, zoned]) {
       await client.delete(POOL_RESOURCES[GLOBAL_IN_CLUSTER_IP_POOL_KIND], { name: pool });
       await waitForGone(`GlobalInClusterIPPool ${pool}`, () => poolNow(GLOBAL_IN_CLUSTER_IP_POOL_KIND, pool));
     }
