@@ -21,6 +21,9 @@ export const IPAM_CONTROLLER_APP: ControllerAppIdentity = {
     "  --enable-metal3-ipam[=true|false]  Also serve Metal3's IPAM API (ipam.metal3.io IPPool, IPClaim, IPAddress)",
     "                                     from the same address ledgers, in place of Metal3's own IPAM controller;",
     '                                     needs the ipam.metal3.io CRDs. Default false.',
+    "  --enable-in-cluster-ipam[=true|false]  Also serve the in-cluster IPAM provider's IP pools",
+    '                                     (ipam.cluster.x-k8s.io/v1alpha2 InClusterIPPool, GlobalInClusterIPPool)',
+    '                                     from the same address ledgers, in its place; needs its CRDs. Default false.',
   ].join('\n'),
   leaderElectionId: LEADER_ELECTION_ID,
   version: readPackageVersion(new URL('../package.json', import.meta.url)),
@@ -41,27 +44,49 @@ export function parseAppFlags(argv: readonly string[]): AppFlags {
   return parseControllerFlags(argv, IPAM_CONTROLLER_APP);
 }
 
-/** The app's own flag, taken off the command line before the kit parses the rest. */
+/** The app's own flags, taken off the command line before the kit parses the rest. */
 export const ENABLE_METAL3_FLAG = 'enable-metal3-ipam';
+export const ENABLE_IN_CLUSTER_FLAG = 'enable-in-cluster-ipam';
 
 /**
- * Takes `--enable-metal3-ipam` (alone: true; `=true` / `=false`) out of the command line; the rest goes to the kit's
- * parser. Throws `FlagError` naming the flag and the value for anything else.
+ * Takes a boolean flag (alone: true; `=true` / `=false`; the last one wins) out of the command line; the rest is
+ * returned in order. Throws `FlagError` naming the flag and the value for anything else.
  */
-export function takeMetal3Flag(argv: readonly string[]): { readonly enableMetal3: boolean; readonly rest: string[] } {
-  let enableMetal3 = false;
+function takeBooleanFlag(argv: readonly string[], flag: string): { readonly value: boolean; readonly rest: string[] } {
+  const pattern = new RegExp(`^--?${flag}(?:=(.*))?$`);
+  let enabled = false;
   const rest: string[] = [];
   for (const arg of argv) {
-    const match = /^--?enable-metal3-ipam(?:=(.*))?$/.exec(arg);
+    const match = pattern.exec(arg);
     if (!match) {
       rest.push(arg);
       continue;
     }
     const value = match[1];
     if (value !== undefined && value !== 'true' && value !== 'false') {
-      throw new FlagError(ENABLE_METAL3_FLAG, value, 'must be true or false');
+      throw new FlagError(flag, value, 'must be true or false');
     }
-    enableMetal3 = value !== 'false';
+    enabled = value !== 'false';
   }
-  return { enableMetal3, rest };
+  return { value: enabled, rest };
+}
+
+/** Takes `--enable-metal3-ipam` out of the command line; the rest goes to the kit's parser. */
+export function takeMetal3Flag(argv: readonly string[]): { readonly enableMetal3: boolean; readonly rest: string[] } {
+  const { value, rest } = takeBooleanFlag(argv, ENABLE_METAL3_FLAG);
+  return { enableMetal3: value, rest };
+}
+
+/** The app's own flags, both taken off the command line; the rest goes to the kit's parser. */
+export interface AppOwnFlags {
+  readonly enableMetal3: boolean;
+  readonly enableInCluster: boolean;
+  readonly rest: string[];
+}
+
+/** Takes `--enable-metal3-ipam` and `--enable-in-cluster-ipam` out of the command line. */
+export function takeAppOwnFlags(argv: readonly string[]): AppOwnFlags {
+  const metal3 = takeMetal3Flag(argv);
+  const inCluster = takeBooleanFlag(metal3.rest, ENABLE_IN_CLUSTER_FLAG);
+  return { enableMetal3: metal3.enableMetal3, enableInCluster: inCluster.value, rest: inCluster.rest };
 }

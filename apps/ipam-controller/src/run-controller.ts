@@ -5,7 +5,12 @@ import {
   type ControllerManager,
   type ControllerManagerOptions,
 } from '@tally-ipam/controller-kit';
-import { registerPoolWebhooks, setupIPAMProvider } from '@tally-ipam/ipam-provider';
+import {
+  providerInClusterAddressesView,
+  registerInClusterPoolWebhooks,
+  registerPoolWebhooks,
+  setupIPAMProvider,
+} from '@tally-ipam/ipam-provider';
 import { cacheMetal3AddressesView, registerMetal3Webhooks, setupMetal3IPAM } from '@tally-ipam/metal3-ipam';
 import type { Logger } from 'pino';
 import { type AppFlags, IPAM_CONTROLLER_APP } from './app-flags.js';
@@ -18,21 +23,31 @@ export const MANAGER_NAME = IPAM_CONTROLLER_APP.name;
  * admission rules. The webhooks read the provider's caches, so they see exactly the namespaces the controllers see.
  */
 export const setupIPAMController: ControllerAppSetup = (context) =>
-  ipamControllerSetup({ enableMetal3: false })(context);
+  ipamControllerSetup({ enableMetal3: false, enableInCluster: false })(context);
+
+/** The app's own options (its own flags). */
+export interface IPAMControllerOptions {
+  /** `--enable-metal3-ipam`. */
+  readonly enableMetal3: boolean;
+  /** `--enable-in-cluster-ipam`. */
+  readonly enableInCluster: boolean;
+}
 
 /**
  * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
  * allocations held through the provider's own ledger writer, entry view and overlay of its own writes (one address
- * space, one batching writer, one read-your-own-writes overlay), and the IPPool update webhook.
+ * space, one batching writer, one read-your-own-writes overlay), and the IPPool update webhook. `enableInCluster`
+ * (`--enable-in-cluster-ipam`) also serves the in-cluster provider's IP pool kinds, from the provider itself (their
+ * allocations are its own; its start-up adoption covers their IPAddresses), and their validating webhook.
  */
-export function ipamControllerSetup(options: { readonly enableMetal3: boolean }): ControllerAppSetup {
+export function ipamControllerSetup(options: IPAMControllerOptions): ControllerAppSetup {
   return ({ manager, flags, webhooks }) => {
     const scope = {
       concurrency: flags.manager.concurrency,
       namespace: flags.manager.namespace,
       watchFilter: flags.manager.watchFilter,
     };
-    const provider = setupIPAMProvider(manager, scope);
+    const provider = setupIPAMProvider(manager, { ...scope, inClusterIPAM: options.enableInCluster });
     if (options.enableMetal3) {
       const metal3 = setupMetal3IPAM(manager, {
         ...scope,
@@ -50,6 +65,10 @@ export function ipamControllerSetup(options: { readonly enableMetal3: boolean })
     // Metal3's IPPool update rule, only with Metal3 on (off, the shipped match condition sends nothing here).
     if (webhooks && options.enableMetal3) {
       registerMetal3Webhooks(webhooks, cacheMetal3AddressesView(manager.cache, scope.namespace));
+    }
+    // The in-cluster IP pool rules, only with those kinds served (off, the shipped match condition sends nothing here).
+    if (webhooks && options.enableInCluster) {
+      registerInClusterPoolWebhooks(webhooks, providerInClusterAddressesView(provider));
     }
   };
 }

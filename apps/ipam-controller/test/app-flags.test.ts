@@ -1,6 +1,6 @@
 import { FlagError } from '@tally-ipam/controller-kit';
 import { describe, expect, it } from 'vitest';
-import { LEADER_ELECTION_ID, parseAppFlags, takeMetal3Flag } from '../src/app-flags.js';
+import { LEADER_ELECTION_ID, parseAppFlags, takeAppOwnFlags, takeMetal3Flag } from '../src/app-flags.js';
 
 describe('parseAppFlags', () => {
   it('defaults the webhook flags to controller-runtime values and the manager flags to the kit defaults', () => {
@@ -82,6 +82,39 @@ describe('takeMetal3Flag', () => {
     expect(() => takeMetal3Flag(['--enable-metal3-ipam=yes'])).toThrow(FlagError);
     expect(() => takeMetal3Flag(['--enable-metal3-ipam=yes'])).toThrow(
       'invalid value "yes" for flag --enable-metal3-ipam: must be true or false',
+    );
+  });
+});
+
+describe('takeAppOwnFlags', () => {
+  it('takes --enable-in-cluster-ipam next to --enable-metal3-ipam, each off by default, and leaves the rest in order', () => {
+    expect(takeAppOwnFlags(['--concurrency=3', '--leader-elect'])).toEqual({
+      enableMetal3: false,
+      enableInCluster: false,
+      rest: ['--concurrency=3', '--leader-elect'],
+    });
+    expect(takeAppOwnFlags(['--enable-in-cluster-ipam', '--leader-elect'])).toEqual({
+      enableMetal3: false,
+      enableInCluster: true,
+      rest: ['--leader-elect'],
+    });
+    expect(takeAppOwnFlags(['--enable-in-cluster-ipam=true', '--enable-metal3-ipam=true'])).toMatchObject({
+      enableMetal3: true,
+      enableInCluster: true,
+    });
+    // The rendered manifest's defaults, after clusterctl's substitution.
+    const shipped = takeAppOwnFlags([
+      '--enable-metal3-ipam=false',
+      '--enable-in-cluster-ipam=false',
+      '--concurrency=3',
+    ]);
+    expect(shipped).toMatchObject({ enableMetal3: false, enableInCluster: false });
+    expect(parseAppFlags(shipped.rest).manager.concurrency).toBe(3);
+  });
+
+  it('refuses any other value of --enable-in-cluster-ipam, naming the flag and the value', () => {
+    expect(() => takeAppOwnFlags(['--enable-in-cluster-ipam=on'])).toThrow(
+      'invalid value "on" for flag --enable-in-cluster-ipam: must be true or false',
     );
   });
 });

@@ -1,5 +1,9 @@
 import { generatedCRDFiles } from '@tally-ipam/api-types';
-import { POOL_WEBHOOK_CONFIGURATION_NAME, poolWebhookConfiguration } from '@tally-ipam/ipam-provider';
+import {
+  POOL_WEBHOOK_CONFIGURATION_NAME,
+  poolWebhookConfiguration,
+  withInClusterPoolWebhooks,
+} from '@tally-ipam/ipam-provider';
 import { withMetal3IPPoolWebhook } from '@tally-ipam/metal3-ipam';
 import { describeComponents } from '@tally-ipam/ship/vitest';
 import { IPAM_PROVIDER } from '../scripts/render-components.js';
@@ -25,12 +29,21 @@ describeComponents(IPAM_PROVIDER, {
     'Certificate/tally-ipam-serving-cert',
     `ValidatingWebhookConfiguration/${POOL_WEBHOOK_CONFIGURATION_NAME}`,
   ],
-  variables: ['TALLY_IPAM_LOG_LEVEL', 'TALLY_IPAM_CONCURRENCY', 'TALLY_IPAM_ENABLE_METAL3'],
+  variables: [
+    'TALLY_IPAM_LOG_LEVEL',
+    'TALLY_IPAM_CONCURRENCY',
+    'TALLY_IPAM_ENABLE_METAL3',
+    'TALLY_IPAM_ENABLE_IN_CLUSTER',
+  ],
   generatedCRDs: generatedCRDFiles().map((file) => file.crd.metadata.name),
-  // The pool webhooks, then Metal3's IPPool rule, called only when TALLY_IPAM_ENABLE_METAL3 (default false) is true.
+  // The pool webhooks, then Metal3's IPPool rule, called only when TALLY_IPAM_ENABLE_METAL3 (default false) is true,
+  // then the in-cluster IP pool rules, called only when TALLY_IPAM_ENABLE_IN_CLUSTER (default false) is true.
   webhookConfiguration: (labels, client) =>
-    withMetal3IPPoolWebhook(poolWebhookConfiguration({ labels, client }), {
-      client,
-      enabledExpression: "'false' == 'true'",
-    }),
+    withInClusterPoolWebhooks(
+      withMetal3IPPoolWebhook(poolWebhookConfiguration({ labels, client }), {
+        client,
+        enabledExpression: "'false' == 'true'",
+      }),
+      { client, enabledExpression: "'false' == 'true'" },
+    ),
 });

@@ -37,6 +37,14 @@ export {
 export { type AcquireResult, type AddressHolds, type Holder, ledgerHolds } from './holds.js';
 export { POOL_STATUS_WRITES_PER_SECOND } from './pool/status-budget.js';
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
+export {
+  finalizersOf,
+  isInClusterPoolKind,
+  type KindFinalizers,
+  SERVED_POOL_KINDS,
+  type ServedPoolKind,
+  servedPoolKinds,
+} from './pool-kinds.js';
 export { describePool, type PoolRef, poolKey } from './pool-ref.js';
 export { PoolState } from './pool-state.js';
 export { PoolStates } from './pool-states.js';
@@ -58,6 +66,14 @@ export type { AllocatedAddress, PoolView } from './view.js';
 // The pool admission webhooks (src/webhooks, built on the IPAMProvider view). Their `PoolAllocation` has a namesake
 // above, so it is re-exported under a name that says what it is.
 export {
+  IN_CLUSTER_ENABLED_MATCH_CONDITION,
+  type InClusterAddressesView,
+  type InClusterPoolWebhookOptions,
+  inClusterPoolAdmissionHandler,
+  inClusterPoolWebhookConfiguration,
+  inClusterPoolWebhookName,
+  inClusterPoolWebhookPath,
+  inClusterPoolWebhooks,
   POOL_IN_USE_MESSAGE,
   POOL_MOVED_AWAY_REASON,
   POOL_WEBHOOK_CONFIGURATION_NAME,
@@ -70,6 +86,9 @@ export {
   poolAdmissionHandler,
   poolWebhookConfiguration,
   poolWebhookName,
+  providerInClusterAddressesView,
+  registerInClusterPoolWebhooks,
   registerPoolWebhooks,
   type TallyPool,
+  withInClusterPoolWebhooks,
 } from './webhooks/index.js';

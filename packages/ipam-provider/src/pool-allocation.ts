@@ -1,5 +1,7 @@
 import {
   AddressAllocator,
+  type AddressPool,
+  type AddressPoolSpec,
   AllocationError,
   type AllocationStrategy,
   checkAllocatable,
@@ -15,20 +17,24 @@ import {
 } from '@tally-ipam/allocator';
 import {
   echo,
+  GLOBAL_IN_CLUSTER_IP_POOL_KIND,
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
-  isPrefixPoolKind,
+  IN_CLUSTER_IP_POOL_KIND,
+  inClusterAddressSpace,
+  parseGlobalInClusterIPPool,
   parseGlobalTallyIPPool,
   parseGlobalTallyPrefixPool,
+  parseInClusterIPPool,
   parseTallyIPPool,
   parseTallyPrefixPool,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
   type TallyIPPoolSpec,
-  type TallyPoolKind,
   type TallyPrefixPoolSpec,
 } from '@tally-ipam/api-types';
 import { addressEntryKey, prefixEntryKey } from '@tally-ipam/ledger';
+import type { ServedPoolKind } from './pool-kinds.js';
 import { reservationIssues } from './reservations.js';
 
 /**
@@ -51,6 +57,12 @@ export interface PoolAllocation {
   readonly gateway: string | undefined;
   readonly strategy: AllocationStrategy;
   readonly reuseGracePeriodMs: number;
+  /**
+   * How long a deleted claim keeps its IPAddress and its address before either is released, from the claim's
+   * deletion: the in-cluster kinds' `addressReuseGracePeriodSeconds`, held on the deletion as the reference holds it
+   * (their `reuseGracePeriodMs` is 0: once released, the address is free at once). 0 for Tally's pools.
+   */
+  readonly releaseDelayMs: number;
   /** Static addresses by claim name (IP pools only). */
   readonly reservations: ReadonlyMap<string, string>;
   /** The next unit by the pool's strategy; throws AllocationError (`exhausted`). */
@@ -65,6 +77,8 @@ export interface PoolAllocation {
   isAllocated(unit: AllocationUnit): boolean;
   /** True when the spec allows this unit (another pool's holding on it then blocks this pool too). */
   covers(unit: AllocationUnit): boolean;
+  /** The address pool the allocator hands out from (IP pools only): the in-cluster status counts read it. */
+  readonly addressPool: AddressPool | undefined;
   counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint };
 }
 
@@ -92,6 +106,15 @@ function safeParseIP(text: string): IP | undefined {
   }
 }
 
+/**
+ * What an address pool's allocation state needs of its spec beyond the address space: Tally's IP pool spec, or the
+ * in-cluster provider's mapped onto it (LowestFree, no reservations, the gateway as written).
+ */
+type AddressAllocationSpec = Pick<
+  TallyIPPoolSpec,
+  'prefix' | 'gateway' | 'allocationStrategy' | 'addressReuseGracePeriodSeconds' | 'reservations'
+>;
+
 class AddressPoolAllocation implements PoolAllocation {
   readonly isPrefixPool = false;
   readonly gateway: string | undefined;
@@ -101,7 +124,8 @@ class AddressPoolAllocation implements PoolAllocation {
 
   constructor(
     private readonly allocator: AddressAllocator,
-    private readonly spec: TallyIPPoolSpec,
+    private readonly spec: AddressAllocationSpec,
+    readonly releaseDelayMs: number,
   ) {
     this.gateway = spec.gateway;
     this.strategy = spec.allocationStrategy;
@@ -148,6 +172,10 @@ class AddressPoolAllocation implements PoolAllocation {
     return ip !== undefined && checkAllocatable(this.allocator.pool, ip).allocatable;
   }
 
+  get addressPool(): AddressPool {
+    return this.allocator.pool;
+  }
+
   counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint } {
     return this.allocator.counts();
   }
@@ -158,7 +186,9 @@ class PrefixPoolAllocation implements PoolAllocation {
   readonly gateway: string | undefined;
   readonly strategy: AllocationStrategy = 'LowestFree';
   readonly reuseGracePeriodMs = 0;
+  readonly releaseDelayMs = 0;
   readonly reservations: ReadonlyMap<string, string> = new Map();
+  readonly addressPool = undefined;
 
   constructor(
     private readonly allocator: PrefixAllocator,
@@ -222,32 +252,75 @@ class PrefixPoolAllocation implements PoolAllocation {
   }
 }
 
-function parsePoolSpec(
-  kind: TallyPoolKind,
-  pool: unknown,
-): { ok: true; ip?: TallyIPPoolSpec; prefix?: TallyPrefixPoolSpec } | { ok: false; message: string } {
+type ParsedPoolSpec =
+  | { readonly ok: true; readonly prefix: TallyPrefixPoolSpec }
+  | {
+      readonly ok: true;
+      readonly address: AddressPoolSpec;
+      readonly allocation: AddressAllocationSpec;
+      readonly releaseDelayMs: number;
+    }
+  | { readonly ok: false; readonly message: string };
+
+function parsePoolSpec(kind: ServedPoolKind, pool: unknown): ParsedPoolSpec {
   switch (kind) {
     case TALLY_IP_POOL_KIND:
     case GLOBAL_TALLY_IP_POOL_KIND: {
       const parsed = kind === TALLY_IP_POOL_KIND ? parseTallyIPPool(pool) : parseGlobalTallyIPPool(pool);
-      return parsed.success ? { ok: true, ip: parsed.data.spec } : { ok: false, message: parsed.error.message };
+      if (!parsed.success) return { ok: false, message: parsed.error.message };
+      const spec = parsed.data.spec;
+      return { ok: true, address: spec, allocation: spec, releaseDelayMs: 0 };
     }
     case TALLY_PREFIX_POOL_KIND:
     case GLOBAL_TALLY_PREFIX_POOL_KIND: {
       const parsed = kind === TALLY_PREFIX_POOL_KIND ? parseTallyPrefixPool(pool) : parseGlobalTallyPrefixPool(pool);
       return parsed.success ? { ok: true, prefix: parsed.data.spec } : { ok: false, message: parsed.error.message };
     }
+    case IN_CLUSTER_IP_POOL_KIND:
+    case GLOBAL_IN_CLUSTER_IP_POOL_KIND:
+      return parseInClusterPoolSpec(kind, pool);
   }
+}
+
+/**
+ * An in-cluster IP pool: its address space is `inClusterAddressSpace`'s (the reference's point-to-point rule and
+ * zones), handed out lowest first as the reference does. The gateway written to IPAddresses is the spec's text, zone
+ * and all, as the reference writes it; the allocator only sees it without the zone.
+ */
+function parseInClusterPoolSpec(
+  kind: typeof IN_CLUSTER_IP_POOL_KIND | typeof GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+  pool: unknown,
+): ParsedPoolSpec {
+  const parsed = kind === IN_CLUSTER_IP_POOL_KIND ? parseInClusterIPPool(pool) : parseGlobalInClusterIPPool(pool);
+  if (!parsed.success) return { ok: false, message: parsed.error.message };
+  const spec = parsed.data.spec;
+  // The reference's webhook refuses a pool without a spec by its rule on spec.addresses; say the same here.
+  if (spec === undefined) return { ok: false, message: 'spec.addresses: a pool needs addresses (value: no spec)' };
+  const space = inClusterAddressSpace(spec);
+  if (!space.ok) return { ok: false, message: issuesMessage(space.issues) };
+  return {
+    ok: true,
+    address: space.spec,
+    allocation: {
+      prefix: spec.prefix,
+      gateway: spec.gateway,
+      allocationStrategy: 'LowestFree',
+      // The reference's grace period holds the deletion instead (row 16); the address is free once released.
+      addressReuseGracePeriodSeconds: 0,
+      reservations: [],
+    },
+    releaseDelayMs: (spec.addressReuseGracePeriodSeconds ?? 0) * 1000,
+  };
 }
 
 /**
  * Parses a pool object (as stored: spec unvalidated) and builds its allocation state with no allocations yet. A spec
  * that fails validation, or a reservation the pool cannot hand out, gives a message naming the field and the value.
  */
-export function buildPoolAllocation(kind: TallyPoolKind, pool: unknown, clock: () => number): PoolAllocationBuild {
+export function buildPoolAllocation(kind: ServedPoolKind, pool: unknown, clock: () => number): PoolAllocationBuild {
   const parsed = parsePoolSpec(kind, pool);
   if (!parsed.ok) return parsed;
-  if (isPrefixPoolKind(kind) && parsed.prefix) {
+  if ('prefix' in parsed) {
     const spec = parsed.prefix;
     const build = tryBuildPrefixPool({
       prefixes: spec.prefixes,
@@ -257,13 +330,13 @@ export function buildPoolAllocation(kind: TallyPoolKind, pool: unknown, clock: (
     if (!build.ok) return { ok: false, message: issuesMessage(build.issues) };
     return { ok: true, allocation: new PrefixPoolAllocation(new PrefixAllocator(build.pool, { clock }), spec) };
   }
-  const spec = parsed.ip as TallyIPPoolSpec;
+  const { address, allocation: spec, releaseDelayMs } = parsed;
   const build = tryBuildAddressPool({
-    addresses: spec.addresses,
-    prefix: spec.prefix,
-    gateway: spec.gateway,
-    excludedAddresses: spec.excludedAddresses,
-    allocateReservedIPAddresses: spec.allocateReservedIPAddresses,
+    addresses: address.addresses,
+    prefix: address.prefix,
+    gateway: address.gateway,
+    excludedAddresses: address.excludedAddresses,
+    allocateReservedIPAddresses: address.allocateReservedIPAddresses,
   });
   if (!build.ok) return { ok: false, message: issuesMessage(build.issues) };
   const problems = reservationIssues(build.pool, spec.reservations ?? []);
@@ -275,7 +348,7 @@ export function buildPoolAllocation(kind: TallyPoolKind, pool: unknown, clock: (
     reuseGracePeriodMs: (spec.addressReuseGracePeriodSeconds ?? 0) * 1000,
     clock,
   });
-  return { ok: true, allocation: new AddressPoolAllocation(allocator, spec) };
+  return { ok: true, allocation: new AddressPoolAllocation(allocator, spec, releaseDelayMs) };
 }
 
 function issuesMessage(issues: readonly { field: string; value: unknown; message: string }[]): string {

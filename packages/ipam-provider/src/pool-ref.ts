@@ -1,19 +1,14 @@
-import {
-  isClusterScopedPoolKind,
-  isTallyPoolReference,
-  TALLY_GROUP,
-  TALLY_POOL_KINDS,
-  type TallyPoolKind,
-} from '@tally-ipam/api-types';
+import { TALLY_GROUP } from '@tally-ipam/api-types';
 import type { Holding } from '@tally-ipam/ledger';
+import { isGlobalPoolKind, isServedPoolKind, type ServedPoolKind } from './pool-kinds.js';
 import type { StoredAddress, StoredClaim, StoredPool } from './resources.js';
 
 /**
- * One Tally pool, named without ambiguity: a namespaced pool by kind, namespace and name; a global pool by kind and
+ * One pool the provider can serve (a Tally kind or an in-cluster IP pool kind), named without ambiguity: a namespaced pool by kind, namespace and name; a global pool by kind and
  * name. A namespaced `TallyIPPool "a"` and a `GlobalTallyIPPool "a"` are different pools.
  */
 export interface PoolRef {
-  readonly kind: TallyPoolKind;
+  readonly kind: ServedPoolKind;
   readonly name: string;
   /** Only for namespaced kinds. */
   readonly namespace?: string | undefined;
@@ -49,39 +44,47 @@ export function describePool(ref: PoolRef): string {
   return ref.namespace ? `${ref.kind} ${ref.namespace}/${ref.name}` : `${ref.kind} ${ref.name}`;
 }
 
-function isPoolKind(kind: string): kind is TallyPoolKind {
-  return (TALLY_POOL_KINDS as readonly string[]).includes(kind);
+/**
+ * True when a `poolRef` names a kind the provider can serve, by group and kind (matching on the name alone is the bug
+ * class metal3 has). Tally's pools and the in-cluster provider's share the IPAM group. Whether the kind is served by
+ * this process (`inClusterIPAM`) is the claim filter's question (`claimServedBy`), not this one's.
+ */
+function isServedReference(ref: { apiGroup?: string | undefined; kind?: string | undefined }): ref is {
+  apiGroup: string;
+  kind: ServedPoolKind;
+} {
+  return ref.apiGroup === TALLY_GROUP && isServedPoolKind(ref.kind ?? '');
 }
 
 /**
  * A pool reference in an object's namespace: namespaced pools only serve objects of their own namespace, so the
  * namespace comes from the referring object; global pools have none.
  */
-function refIn(kind: TallyPoolKind, name: string, namespace: string | undefined): PoolRef {
-  return isClusterScopedPoolKind(kind) ? { kind, name } : { kind, name, namespace };
+function refIn(kind: ServedPoolKind, name: string, namespace: string | undefined): PoolRef {
+  return isGlobalPoolKind(kind) ? { kind, name } : { kind, name, namespace };
 }
 
-/** The Tally pool a claim asks for, or undefined when its poolRef names another provider's pool. */
+/** The pool a claim asks for, or undefined when its poolRef names no kind this provider can serve. */
 export function poolRefOfClaim(claim: StoredClaim): PoolRef | undefined {
   const ref = claim.spec.poolRef;
-  if (!isTallyPoolReference(ref)) return undefined;
+  if (!isServedReference(ref)) return undefined;
   return refIn(ref.kind, ref.name, claim.metadata.namespace);
 }
 
-/** The Tally pool an IPAddress was allocated from, or undefined when it is not Tally's. */
+/** The pool an IPAddress was allocated from, or undefined when its kind is none this provider can serve. */
 export function poolRefOfAddress(address: StoredAddress): PoolRef | undefined {
   const ref = address.spec.poolRef;
-  if (!isTallyPoolReference(ref)) return undefined;
+  if (!isServedReference(ref)) return undefined;
   return refIn(ref.kind, ref.name, address.metadata.namespace);
 }
 
 export function poolRefOfHolding(holding: Holding): PoolRef | undefined {
   const ref = holding.spec.poolRef;
-  if (ref.apiGroup !== TALLY_GROUP || !isPoolKind(ref.kind)) return undefined;
+  if (!isServedReference(ref)) return undefined;
   return refIn(ref.kind, ref.name, ref.namespace);
 }
 
 export function poolRefOfPool(pool: StoredPool): PoolRef | undefined {
-  if (!isPoolKind(pool.kind)) return undefined;
+  if (!isServedPoolKind(pool.kind)) return undefined;
   return refIn(pool.kind, pool.metadata.name, pool.metadata.namespace);
 }

@@ -1,15 +1,18 @@
 import {
+  GLOBAL_IN_CLUSTER_IP_POOL_KIND,
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
+  IN_CLUSTER_IP_POOL_KIND,
+  IN_CLUSTER_V1ALPHA2_API_VERSION,
   StoredObjectMeta as StoredMeta,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
   TALLY_V1ALPHA1_API_VERSION,
-  type TallyPoolKind,
 } from '@tally-ipam/api-types';
 import { type SharedInformer, type TypedResourceKind, typedResource } from '@tally-ipam/controller-kit';
 import type { Holding } from '@tally-ipam/ledger';
 import * as z from 'zod';
+import type { ServedPoolKind } from './pool-kinds.js';
 
 // The Cluster API kinds' descriptors live in @tally-ipam/api-types; re-exported under the names this package publishes.
 export {
@@ -43,16 +46,46 @@ export const StoredPool = z.looseObject({
 });
 export type StoredPool = z.infer<typeof StoredPool>;
 
-function poolResource(kind: TallyPoolKind, plural: string, namespaced: boolean): TypedResourceKind<StoredPool> {
-  return typedResource({ apiVersion: TALLY_V1ALPHA1_API_VERSION, kind, plural, namespaced }, StoredPool);
+function poolResource(
+  apiVersion: string,
+  kind: ServedPoolKind,
+  plural: string,
+  namespaced: boolean,
+): TypedResourceKind<StoredPool> {
+  return typedResource({ apiVersion, kind, plural, namespaced }, StoredPool);
 }
 
-/** The four pool kinds, by kind. */
-export const POOL_RESOURCES: Readonly<Record<TallyPoolKind, TypedResourceKind<StoredPool>>> = {
-  [TALLY_IP_POOL_KIND]: poolResource(TALLY_IP_POOL_KIND, 'tallyippools', true),
-  [GLOBAL_TALLY_IP_POOL_KIND]: poolResource(GLOBAL_TALLY_IP_POOL_KIND, 'globaltallyippools', false),
-  [TALLY_PREFIX_POOL_KIND]: poolResource(TALLY_PREFIX_POOL_KIND, 'tallyprefixpools', true),
-  [GLOBAL_TALLY_PREFIX_POOL_KIND]: poolResource(GLOBAL_TALLY_PREFIX_POOL_KIND, 'globaltallyprefixpools', false),
+/**
+ * Every pool kind the provider can serve, by kind: Tally's four, and the in-cluster provider's two IP pool kinds
+ * (`ipam.cluster.x-k8s.io/v1alpha2`), whose informers exist only with `inClusterIPAM` on (`servedPoolKinds`).
+ */
+export const POOL_RESOURCES: Readonly<Record<ServedPoolKind, TypedResourceKind<StoredPool>>> = {
+  [TALLY_IP_POOL_KIND]: poolResource(TALLY_V1ALPHA1_API_VERSION, TALLY_IP_POOL_KIND, 'tallyippools', true),
+  [GLOBAL_TALLY_IP_POOL_KIND]: poolResource(
+    TALLY_V1ALPHA1_API_VERSION,
+    GLOBAL_TALLY_IP_POOL_KIND,
+    'globaltallyippools',
+    false,
+  ),
+  [TALLY_PREFIX_POOL_KIND]: poolResource(TALLY_V1ALPHA1_API_VERSION, TALLY_PREFIX_POOL_KIND, 'tallyprefixpools', true),
+  [GLOBAL_TALLY_PREFIX_POOL_KIND]: poolResource(
+    TALLY_V1ALPHA1_API_VERSION,
+    GLOBAL_TALLY_PREFIX_POOL_KIND,
+    'globaltallyprefixpools',
+    false,
+  ),
+  [IN_CLUSTER_IP_POOL_KIND]: poolResource(
+    IN_CLUSTER_V1ALPHA2_API_VERSION,
+    IN_CLUSTER_IP_POOL_KIND,
+    'inclusterippools',
+    true,
+  ),
+  [GLOBAL_IN_CLUSTER_IP_POOL_KIND]: poolResource(
+    IN_CLUSTER_V1ALPHA2_API_VERSION,
+    GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+    'globalinclusterippools',
+    false,
+  ),
 };
 
 /** Namespaces, for a global pool's `spec.namespaceSelector`: only their labels are read. */

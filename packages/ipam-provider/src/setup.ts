@@ -1,4 +1,3 @@
-import { isPrefixPoolKind, TALLY_POOL_KINDS, type TallyPoolKind } from '@tally-ipam/api-types';
 import { AssumedObjects, Client, type Controller, type Manager, parseObjectKey } from '@tally-ipam/controller-kit';
 import { AddressLedgers, type Holding, LEDGER_RESOURCE, LedgerEntryView, startUpStep } from '@tally-ipam/ledger';
 import { adoptExistingAddresses, type BulkAdoptionResult } from './adoption/bulk-adoption.js';
@@ -9,6 +8,7 @@ import { ADDRESS_INDEXERS, CLAIM_INDEXERS, HOLDING_INDEXERS } from './indexes.js
 import { newLedgerCollectorController } from './ledgercollector/controller.js';
 import { providerMetrics } from './metrics.js';
 import { newIPPoolController, poolReconcilerDeps } from './pool/controller.js';
+import { isPrefixKind, type ServedPoolKind, servedPoolKinds } from './pool-kinds.js';
 import { PoolStates } from './pool-states.js';
 import { newPrefixPoolController } from './prefixpool/controller.js';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, CLUSTER_RESOURCE, NAMESPACE_RESOURCE, POOL_RESOURCES } from './resources.js';
@@ -39,6 +39,12 @@ export interface IPAMProviderOptions {
    * `POOL_STATUS_COALESCE_MS`). Default `POOL_STATUS_WRITES_PER_SECOND` (2).
    */
   readonly poolStatusWritesPerSecond?: number | undefined;
+  /**
+   * Also serve the in-cluster provider's IP pool kinds (`InClusterIPPool`, `GlobalInClusterIPPool` of
+   * `ipam.cluster.x-k8s.io/v1alpha2`) from the same allocator and ledgers (`--enable-in-cluster-ipam`). Off (the
+   * default): no informer, no watch and no reconcile for them; their claims are the reference provider's.
+   */
+  readonly inClusterIPAM?: boolean | undefined;
 }
 
 /** What `setupIPAMProvider` registered: the read-only view of its cache for admission webhooks, and its ledgers. */
@@ -89,8 +95,9 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const ledgers = new AddressLedgers({ client, store: ledgerInformer.store, now });
   const ledgerEntries = new LedgerEntryView(ledgerInformer, HOLDING_INDEXERS);
   const clusters = cache.informerFor(CLUSTER_RESOURCE, { namespace });
+  const servedKinds: ReadonlySet<ServedPoolKind> = new Set(servedPoolKinds(options));
   const pools = new Map(
-    TALLY_POOL_KINDS.map((kind) => [kind, cache.informerFor(POOL_RESOURCES[kind], poolScope(kind, namespace))]),
+    [...servedKinds].map((kind) => [kind, cache.informerFor(POOL_RESOURCES[kind], poolScope(kind, namespace))]),
   );
   const namespaces = cache.informerFor(NAMESPACE_RESOURCE);
   const informers = { claims, addresses, clusters, pools, namespaces };
@@ -103,7 +110,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const { pool, assumePool } = assumedPools(pools);
   // The pool states and the allocation Events wake the controllers composed below, once those exist.
   let claimController: Controller | undefined;
-  const poolControllers = new Map<TallyPoolKind, Controller>();
+  const poolControllers = new Map<ServedPoolKind, Controller>();
   // Scheduling only (which Events to record), so the monotonic clock rather than the `now` of conditions.
   const allocationEvents = new AllocationEvents({
     ...DEFAULT_ALLOCATION_EVENTS,
@@ -132,6 +139,7 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
     namespace,
     watchFilter: options.watchFilter ?? '',
     informers,
+    servedKinds,
     holdings: ledgerEntries,
     holds: ledgerHolds(ledgers),
     assumed,
@@ -144,14 +152,15 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
 
   const addressesAdopted = startUpStep({
     informers: [claims, addresses, clusters, ledgerInformer, ...pools.values()],
-    run: () => adoptExistingAddresses({ ...shared, servesClaim: claimServedBy(shared.watchFilter) }),
+    // Every served kind's IPAddresses, the in-cluster kinds' too: a take-over from the reference keeps every address.
+    run: () => adoptExistingAddresses({ ...shared, servesClaim: claimServedBy(shared.watchFilter, servedKinds) }),
   });
   const allocationBarriers: (() => Promise<unknown>)[] = [addressesAdopted];
   claimController = newClaimController(shared, { concurrency: options.concurrency, barriers: allocationBarriers });
   manager.add(claimController);
   const poolDeps = poolReconcilerDeps(shared, options.poolStatusWritesPerSecond);
-  for (const kind of TALLY_POOL_KINDS) {
-    const controller = isPrefixPoolKind(kind)
+  for (const kind of servedKinds) {
+    const controller = isPrefixKind(kind)
       ? newPrefixPoolController(kind, poolDeps, shared)
       : newIPPoolController(kind, poolDeps, shared);
     poolControllers.set(kind, controller);

@@ -1,4 +1,3 @@
-import { isClusterScopedPoolKind, type TallyPoolKind } from '@tally-ipam/api-types';
 import {
   AssumedObjects,
   type Cache,
@@ -16,6 +15,7 @@ import type { AllocationEvents } from './allocation-events.js';
 import type { AddressHolds } from './holds.js';
 import type { ProviderMetrics } from './metrics.js';
 import { poolClusterName } from './pause.js';
+import { isGlobalPoolKind, type ServedPoolKind } from './pool-kinds.js';
 import { type PoolRef, poolRefOfPool } from './pool-ref.js';
 import type { PoolStates } from './pool-states.js';
 import type {
@@ -27,12 +27,12 @@ import type {
   StoredPool,
 } from './resources.js';
 
-/** The provider's informers, one per resource (and pool kind) in the provider's scope, shared by its controllers. */
+/** The provider's informers, one per resource (and served pool kind) in the provider's scope, shared by its controllers. */
 export interface ProviderInformers {
   readonly claims: SharedInformer<StoredClaim>;
   readonly addresses: SharedInformer<StoredAddress>;
   readonly clusters: SharedInformer<StoredCluster>;
-  readonly pools: ReadonlyMap<TallyPoolKind, SharedInformer<StoredPool>>;
+  readonly pools: ReadonlyMap<ServedPoolKind, SharedInformer<StoredPool>>;
   /** Every namespace (cluster-wide, whatever the provider's scope): a global pool may select claims by their labels. */
   readonly namespaces: SharedInformer<StoredNamespace>;
 }
@@ -62,6 +62,11 @@ export interface ProviderContext {
   /** The `cluster.x-k8s.io/watch-filter` value claims must carry; empty: all. */
   readonly watchFilter: string;
   readonly informers: ProviderInformers;
+  /**
+   * The pool kinds this process serves (`servedPoolKinds`): claims naming any other kind are not reconciled, even
+   * when an IPAddress or pool event names them.
+   */
+  readonly servedKinds: ReadonlySet<ServedPoolKind>;
   /** The ledger entries seen as holdings (the ledger entry view). */
   readonly holdings: HoldingSource;
   /** Where the API server decides who holds an address: see `AddressHolds`. */
@@ -82,7 +87,7 @@ export interface ProviderContext {
  * of pools, see `AssumedObjects`), and how a write is noted there.
  */
 export function assumedPools(informers: ProviderInformers['pools']): Pick<ProviderContext, 'pool' | 'assumePool'> {
-  const assumed = new Map<TallyPoolKind, AssumedObjects<StoredPool>>(
+  const assumed = new Map<ServedPoolKind, AssumedObjects<StoredPool>>(
     [...informers].map(([kind, informer]) => [kind, new AssumedObjects(informer)]),
   );
   return {
@@ -95,8 +100,8 @@ export function assumedPools(informers: ProviderInformers['pools']): Pick<Provid
 }
 
 /** The informer scope of a pool kind: the provider's namespace for namespaced kinds, every object for global ones. */
-export function poolScope(kind: TallyPoolKind, namespace: string | undefined): { namespace?: string | undefined } {
-  return isClusterScopedPoolKind(kind) ? {} : { namespace };
+export function poolScope(kind: ServedPoolKind, namespace: string | undefined): { namespace?: string | undefined } {
+  return isGlobalPoolKind(kind) ? {} : { namespace };
 }
 
 /** The namespaced pools labelled with a Cluster's name: they pause with that Cluster (clusterctl move). */
@@ -104,7 +109,7 @@ export function poolsOfCluster(informers: ProviderInformers, cluster: KubeObject
   const clusterNamespace = cluster.metadata.namespace ?? '';
   const pools: StoredPool[] = [];
   for (const [kind, informer] of informers.pools) {
-    if (isClusterScopedPoolKind(kind)) continue;
+    if (isGlobalPoolKind(kind)) continue;
     for (const pool of informer.store.byIndex(NAMESPACE_INDEX, clusterNamespace)) {
       if (poolClusterName(pool) === cluster.metadata.name) pools.push(pool);
     }

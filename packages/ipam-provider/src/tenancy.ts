@@ -4,13 +4,21 @@
  * (`spec.maxAddressesPerNamespace`). The claim reconciler asks before a claim gets a new address only; an address
  * already held is never taken back, whatever the selector or the cap says now.
  */
-import { echo, isClusterScopedPoolKind, PoolTenancy, type TallyPoolKind } from '@tally-ipam/api-types';
+import {
+  echo,
+  isClusterScopedPoolKind,
+  PoolTenancy,
+  TALLY_POOL_KINDS,
+  type TallyPoolKind,
+} from '@tally-ipam/api-types';
 import { matchesLabelSelector } from '@tally-ipam/controller-kit/cache';
 import { CLAIM_NAMESPACE_CAP_REACHED_REASON, CLAIM_NAMESPACE_NOT_ALLOWED_REASON } from './constants.js';
 import type { StoredPool } from './resources.js';
 
 /** A global pool's tenancy, or undefined when it has none (a namespaced pool, or neither field set). */
 export function poolTenancy(pool: StoredPool): PoolTenancy | undefined {
+  // Tally's global kinds only: the in-cluster provider's global pools have no tenancy, any namespace may claim.
+  if (!(TALLY_POOL_KINDS as readonly string[]).includes(pool.kind)) return undefined;
   if (!isClusterScopedPoolKind(pool.kind as TallyPoolKind)) return undefined;
   const parsed = PoolTenancy.safeParse(pool.spec);
   // A spec that does not parse is the pool's InvalidSpec: no claim of it gets this far.

@@ -36,7 +36,7 @@ describe('the operating page, against the controller and its Deployment', () => 
     const container = managerContainer(components);
     const inline = new Set(page.inlineCode.map((code) => code.text));
     // The clusterctl variables' arguments are documented on the install page with their defaults.
-    const variableFlags = new Set(['--log-level', '--concurrency', '--enable-metal3-ipam']);
+    const variableFlags = new Set(['--log-level', '--concurrency', '--enable-metal3-ipam', '--enable-in-cluster-ipam']);
     for (const arg of container.args) {
       if (variableFlags.has(flagName(arg) ?? '')) continue;
       expect(inline, `the page does not name ${arg}`).toContain(arg);

@@ -2,9 +2,9 @@ import { clusterNameOf, hasFinalizer } from '@tally-ipam/controller-kit';
 import { ledgerNameOf } from '@tally-ipam/ledger';
 import type { Logger } from 'pino';
 import { examineExistingAddress, type HoldExistingDeps, holdExistingAddress } from '../claim/existing-address.js';
-import { CLAIM_FINALIZER } from '../constants.js';
 import { pauseReason, poolClusterName } from '../pause.js';
 import type { AllocationUnit } from '../pool-allocation.js';
+import { finalizersOf } from '../pool-kinds.js';
 import { type PoolRef, poolKey, poolRefOfClaim } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import type { StoredAddress, StoredClaim, StoredCluster } from '../resources.js';
@@ -112,7 +112,7 @@ function adoptionsOf(deps: BulkAdoptionDeps): { adoptions: Adoption[]; alreadyHe
     const claim = claimOf(deps, address);
     if (!claim) continue;
     const ref = poolRefOfClaim(claim);
-    const state = ref && claimReady(claim, cluster) ? stateOf(ref) : undefined;
+    const state = ref && claimReady(claim, ref, cluster) ? stateOf(ref) : undefined;
     if (!ref || !state) {
       skipped += 1;
       continue;
@@ -137,11 +137,13 @@ function claimOf(deps: BulkAdoptionDeps, address: StoredAddress): StoredClaim | 
 }
 
 /**
- * Whether the claim's reconcile would get as far as adopting: alive with Tally's finalizer (an entry is never written
+ * Whether the claim's reconcile would get as far as adopting: alive with its kind's finalizer (an entry is never written
  * for a claim that can vanish unseen), its Cluster known and nothing paused.
  */
-function claimReady(claim: StoredClaim, cluster: ClusterOf): boolean {
-  if (claim.metadata.deletionTimestamp !== undefined || !hasFinalizer(claim, CLAIM_FINALIZER)) return false;
+function claimReady(claim: StoredClaim, ref: PoolRef, cluster: ClusterOf): boolean {
+  // The kind's claim finalizer: an in-cluster claim the reference served carries its `ReleaseAddress`.
+  if (claim.metadata.deletionTimestamp !== undefined || !hasFinalizer(claim, finalizersOf(ref.kind).claim))
+    return false;
   const clusterName = clusterNameOf(claim);
   if (clusterName && !cluster(claim.metadata.namespace ?? '', clusterName)) return false;
   return pauseReason(claim, clusterName, cluster) === undefined;

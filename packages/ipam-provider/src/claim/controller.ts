@@ -1,4 +1,4 @@
-import { isIPAddressClaimReference, TALLY_POOL_KINDS } from '@tally-ipam/api-types';
+import { isIPAddressClaimReference } from '@tally-ipam/api-types';
 import {
   annotationChangedPredicate,
   Controller,
@@ -12,6 +12,7 @@ import type { Holding } from '@tally-ipam/ledger';
 import { CLAIM_MAX_RETRY_DELAY_MS, CLAIM_RETRY_BURST, CLAIM_RETRY_QPS } from '../constants.js';
 import { CLAIM_CLUSTER_INDEX, HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
 import { clusterAvailablePredicate } from '../pause.js';
+import type { ServedPoolKind } from '../pool-kinds.js';
 import { poolKey, poolRefOfClaim, poolRefOfPool } from '../pool-ref.js';
 import {
   ADDRESS_RESOURCE,
@@ -48,7 +49,7 @@ export function newClaimController(shared: ProviderContext, options: ClaimContro
   const { claims, addresses } = informers;
   const createdAddresses = new CreatedAddresses();
   const reconciler = new ClaimReconciler({
-    holdAhead: new HoldAhead(claimServedBy(shared.watchFilter)),
+    holdAhead: new HoldAhead(claimServedBy(shared.watchFilter, shared.servedKinds)),
     createdAddresses,
     client: shared.client,
     cache: shared.cache,
@@ -61,6 +62,7 @@ export function newClaimController(shared: ProviderContext, options: ClaimContro
     tenancyTurns: new KeyedSerializer(),
     assumed,
     pool: shared.pool,
+    servedKinds: shared.servedKinds,
     states: shared.states,
     recorder: shared.eventRecorderFor('ipaddressclaim'),
     allocationEvents: shared.allocationEvents,
@@ -72,7 +74,11 @@ export function newClaimController(shared: ProviderContext, options: ClaimContro
     for: CLAIM_RESOURCE,
     forOptions: {
       namespace,
-      predicates: [tallyClaimPredicate(), resourceHasFilterLabel(shared.watchFilter), claimChangedPredicate()],
+      predicates: [
+        tallyClaimPredicate(shared.servedKinds),
+        resourceHasFilterLabel(shared.watchFilter),
+        claimChangedPredicate(),
+      ],
     },
     reconciler: {
       reconcile: async (request, context) => {
@@ -118,7 +124,7 @@ export function newClaimController(shared: ProviderContext, options: ClaimContro
       },
     ],
   });
-  for (const kind of TALLY_POOL_KINDS) {
+  for (const kind of shared.servedKinds) {
     controller.watches(POOL_RESOURCES[kind], claimsOfPool, {
       ...poolScope(kind, namespace),
       predicates: [poolChangedPredicate()],
@@ -169,9 +175,15 @@ export function newClaimController(shared: ProviderContext, options: ClaimContro
   return controller;
 }
 
-/** Whether this process serves a claim: it names a Tally pool and carries the watch-filter label (if one is set). */
-export function claimServedBy(watchFilter: string): (claim: StoredClaim) => boolean {
-  const filters = [tallyClaimPredicate(), resourceHasFilterLabel<StoredClaim>(watchFilter)];
+/**
+ * Whether this process serves a claim: it names a pool of a served kind and carries the watch-filter label (if one is
+ * set).
+ */
+export function claimServedBy(
+  watchFilter: string,
+  servedKinds: ReadonlySet<ServedPoolKind>,
+): (claim: StoredClaim) => boolean {
+  const filters = [tallyClaimPredicate(servedKinds), resourceHasFilterLabel<StoredClaim>(watchFilter)];
   return (claim) => filters.every((predicate) => predicate.generic?.({ object: claim }) ?? true);
 }
 
@@ -180,9 +192,15 @@ export function claimServedBy(watchFilter: string): (claim: StoredClaim) => bool
  * level-triggered anyway, so a filter only saves work — it never decides correctness on its own.
  */
 
-/** Only claims whose `spec.poolRef` names a Tally pool by group and kind (the name is resolved by the reconciler). */
-export function tallyClaimPredicate(): Predicate<StoredClaim> {
-  const isTally = (claim: StoredClaim): boolean => poolRefOfClaim(claim) !== undefined;
+/**
+ * Only claims whose `spec.poolRef` names a pool of a served kind by group and kind (the name is resolved by the
+ * reconciler): with the in-cluster kinds off, their claims are the reference provider's and pass no event here.
+ */
+export function tallyClaimPredicate(servedKinds: ReadonlySet<ServedPoolKind>): Predicate<StoredClaim> {
+  const isTally = (claim: StoredClaim): boolean => {
+    const ref = poolRefOfClaim(claim);
+    return ref !== undefined && servedKinds.has(ref.kind);
+  };
   return {
     create: ({ object }) => isTally(object),
     update: ({ objectNew }) => isTally(objectNew),

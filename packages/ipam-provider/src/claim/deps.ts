@@ -2,6 +2,7 @@ import type { Cache, Client, EventRecorder, SharedInformer } from '@tally-ipam/c
 import type { AllocationEvents } from '../allocation-events.js';
 import type { AddressHolds } from '../holds.js';
 import type { ProviderMetrics } from '../metrics.js';
+import type { ServedPoolKind } from '../pool-kinds.js';
 import type { PoolRef } from '../pool-ref.js';
 import type { PoolStates } from '../pool-states.js';
 import type {
@@ -39,6 +40,8 @@ export interface ClaimReconcilerDeps {
   /** This process's own writes on top of the informers (the assume cache): see `AssumedObjects`. */
   readonly assumed: AssumedWrites;
   readonly pool: (ref: PoolRef) => StoredPool | undefined;
+  /** The pool kinds served: a claim of another kind (the in-cluster kinds with the flag off) is left alone. */
+  readonly servedKinds: ReadonlySet<ServedPoolKind>;
   readonly states: PoolStates;
   readonly recorder: EventRecorder;
   /** Which routine AddressAllocated Events are recorded and which are summed up on the pool. */

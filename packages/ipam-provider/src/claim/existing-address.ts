@@ -7,9 +7,9 @@
 import { echo } from '@tally-ipam/api-types';
 import { hasFinalizer } from '@tally-ipam/controller-kit';
 import type { Holding } from '@tally-ipam/ledger';
-import { ADDRESS_FINALIZER } from '../constants.js';
 import { type AcquireResult, type AddressHolds, holderOf } from '../holds.js';
 import type { AllocationUnit } from '../pool-allocation.js';
+import { finalizersOf } from '../pool-kinds.js';
 import { type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import type { PoolStates } from '../pool-states.js';
@@ -63,7 +63,8 @@ export function examineExistingAddress(
       message: `IPAddress ${existing.metadata.name} carries "${echo(existing.spec.address)}", which is not an IP address: delete the IPAddress to allocate anew`,
     };
   }
-  const foreign = !hasFinalizer(existing, ADDRESS_FINALIZER);
+  // The kind's own finalizer: on an in-cluster pool's IPAddress the reference's, which it wrote before a take-over.
+  const foreign = !hasFinalizer(existing, finalizersOf(ref.kind).address);
   const mismatch = foreign ? adoptionMismatch(claim, state, existing, unit) : undefined;
   if (mismatch !== undefined) {
     return {

@@ -10,11 +10,12 @@
  * uniqueness; a hold ahead that is refused (another replica or pool has the address) is simply forgotten.
  */
 import { clusterNameOf, hasFinalizer, type SharedInformer } from '@tally-ipam/controller-kit';
-import { CLAIM_FINALIZER, REQUESTED_ADDRESS_ANNOTATION } from '../constants.js';
+import { REQUESTED_ADDRESS_ANNOTATION } from '../constants.js';
 import { type AddressHolds, holderOf } from '../holds.js';
 import { HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
 import { pauseReason } from '../pause.js';
 import type { AllocationUnit } from '../pool-allocation.js';
+import { finalizersOf } from '../pool-kinds.js';
 import { type PoolRef, poolKey, poolRefOfHolding, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import type { PoolStates } from '../pool-states.js';
@@ -206,7 +207,8 @@ export class HoldAhead {
     // looks; holding ahead is for claims that have never been reconciled.
     const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
     // This process's own finalizer patch counts too, before the informer shows it.
-    if (hasFinalizer(claim, CLAIM_FINALIZER) || hasFinalizer(deps.assumed.claims.get(key) ?? claim, CLAIM_FINALIZER)) {
+    const finalizer = finalizersOf(state.ref.kind).claim;
+    if (hasFinalizer(claim, finalizer) || hasFinalizer(deps.assumed.claims.get(key) ?? claim, finalizer)) {
       return false;
     }
     if (claim.metadata.annotations?.[REQUESTED_ADDRESS_ANNOTATION] !== undefined) return false;

@@ -19,8 +19,9 @@ import {
   setControllerReference,
   setOwnerReference,
 } from '@tally-ipam/controller-kit';
-import { ADDRESS_FINALIZER, EVENT_ADDRESS_RECREATED } from '../constants.js';
+import { EVENT_ADDRESS_RECREATED } from '../constants.js';
 import type { AllocationUnit } from '../pool-allocation.js';
+import { finalizersOf } from '../pool-kinds.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import { ADDRESS_RESOURCE, type StoredAddress, type StoredClaim } from '../resources.js';
@@ -79,9 +80,9 @@ export async function completeAddress(
     return existing;
   }
   const finalizers = existing.metadata.finalizers ?? [];
+  const finalizer = finalizersOf(ref.kind).address;
   const complete =
-    finalizers.includes(ADDRESS_FINALIZER) &&
-    sameJSON(wanted.metadata.ownerReferences, existing.metadata.ownerReferences);
+    finalizers.includes(finalizer) && sameJSON(wanted.metadata.ownerReferences, existing.metadata.ownerReferences);
   if (complete) return existing;
   const patched = await deps.client.mergePatch(
     ADDRESS_RESOURCE,
@@ -89,7 +90,7 @@ export async function completeAddress(
     {
       metadata: {
         resourceVersion: existing.metadata.resourceVersion,
-        finalizers: finalizers.includes(ADDRESS_FINALIZER) ? finalizers : [...finalizers, ADDRESS_FINALIZER],
+        finalizers: finalizers.includes(finalizer) ? finalizers : [...finalizers, finalizer],
         ownerReferences: wanted.metadata.ownerReferences,
       },
     },
@@ -123,7 +124,7 @@ export async function createAddress(
       name: claim.metadata.name,
       namespace: claim.metadata.namespace,
       labels,
-      finalizers: [ADDRESS_FINALIZER],
+      finalizers: [finalizersOf(ref.kind).address],
       ownerReferences: [
         ownerReferenceTo(claim, { controller: true, blockOwnerDeletion: true }),
         ownerReferenceTo(pool, { controller: false, blockOwnerDeletion: true }),

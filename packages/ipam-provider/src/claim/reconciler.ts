@@ -11,8 +11,9 @@ import {
   removeFinalizer,
 } from '@tally-ipam/controller-kit';
 import type { Logger } from 'pino';
-import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_ALLOCATED } from '../constants.js';
+import { EVENT_ADDRESS_ALLOCATED } from '../constants.js';
 import { pauseReason, poolClusterName } from '../pause.js';
+import { finalizersOf } from '../pool-kinds.js';
 import { describePool, type PoolRef, poolKey, poolRefOfClaim } from '../pool-ref.js';
 import type { PoolState } from '../pool-state.js';
 import {
@@ -53,7 +54,8 @@ export class ClaimReconciler implements Reconciler {
     const { deps } = this;
     let claim = cached;
     const ref = poolRefOfClaim(claim);
-    if (!ref) return {};
+    // Not served by this process: another provider's claim, reached through an IPAddress or pool event.
+    if (!ref || !deps.servedKinds.has(ref.kind)) return {};
     // Only the rare skips below log with the pool; a child logger made per reconcile was most of their cost.
     const logger = (): Logger => context.logger.child({ pool: poolKey(ref) });
     const deleting = claim.metadata.deletionTimestamp !== undefined;
@@ -83,10 +85,11 @@ export class ClaimReconciler implements Reconciler {
 
     // The finalizer first, in this same reconcile: an address must never exist for a claim that can vanish unseen.
     let claimJustConfirmed = false;
-    if (!hasFinalizer(claim, CLAIM_FINALIZER)) {
+    const claimFinalizer = finalizersOf(ref.kind).claim;
+    if (!hasFinalizer(claim, claimFinalizer)) {
       try {
         claim = deps.assumed.claims.assume(
-          await addFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal }),
+          await addFinalizer(deps.client, CLAIM_RESOURCE, claim, claimFinalizer, { signal: context.signal }),
         );
         claimJustConfirmed = true;
       } catch (error) {
@@ -201,7 +204,9 @@ export class ClaimReconciler implements Reconciler {
       return finishClaim(deps, claim, notReady(IPADDRESSCLAIM_ALLOCATION_FAILED_REASON, examined.message), context);
     }
     if (examined.kind === 'deleting') {
-      await removeFinalizer(deps.client, ADDRESS_RESOURCE, existing, ADDRESS_FINALIZER, { signal: context.signal });
+      await removeFinalizer(deps.client, ADDRESS_RESOURCE, existing, finalizersOf(ref.kind).address, {
+        signal: context.signal,
+      });
       context.logger.info('IPAddress deleted while its claim lives; it will be re-created with the same address');
       return {};
     }

@@ -13,8 +13,9 @@ import {
   removeFinalizer,
 } from '@tally-ipam/controller-kit';
 import type { Holding } from '@tally-ipam/ledger';
-import { ADDRESS_FINALIZER, CLAIM_FINALIZER, EVENT_ADDRESS_RELEASED } from '../constants.js';
+import { EVENT_ADDRESS_RELEASED } from '../constants.js';
 import { HOLDING_CLAIM_UID_INDEX } from '../indexes.js';
+import { finalizersOf } from '../pool-kinds.js';
 import { describePool, type PoolRef, poolRefOfAddress, samePool } from '../pool-ref.js';
 import { ADDRESS_RESOURCE, CLAIM_RESOURCE, type StoredAddress, type StoredClaim } from '../resources.js';
 import type { ClaimReconcilerDeps } from './deps.js';
@@ -33,7 +34,13 @@ export async function releaseClaim(
   ref: PoolRef,
   context: ReconcileContext,
 ): Promise<Result> {
-  if (!hasFinalizer(claim, CLAIM_FINALIZER)) return {};
+  const finalizers = finalizersOf(ref.kind);
+  if (!hasFinalizer(claim, finalizers.claim)) return {};
+  const delayMs = releaseDelayMs(deps, claim, ref);
+  if (delayMs > 0) {
+    context.logger.info({ remainingMs: delayMs }, "the pool's address reuse grace period holds the release");
+    return { requeueAfterMs: delayMs };
+  }
   const startedAt = performance.now();
   const key = { namespace: claim.metadata.namespace, name: claim.metadata.name };
   const isOurs = (candidate: StoredAddress | undefined): candidate is StoredAddress =>
@@ -48,7 +55,7 @@ export async function releaseClaim(
   const ours = isOurs(address);
   let current = ours ? address : undefined;
   for (let attempt = 0; current !== undefined; attempt += 1) {
-    const outcome = await deleteAddress(deps, current, context.signal);
+    const outcome = await deleteAddress(deps, current, finalizers.address, context.signal);
     if (outcome === 'gone') break;
     // The holding goes only once the IPAddress is gone: until then the address is still visible as someone's.
     const live = await deps.cache.liveGet(ADDRESS_RESOURCE, key, context.signal);
@@ -118,7 +125,7 @@ export async function releaseClaim(
     );
   }
   deps.states.removeWaiting(ref, `${claim.metadata.namespace}/${claim.metadata.name}`);
-  await removeFinalizer(deps.client, CLAIM_RESOURCE, claim, CLAIM_FINALIZER, { signal: context.signal });
+  await removeFinalizer(deps.client, CLAIM_RESOURCE, claim, finalizers.claim, { signal: context.signal });
   deps.metrics.releases.inc({ kind: ref.kind });
   deps.metrics.releaseDuration.observe({ kind: ref.kind }, (performance.now() - startedAt) / 1000);
   if (released) {
@@ -126,6 +133,22 @@ export async function releaseClaim(
   }
   context.logger.info({ address: released || undefined }, 'claim released');
   return {};
+}
+
+/**
+ * How long the release of a deleted claim still waits (0: release now): the in-cluster kinds' grace period, counted
+ * from the claim's deletion as the reference counts it, and skipped when the pool is gone or being deleted (a cluster's
+ * teardown must not wait on it). A pool whose spec cannot be used has no grace period to hold.
+ */
+function releaseDelayMs(deps: ClaimReconcilerDeps, claim: StoredClaim, ref: PoolRef): number {
+  const pool = deps.pool(ref);
+  if (!pool || pool.metadata.deletionTimestamp !== undefined) return 0;
+  const lookup = deps.states.lookup(ref);
+  const delay = lookup?.status === 'ready' ? lookup.state.allocation.releaseDelayMs : 0;
+  if (delay <= 0) return 0;
+  const deletedAt = Date.parse(claim.metadata.deletionTimestamp ?? '');
+  if (Number.isNaN(deletedAt)) return 0;
+  return Math.max(0, deletedAt + delay - deps.now());
 }
 
 /**
@@ -137,11 +160,12 @@ export async function releaseClaim(
 async function deleteAddress(
   deps: ClaimReconcilerDeps,
   address: StoredAddress,
+  finalizer: string,
   signal: AbortSignal,
 ): Promise<'gone' | 'lingers' | 'stale'> {
   let patched: StoredAddress;
   try {
-    patched = await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, ADDRESS_FINALIZER, { signal });
+    patched = await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, finalizer, { signal });
   } catch (error) {
     if (isConflict(error)) return 'stale';
     throw error;
@@ -175,7 +199,11 @@ export async function cleanUpOrphanedAddress(
   context: ReconcileContext,
 ): Promise<Result> {
   const address = deps.assumed.addresses.get(`${request.namespace}/${request.name}`);
-  if (!address || !hasFinalizer(address, ADDRESS_FINALIZER) || !poolRefOfAddress(address)) return {};
+  const ref = address ? poolRefOfAddress(address) : undefined;
+  // Only the served kinds' IPAddresses: with the in-cluster kinds off, theirs are the reference provider's to clean.
+  if (!address || !ref || !deps.servedKinds.has(ref.kind)) return {};
+  const finalizer = finalizersOf(ref.kind).address;
+  if (!hasFinalizer(address, finalizer)) return {};
   // By name, not by owner reference: the garbage collector strips the reference to a deleted claim (the pool
   // still owns the IPAddress, so it is not collected).
   const claim = await deps.cache.liveGet(
@@ -184,7 +212,7 @@ export async function cleanUpOrphanedAddress(
     context.signal,
   );
   if (claim) return {};
-  await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, ADDRESS_FINALIZER, { signal: context.signal });
+  await removeFinalizer(deps.client, ADDRESS_RESOURCE, address, finalizer, { signal: context.signal });
   try {
     await deps.client.delete(ADDRESS_RESOURCE, address.metadata, {
       preconditions: { uid: address.metadata.uid },

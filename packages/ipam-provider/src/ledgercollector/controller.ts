@@ -1,4 +1,3 @@
-import { TALLY_POOL_KINDS } from '@tally-ipam/api-types';
 import { Controller, type KubeObject, type ObjectKey, type Predicate } from '@tally-ipam/controller-kit';
 import { type Holding, LEDGER_RESOURCE } from '@tally-ipam/ledger';
 import { HOLDING_CLAIM_UID_INDEX, POOL_INDEX } from '../indexes.js';
@@ -79,7 +78,7 @@ export function newLedgerCollectorController(
       namespace,
       predicates: [deletedPredicate()],
     });
-  for (const kind of TALLY_POOL_KINDS) {
+  for (const kind of shared.servedKinds) {
     controller.watches(POOL_RESOURCES[kind], holdingsOfPool, {
       ...poolScope(kind, namespace),
       predicates: [deletedPredicate()],

@@ -1,7 +1,7 @@
-import type { TallyPoolKind } from '@tally-ipam/api-types';
 import { Controller, type ObjectKey } from '@tally-ipam/controller-kit';
 import type { Holding } from '@tally-ipam/ledger';
 import { clusterAvailablePredicate } from '../pause.js';
+import type { ServedPoolKind } from '../pool-kinds.js';
 import { type PoolRef, poolRefOfAddress, poolRefOfHolding, poolRefOfPool } from '../pool-ref.js';
 import { ADDRESS_RESOURCE, CLUSTER_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../resources.js';
 import { type ProviderContext, poolScope, poolsOfCluster } from '../shared.js';
@@ -18,6 +18,7 @@ export function poolReconcilerDeps(shared: ProviderContext, statusWritesPerSecon
     cache: shared.cache,
     pools: shared.pool,
     holdings: shared.holdings,
+    addresses: shared.informers.addresses,
     clusters: shared.informers.clusters,
     states: shared.states,
     metrics: shared.metrics,
@@ -32,7 +33,7 @@ export function poolReconcilerDeps(shared: ProviderContext, statusWritesPerSecon
 
 /** The controller of an address pool kind (`TallyIPPool`, `GlobalTallyIPPool`). */
 export function newIPPoolController(
-  kind: TallyPoolKind,
+  kind: ServedPoolKind,
   deps: PoolReconcilerDeps,
   shared: ProviderContext,
 ): Controller {
@@ -44,7 +45,7 @@ export function newIPPoolController(
  * the Cluster its label names (un-pausing). Prefix pools are served the same way (prefixpool/controller.ts).
  */
 export function newPoolController(
-  kind: TallyPoolKind,
+  kind: ServedPoolKind,
   reconciler: PoolReconciler,
   shared: ProviderContext,
 ): Controller {

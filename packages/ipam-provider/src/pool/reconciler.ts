@@ -1,12 +1,12 @@
 import { toStatusCount } from '@tally-ipam/allocator';
 import {
   DELETE_FOR_MOVE_ANNOTATION,
+  inClusterIPPoolStatusAddresses,
   POOL_DELETING_REASON,
   POOL_EXHAUSTED_REASON,
   POOL_INVALID_SPEC_REASON,
   POOL_READY_CONDITION,
   POOL_READY_REASON,
-  type TallyPoolKind,
 } from '@tally-ipam/api-types';
 import {
   addFinalizer,
@@ -22,16 +22,18 @@ import {
   type SharedInformer,
 } from '@tally-ipam/controller-kit';
 import type { AllocationEvents } from '../allocation-events.js';
-import { EVENT_ADDRESSES_ALLOCATED, POOL_FINALIZER } from '../constants.js';
+import { EVENT_ADDRESSES_ALLOCATED } from '../constants.js';
 import { POOL_INDEX } from '../indexes.js';
 import type { ProviderMetrics } from '../metrics.js';
 import { pauseReason, poolClusterName } from '../pause.js';
+import { finalizersOf, isInClusterPoolKind, type ServedPoolKind } from '../pool-kinds.js';
 import { describePool, type PoolRef, poolKey, poolRefOfAddress } from '../pool-ref.js';
 import type { PoolStates } from '../pool-states.js';
 import {
   ADDRESS_RESOURCE,
   type HoldingSource,
   POOL_RESOURCES,
+  type StoredAddress,
   type StoredCluster,
   type StoredPool,
 } from '../resources.js';
@@ -41,6 +43,8 @@ export interface PoolReconcilerDeps extends PoolStatusWritesDeps {
   readonly cache: Cache;
   readonly pools: (ref: PoolRef) => StoredPool | undefined;
   readonly holdings: HoldingSource;
+  /** The IPAddresses in the provider's scope: an in-cluster pool's counts are its IPAddresses, counted the reference's way. */
+  readonly addresses: Pick<SharedInformer<StoredAddress>, 'store'>;
   readonly clusters: SharedInformer<StoredCluster>;
   readonly states: PoolStates;
   readonly metrics: ProviderMetrics;
@@ -66,7 +70,7 @@ export class PoolReconciler implements Reconciler {
   private readonly statusWrites: PoolStatusWrites;
 
   constructor(
-    private readonly kind: TallyPoolKind,
+    private readonly kind: ServedPoolKind,
     countsField: CountsField,
     private readonly deps: PoolReconcilerDeps,
   ) {
@@ -103,10 +107,11 @@ export class PoolReconciler implements Reconciler {
       return {};
     }
     const resource = POOL_RESOURCES[this.kind];
+    const finalizer = finalizersOf(this.kind).pool;
     if (pool.metadata.deletionTimestamp !== undefined) return this.reconcileDelete(pool, ref, context);
-    if (!hasFinalizer(pool, POOL_FINALIZER)) {
+    if (!hasFinalizer(pool, finalizer)) {
       try {
-        pool = await addFinalizer(deps.client, resource, pool, POOL_FINALIZER, { signal: context.signal });
+        pool = await addFinalizer(deps.client, resource, pool, finalizer, { signal: context.signal });
       } catch (error) {
         // Deleted before it had our finalizer: nothing to protect (not an error anyone must act on).
         if (isNotFound(error)) return {};
@@ -117,6 +122,7 @@ export class PoolReconciler implements Reconciler {
 
     const lookup = deps.states.lookup(ref);
     if (!lookup) return {};
+    if (isInClusterPoolKind(this.kind)) return this.reconcileInClusterStatus(ref, pool, lookup, context);
     if (lookup.status === 'invalid') {
       const dueInMs = await this.statusWrites.write(
         ref,
@@ -171,6 +177,31 @@ export class PoolReconciler implements Reconciler {
   }
 
   /**
+   * An in-cluster pool's status as the reference writes it: `status.ipAddresses` counted from the pool's IPAddresses
+   * (`inClusterIPPoolStatusAddresses`: a duplicated address twice, `free` below zero when some are out of range), and
+   * nothing else. A spec that cannot be used writes nothing, as the reference's reconcile fails before its status write;
+   * its claims say why (PoolNotReady).
+   */
+  private async reconcileInClusterStatus(
+    ref: PoolRef,
+    pool: StoredPool,
+    lookup: NonNullable<ReturnType<PoolStates['lookup']>>,
+    context: ReconcileContext,
+  ): Promise<Result> {
+    if (lookup.status === 'invalid') {
+      context.logger.info({ reason: lookup.message }, 'in-cluster pool spec cannot be used; no status written');
+      return {};
+    }
+    const space = lookup.state.allocation.addressPool;
+    if (!space) return {};
+    const inUse = this.deps.addresses.store.byIndex(POOL_INDEX, poolKey(ref)).map((address) => address.spec.address);
+    const counts = inClusterIPPoolStatusAddresses(space.allocatable, space.family, inUse);
+    this.setMetrics(ref, counts);
+    const dueInMs = await this.statusWrites.writeCountsOnly(ref, pool, counts, context);
+    return requeueFor(dueInMs);
+  }
+
+  /**
    * One Event on the pool for the allocations whose AddressAllocated Event on the claim was rate-limited (see
    * `AllocationEvents`); returns when the next one is due if one is pending.
    */
@@ -191,7 +222,8 @@ export class PoolReconciler implements Reconciler {
   /** A deleting pool keeps its finalizer while any IPAddress or held holding still refers to it. */
   private async reconcileDelete(pool: StoredPool, ref: PoolRef, context: ReconcileContext): Promise<Result> {
     const { deps } = this;
-    if (!hasFinalizer(pool, POOL_FINALIZER)) return {};
+    const finalizer = finalizersOf(this.kind).pool;
+    if (!hasFinalizer(pool, finalizer)) return {};
     // A live list, not the cache: the finalizer is the last guard, and a lagging cache must not let it go early.
     const listed = await deps.client.listAll(ADDRESS_RESOURCE, {
       namespace: ref.namespace ?? deps.namespace,
@@ -205,6 +237,9 @@ export class PoolReconciler implements Reconciler {
       .byIndex(POOL_INDEX, poolKey(ref))
       .filter((holding) => holding.spec.releasedAt === undefined);
     if (inUse.length > 0 || held.length > 0) {
+      // The in-cluster kinds have no conditions: the finalizer stays, and the IPAddress and ledger events of the
+      // releases re-queue the pool.
+      if (isInClusterPoolKind(this.kind)) return {};
       const names = inUse
         .slice(0, 5)
         .map((address) => `${address.metadata.namespace}/${address.metadata.name}`)
@@ -233,7 +268,7 @@ export class PoolReconciler implements Reconciler {
       );
       return requeueFor(dueInMs);
     }
-    await removeFinalizer(deps.client, POOL_RESOURCES[this.kind], pool, POOL_FINALIZER, { signal: context.signal });
+    await removeFinalizer(deps.client, POOL_RESOURCES[this.kind], pool, finalizer, { signal: context.signal });
     deps.states.forget(ref);
     this.clearMetrics(ref);
     context.logger.info('pool has no allocations left, finalizer removed');
@@ -265,6 +300,6 @@ function requeueFor(dueInMs: number | undefined): Result {
  * The reconciler of `TallyIPPool` (namespaced) and `GlobalTallyIPPool` (cluster-scoped): counts single addresses
  * into `status.ipAddresses`, like the reference provider's pools.
  */
-export function newIPPoolReconciler(kind: TallyPoolKind, deps: PoolReconcilerDeps): PoolReconciler {
+export function newIPPoolReconciler(kind: ServedPoolKind, deps: PoolReconcilerDeps): PoolReconciler {
   return new PoolReconciler(kind, 'ipAddresses', deps);
 }

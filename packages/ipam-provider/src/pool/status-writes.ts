@@ -1,4 +1,4 @@
-import { clipText, clipUtf8, POOL_READY_CONDITION, type TallyPoolKind } from '@tally-ipam/api-types';
+import { clipText, clipUtf8, POOL_READY_CONDITION } from '@tally-ipam/api-types';
 import {
   type Client,
   type Condition,
@@ -12,6 +12,7 @@ import {
 } from '@tally-ipam/controller-kit';
 import * as z from 'zod';
 import { MAX_CONDITION_MESSAGE_LENGTH, POOL_STATUS_COALESCE_MS } from '../constants.js';
+import type { ServedPoolKind } from '../pool-kinds.js';
 import { type PoolRef, poolKey } from '../pool-ref.js';
 import { POOL_RESOURCES, type StoredPool } from '../resources.js';
 import type { PoolStatusBudget } from './status-budget.js';
@@ -44,7 +45,7 @@ export class PoolStatusWrites {
   private readonly deferred = new Set<string>();
 
   constructor(
-    private readonly kind: TallyPoolKind,
+    private readonly kind: ServedPoolKind,
     private readonly countsField: CountsField,
     private readonly deps: PoolStatusWritesDeps,
   ) {}
@@ -63,6 +64,51 @@ export class PoolStatusWrites {
   forget(ref: PoolRef): void {
     this.writtenAt.delete(poolKey(ref));
     this.deps.statusBudget?.forget(poolKey(ref));
+  }
+
+  /**
+   * The in-cluster provider's pool kinds: `status.ipAddresses` and nothing else (their status has no conditions and
+   * no observedGeneration), unless current. Every change is a counts-only change, coalesced and budgeted as Tally's
+   * counts-only writes are; returns in how many ms a deferred write is due.
+   */
+  async writeCountsOnly(
+    ref: PoolRef,
+    pool: StoredPool,
+    counts: Record<string, number>,
+    context: ReconcileContext,
+  ): Promise<number | undefined> {
+    const current = z.looseObject({}).optional().safeParse(pool.status);
+    const currentCounts = current.success ? current.data?.[this.countsField] : undefined;
+    const key = poolKey(ref);
+    const writtenAt = this.writtenAt.get(key);
+    const now = performance.now();
+    if (sameJSON(currentCounts, counts)) {
+      if (writtenAt === undefined || now - writtenAt >= POOL_STATUS_COALESCE_MS) return undefined;
+      this.deferred.add(key);
+      return writtenAt + POOL_STATUS_COALESCE_MS - now;
+    }
+    if (writtenAt !== undefined && now - writtenAt < POOL_STATUS_COALESCE_MS) {
+      this.deferred.add(key);
+      return writtenAt + POOL_STATUS_COALESCE_MS - now;
+    }
+    const slotInMs = this.deps.statusBudget?.take(key, now) ?? 0;
+    if (slotInMs > 0) {
+      this.deferred.add(key);
+      return slotInMs;
+    }
+    this.writtenAt.set(key, now);
+    try {
+      const written = await this.deps.client.patchStatus(
+        POOL_RESOURCES[this.kind],
+        pool,
+        { [this.countsField]: counts },
+        { signal: context.signal },
+      );
+      this.deps.assumePool(written);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    return undefined;
   }
 
   /** Writes the status unless it is current; returns in how many ms a coalesced (deferred) write is due. */

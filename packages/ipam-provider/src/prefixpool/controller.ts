@@ -1,7 +1,7 @@
-import type { TallyPoolKind } from '@tally-ipam/api-types';
 import type { Controller } from '@tally-ipam/controller-kit';
 import { newPoolController } from '../pool/controller.js';
 import type { PoolReconcilerDeps } from '../pool/reconciler.js';
+import type { ServedPoolKind } from '../pool-kinds.js';
 import type { ProviderContext } from '../shared.js';
 import { newPrefixPoolReconciler } from './reconciler.js';
 
@@ -10,7 +10,7 @@ import { newPrefixPoolReconciler } from './reconciler.js';
  * (pool/controller.ts) around the reconciler that counts whole prefixes.
  */
 export function newPrefixPoolController(
-  kind: TallyPoolKind,
+  kind: ServedPoolKind,
   deps: PoolReconcilerDeps,
   shared: ProviderContext,
 ): Controller {

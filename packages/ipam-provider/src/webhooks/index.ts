@@ -1,5 +1,19 @@
 // Admission webhooks of the pool kinds: the cross-object rules CEL in the CRDs cannot check.
 
+export {
+  IN_CLUSTER_ENABLED_MATCH_CONDITION,
+  type InClusterAddressesView,
+  type InClusterPoolWebhookOptions,
+  inClusterPoolAdmissionHandler,
+  inClusterPoolWebhookConfiguration,
+  inClusterPoolWebhookName,
+  inClusterPoolWebhookPath,
+  inClusterPoolWebhooks,
+  MAX_IN_CLUSTER_ADMISSION_MESSAGE_LENGTH,
+  providerInClusterAddressesView,
+  registerInClusterPoolWebhooks,
+  withInClusterPoolWebhooks,
+} from './in-cluster-pools.js';
 export { describeAllocations, type PoolAddressSpace, poolAddressSpace } from './pool-address-space.js';
 export {
   MAX_ADMISSION_MESSAGE_LENGTH,

@@ -1,0 +1,179 @@
+import {
+  GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+  IN_CLUSTER_IP_POOL_KIND,
+  IN_CLUSTER_PROTECT_ADDRESS_FINALIZER,
+  IN_CLUSTER_V1ALPHA2_API_VERSION,
+  IPAM_GROUP,
+} from '@tally-ipam/api-types';
+import { asKubeApiError, Client, type ResourceKind } from '@tally-ipam/controller-kit';
+import {
+  ADDRESS_RESOURCE,
+  CLAIM_RESOURCE,
+  inClusterPoolWebhookConfiguration,
+  inClusterPoolWebhookName,
+  inClusterPoolWebhookPath,
+  POOL_RESOURCES,
+} from '@tally-ipam/ipam-provider';
+import { createServingCertDir, type ServingCertDir } from '@tally-ipam/testenv';
+import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControllerProcess, servingPort, startControllerWithWebhooks } from './controller-process.js';
+import { eventually } from './support.js';
+
+const WEBHOOK_CONFIGURATIONS: ResourceKind = {
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'ValidatingWebhookConfiguration',
+  plural: 'validatingwebhookconfigurations',
+  namespaced: false,
+};
+
+const POOLS = POOL_RESOURCES[IN_CLUSTER_IP_POOL_KIND];
+const WEBHOOK_NAME = inClusterPoolWebhookName(IN_CLUSTER_IP_POOL_KIND);
+
+/** The API server's answer to a write: the error's HTTP code and message, or undefined when it was accepted. */
+async function refusalOf(write: Promise<unknown>): Promise<{ code: number; message: string } | undefined> {
+  const outcome = await write.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (outcome === undefined) return undefined;
+  const error = asKubeApiError(outcome);
+  if (!error) throw outcome;
+  return { code: error.statusCode, message: error.serverMessage ?? '' };
+}
+
+/**
+ * `--enable-in-cluster-ipam` through the built executable: a claim of an InClusterIPPool served, and the pool
+ * webhook answered by the app's webhook server with the reference's verdicts and HTTP statuses (row 11 of
+ * docs/design/in-cluster-drop-in.md: 422 for the spec rules, 400 for the update and delete rules).
+ */
+describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
+  let namespace: TestNamespace;
+  let client: Client;
+  let controller: ControllerProcess;
+  let certs: ServingCertDir | undefined;
+  let webhookPort = 0;
+  let configurationName = '';
+
+  beforeAll(async () => {
+    const env = testEnv();
+    client = new Client(env.kubeConfig, { fieldManager: 'in-cluster-flag-test' });
+    namespace = await createTestNamespace(env.kubeConfig, 'in-cluster-flag');
+    certs = await createServingCertDir('in-cluster-flag-webhook');
+    ({ controller, webhookPort } = await startControllerWithWebhooks(
+      [
+        '--kubeconfig',
+        env.kubeconfigPath,
+        '--namespace',
+        namespace.name,
+        '--enable-in-cluster-ipam',
+        '--metrics-bind-address=127.0.0.1:0',
+        '--health-probe-bind-address=127.0.0.1:0',
+      ],
+      certs.path,
+    ));
+    await servingPort(controller, 'metrics');
+  });
+
+  afterAll(async () => {
+    if (configurationName) await client?.delete(WEBHOOK_CONFIGURATIONS, { name: configurationName }).catch(() => {});
+    if (controller && controller.child.exitCode === null) await controller.stop('SIGKILL');
+    await namespace?.delete();
+    await certs?.remove();
+  });
+
+  it('serves a claim of an InClusterIPPool with the lowest free address and the reference finalizer', async () => {
+    await client.create(POOLS, {
+      apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
+      kind: IN_CLUSTER_IP_POOL_KIND,
+      metadata: { name: 'nodes', namespace: namespace.name },
+      spec: { addresses: ['10.220.0.10-10.220.0.20'], prefix: 24, gateway: '10.220.0.1' },
+    });
+    await client.create(CLAIM_RESOURCE, {
+      apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+      kind: 'IPAddressClaim',
+      metadata: { name: 'node-0', namespace: namespace.name },
+      spec: { poolRef: { apiGroup: IPAM_GROUP, kind: IN_CLUSTER_IP_POOL_KIND, name: 'nodes' } },
+    });
+    const address = await eventually('the IPAddress of node-0', () =>
+      client.get(ADDRESS_RESOURCE, { namespace: namespace.name, name: 'node-0' }),
+    );
+    expect(address.spec).toMatchObject({ address: '10.220.0.10', prefix: 24, gateway: '10.220.0.1' });
+    expect(address.metadata.finalizers).toEqual([IN_CLUSTER_PROTECT_ADDRESS_FINALIZER]);
+  });
+
+  it('answers the pool webhook: 422 for a spec rule, 400 for shrinking under an IPAddress and for deleting it', async () => {
+    const serving = JSON.parse(
+      await controller.waitForLine((line) => line.includes('"msg":"serving webhooks"'), 'the webhook server'),
+    ) as { paths?: string[] };
+    expect(serving.paths).toContain(inClusterPoolWebhookPath(IN_CLUSTER_IP_POOL_KIND));
+    configurationName = `in-cluster-flag-webhook-${namespace.name}`;
+    const configuration = inClusterPoolWebhookConfiguration({
+      name: configurationName,
+      client: { baseUrl: `https://127.0.0.1:${webhookPort}`, caBundlePem: certs?.caPem ?? '' },
+      enabledExpression: "'true' == 'true'",
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace.name } },
+    });
+    await client.create(WEBHOOK_CONFIGURATIONS, { ...configuration, metadata: { name: configurationName } });
+
+    // A spec rule (mixed families): 422 Invalid, once the configuration is in effect.
+    const invalid = await eventually('the webhook configuration in effect', async () => {
+      const refusal = await refusalOf(
+        client.create(
+          POOLS,
+          {
+            apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
+            kind: IN_CLUSTER_IP_POOL_KIND,
+            metadata: { name: 'mixed', namespace: namespace.name },
+            spec: { addresses: ['10.221.0.10', 'fd00::10'], prefix: 24 },
+          },
+          { dryRun: 'All' },
+        ),
+      );
+      if (!refusal?.message.includes(WEBHOOK_NAME))
+        throw new Error(`not refused by the webhook yet: ${refusal?.message}`);
+      return refusal;
+    });
+    expect(invalid.code).toBe(422);
+    expect(invalid.message).toContain('spec.addresses: provided addresses are of mixed IP families');
+    // The cluster-scoped kind has its own webhook on its own path, with the same rules.
+    const global = await refusalOf(
+      client.create(
+        POOL_RESOURCES[GLOBAL_IN_CLUSTER_IP_POOL_KIND],
+        {
+          apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
+          kind: GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+          metadata: { name: `in-cluster-flag-${namespace.name}` },
+          spec: { addresses: [], prefix: 24 },
+        },
+        { dryRun: 'All' },
+      ),
+    );
+    expect(global?.code).toBe(422);
+    expect(global?.message).toContain(inClusterPoolWebhookName(GLOBAL_IN_CLUSTER_IP_POOL_KIND));
+    expect(global?.message).toContain('spec.addresses: addresses is required');
+
+    // The update rule: node-0's 10.220.0.10 must stay in the pool: 400 BadRequest.
+    const pool = await client.get(POOLS, { namespace: namespace.name, name: 'nodes' });
+    const shrunk = await refusalOf(
+      client.update(
+        POOLS,
+        { ...pool, spec: { ...(pool.spec as object), addresses: ['10.220.0.11-10.220.0.20'] } },
+        { dryRun: 'All' },
+      ),
+    );
+    expect(shrunk?.code).toBe(400);
+    expect(shrunk?.message).toContain(WEBHOOK_NAME);
+    expect(shrunk?.message).toContain('pool addresses do not contain allocated addresses: ["10.220.0.10"]');
+    // A change that keeps it is admitted.
+    const grown = { ...pool, spec: { ...(pool.spec as object), addresses: ['10.220.0.10-10.220.0.30'] } };
+    expect(await refusalOf(client.update(POOLS, grown, { dryRun: 'All' }))).toBeUndefined();
+
+    // The delete rule: the pool still has an IPAddress: 400 BadRequest.
+    const deleted = await refusalOf(
+      client.delete(POOLS, { namespace: namespace.name, name: 'nodes' }, { dryRun: 'All' }),
+    );
+    expect(deleted?.code).toBe(400);
+    expect(deleted?.message).toContain('Pool has IPAddresses allocated (1)');
+  });
+});
