@@ -145,6 +145,9 @@ export async function clusterHealth(kc: KubeConfig): Promise<{ restarts: string[
   for (const reason of UNWELL_REASONS) {
     const events = await core.listEventForAllNamespaces({ fieldSelector: `reason=${reason}` });
     for (const event of events.items) {
+      // A Pod deleted by a test or a rollout is killed with "Stopping container …": expected, not a sign of trouble
+      // (a probe's kill says "failed liveness probe, will be restarted").
+      if (reason === 'Killing' && (event.message ?? '').startsWith('Stopping container')) continue;
       const object = event.involvedObject;
       const key = `${object.namespace ?? ''}/${object.name ?? ''} ${reason}`;
       const seen = counts.get(key) ?? { count: 0, message: (event.message ?? '').slice(0, 120) };
