@@ -40,6 +40,12 @@ export interface IPAMProviderOptions {
    */
   readonly poolStatusWritesPerSecond?: number | undefined;
   /**
+   * How long the background releases of deleted claims wait for more of their ledger before one write carries them
+   * (`AddressLedgersOptions.releaseCoalesceMs`). Default `RELEASE_COALESCE_MS` (1 s, plus up to 2 s at random). A
+   * graceful stop writes whatever still waits.
+   */
+  readonly releaseCoalesceMs?: number | undefined;
+  /**
    * Also serve the in-cluster provider's IP pool kinds (`InClusterIPPool`, `GlobalInClusterIPPool` of
    * `ipam.cluster.x-k8s.io/v1alpha2`) from the same allocator and ledgers (`--enable-in-cluster-ipam`). Off (the
    * default): no informer, no watch and no reconcile for them; their claims are the reference provider's.
@@ -92,7 +98,22 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   const claims = cache.informerFor(CLAIM_RESOURCE, { namespace, indexers: CLAIM_INDEXERS });
   const addresses = cache.informerFor(ADDRESS_RESOURCE, { namespace, indexers: ADDRESS_INDEXERS });
   const ledgerInformer = cache.informerFor(LEDGER_RESOURCE);
-  const ledgers = new AddressLedgers({ client, store: ledgerInformer.store, now });
+  const ledgers = new AddressLedgers({
+    client,
+    store: ledgerInformer.store,
+    now,
+    releaseCoalesceMs: options.releaseCoalesceMs,
+  });
+  // Not a leader's runnable: stopped after the controllers drained, so nothing queues a release after its flush, and
+  // before the manager closes its client.
+  manager.add({
+    needLeaderElection: false,
+    start: async (signal) => {
+      await aborted(signal);
+      await ledgers.flushPending();
+      if (client !== manager.client) client.close();
+    },
+  });
   const ledgerEntries = new LedgerEntryView(ledgerInformer, HOLDING_INDEXERS);
   const clusters = cache.informerFor(CLUSTER_RESOURCE, { namespace });
   const servedKinds: ReadonlySet<ServedPoolKind> = new Set(servedPoolKinds(options));
@@ -181,21 +202,19 @@ export function setupIPAMProvider(manager: Manager, options: IPAMProviderOptions
   };
 }
 
-/** The manager's client, or one of the provider's own for another field manager (closed when the manager stops). */
+/**
+ * The manager's client, or one of the provider's own for another field manager (closed when the manager stops, after
+ * the ledgers' last writes: `setupIPAMProvider`).
+ */
 function providerClient(manager: Manager, fieldManager: string | undefined): Client {
   if (!fieldManager || fieldManager === manager.client.fieldManager) return manager.client;
-  const client = new Client(manager.kubeConfig, { fieldManager });
-  manager.add({
-    needLeaderElection: false,
-    start: (signal) =>
-      new Promise<void>((resolve) => {
-        const stop = (): void => {
-          client.close();
-          resolve();
-        };
-        if (signal.aborted) stop();
-        else signal.addEventListener('abort', stop, { once: true });
-      }),
+  return new Client(manager.kubeConfig, { fieldManager });
+}
+
+/** Resolves when `signal` aborts (at once if it has). */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  return client;
 }

@@ -7,6 +7,7 @@ import {
   createClaim,
   createPool,
   dropHolding,
+  findHolding,
   getHolding,
   holdAsAnotherWriter,
   readyCondition,
@@ -203,6 +204,32 @@ describe('recovery', () => {
       expect(writers(unlabelled)).not.toContain('filtered-provider');
     } finally {
       await running.stop();
+    }
+  });
+
+  it('writes at a graceful stop the releases still waiting in the coalescing window', async () => {
+    const ns = await namespace('rec-stop-flush');
+    await createPool(client, 'TallyIPPool', 'pool', ns, { addresses: ['10.66.0.1-10.66.0.9'], prefix: 24 });
+    // A window of an hour: a release queued in it is still waiting when the process stops, unless the stop writes it.
+    const running = await startProvider({ releaseCoalesceMs: 3_600_000 });
+    let stopped = false;
+    try {
+      const claim = await createClaim(client, ns, 'a', { kind: 'TallyIPPool', name: 'pool' });
+      const address = (await waitForAddress(client, ns, 'a')).spec.address;
+      const unit = { address, prefix: 24, isPrefix: false, entryKey: addressEntryKey(address) };
+      await client.delete(CLAIM_RESOURCE, { namespace: ns, name: 'a' });
+      await waitForGone('claim a', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'a' }));
+      // The claim is gone (its finalizer came off with the release queued) and the release waits in the window.
+      expect(running.provider.ledgers.isReleasing(unit, claim.metadata.uid ?? '')).toBe(true);
+      const writes = running.provider.ledgers.writes;
+      await running.stop();
+      stopped = true;
+      // Answered by the stop's write (or found already gone: the providers of other files drop orphaned entries).
+      expect(running.provider.ledgers.isReleasing(unit, claim.metadata.uid ?? '')).toBe(false);
+      expect(running.provider.ledgers.writes - writes).toBeLessThanOrEqual(1);
+      expect(await findHolding(client, addressEntryKey(address))).toBeUndefined();
+    } finally {
+      if (!stopped) await running.stop();
     }
   });
 });

@@ -176,6 +176,22 @@ export class AddressLedgers {
     setImmediate(() => void this.flush(ledgerName));
   }
 
+  /**
+   * Writes everything queued now, coalescing windows cut short, and resolves once nothing is queued or being written:
+   * for a graceful stop, so that the releases of claims deleted in the last seconds are written by this process rather
+   * than left in the ledgers until the orphan rule drops them. Bounded by the caller (the manager's shutdown deadline).
+   */
+  async flushPending(): Promise<void> {
+    while (this.queues.size > 0 || this.flushing.size > 0) {
+      for (const timer of this.waiting.values()) clearTimeout(timer);
+      this.waiting.clear();
+      const idle = [...this.queues.keys()].filter((name) => !this.flushing.has(name));
+      // A ledger being written is flushed again by its own write's end if more arrived for it meanwhile.
+      if (idle.length > 0) await Promise.all(idle.map((name) => this.flush(name)));
+      else await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   /** The entry of `key` in the newest copy of the ledger this process has (no request). */
   cachedEntry(ledgerName: string, key: string): AddressLedgerEntry | undefined {
     return this.current(ledgerName)?.spec.entries?.find((entry) => entry.key === key);

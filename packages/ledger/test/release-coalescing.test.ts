@@ -14,7 +14,7 @@ import type { Client } from '@tally-ipam/controller-kit';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ADDRESS_BLOCK_BITS,
-  type AddressLedgers,
+  AddressLedgers,
   addressEntryKey,
   type EntryHolder,
   type HeldUnit,
@@ -42,8 +42,8 @@ const { writer, clients } = useLedgerWriters(kubeConfig);
 let blocks: number[] = [];
 beforeAll(() => {
   // Distinct /24s of 10.221.0.0/16 for this run's tests.
-  const start = randomInt(0, 250);
-  blocks = [start, start + 1];
+  const start = randomInt(0, 249);
+  blocks = [start, start + 1, start + 2];
 });
 
 function unit(block: number, last: number): HeldUnit {
@@ -128,5 +128,25 @@ describe('background releases of one ledger', () => {
     );
     expect(writes).toBeLessThanOrEqual(6 + 2 * extraWindows);
     expect(conflicts).toBeLessThanOrEqual(3 + extraWindows);
+  });
+
+  it('are written at once by flushPending (a graceful stop), however long the coalescing window', async () => {
+    writer();
+    const client = clients.at(-1) as Client;
+    const ledgers = new AddressLedgers({ client, now: Date.now, releaseCoalesceMs: 3_600_000 });
+    const block = blocks[2] as number;
+    const held = await holdMany(ledgers, block);
+    const ledgerName = ledgerNameOf(unit(block, 1));
+    const answers = held.map(([each, by]) => ledgers.release(each, by.uid, undefined, { coalesce: true }));
+    // Queued, not written: the window is an hour.
+    expect(ledgers.isReleasing(unit(block, 1), held[0]?.[1].uid ?? '')).toBe(true);
+    const writesBefore = ledgers.writes;
+    await ledgers.flushPending();
+    expect((await Promise.all(answers)).every((result) => result.ok)).toBe(true);
+    expect(ledgers.writes - writesBefore).toBe(1);
+    // Every entry released: the ledger held only these, so it is gone.
+    expect(await getOrUndefined(() => client.get(LEDGER_RESOURCE, { name: ledgerName }))).toBeUndefined();
+    await ledgers.flushPending();
+    expect(ledgers.writes - writesBefore).toBe(1);
   });
 });
