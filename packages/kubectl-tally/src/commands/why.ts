@@ -12,7 +12,7 @@ import type { Client } from '@tally-ipam/controller-kit/client';
 import { poolClusterName as metal3PoolClusterName, type StoredMetal3Pool } from '@tally-ipam/metal3-ipam';
 import * as z from 'zod';
 import { getOrMissing, listPaged } from '../kube/list.js';
-import { isTallyPoolKind, readPool } from '../kube/objects.js';
+import { isServedPoolKind, readPool } from '../kube/objects.js';
 import { poolCounts, readyOf } from '../kube/pools.js';
 import { type AnyObject, EVENT_RESOURCE, type StoredEvent } from '../kube/resources.js';
 import type { WhyReport } from '../view/why.js';
@@ -88,8 +88,9 @@ async function pausedBy(
 }
 
 /**
- * The Cluster a pool pauses with, as each front end reads it: a Tally pool's `cluster.x-k8s.io/cluster-name` label
- * (clusterctl moves labelled pools with their Cluster), a Metal3 IPPool's `spec.clusterName`.
+ * The Cluster a pool pauses with, as each front end reads it: a Tally or in-cluster pool's
+ * `cluster.x-k8s.io/cluster-name` label (clusterctl moves labelled pools with their Cluster; the provider reads the
+ * label whatever the kind), a Metal3 IPPool's `spec.clusterName`.
  */
 function poolClusterOf(apiGroup: string, pool: AnyObject): string | undefined {
   if (apiGroup === METAL3_IPAM_GROUP) return metal3PoolClusterName(pool as StoredMetal3Pool);
@@ -113,7 +114,7 @@ export async function readWhy(
     ? await pausedBy(client, pool, poolClusterOf(ref.apiGroup, pool))
     : { reasons: [], cluster: undefined };
   const counts =
-    pool && ref.apiGroup === TALLY_GROUP && isTallyPoolKind(ref.kind)
+    pool && ref.apiGroup === TALLY_GROUP && isServedPoolKind(ref.kind)
       ? poolCounts(ref.kind, (pool as { status?: unknown }).status)
       : undefined;
   const ready = pool ? readyOf((pool as { status?: unknown }).status) : undefined;

@@ -1,14 +1,7 @@
-import {
-  CLAIM_RESOURCE,
-  CLUSTER_RESOURCE,
-  METAL3_IPAM_GROUP,
-  TALLY_GROUP,
-  TALLY_POOL_KINDS,
-  type TallyPoolKind,
-} from '@tally-ipam/api-types';
+import { CLAIM_RESOURCE, CLUSTER_RESOURCE, METAL3_IPAM_GROUP, TALLY_GROUP } from '@tally-ipam/api-types';
 import { clusterNameOf } from '@tally-ipam/controller-kit/capi';
 import type { Client } from '@tally-ipam/controller-kit/client';
-import { POOL_RESOURCES } from '@tally-ipam/ipam-provider';
+import { POOL_RESOURCES, SERVED_POOL_KINDS, type ServedPoolKind } from '@tally-ipam/ipam-provider';
 import { METAL3_CLAIM_RESOURCE, METAL3_POOL_RESOURCE } from '@tally-ipam/metal3-ipam';
 import { type ChainLink, type ChainObject, type OwnerLookup, walkOwnerChain } from '../view/owner-chain.js';
 import { getOrMissing } from './list.js';
@@ -28,8 +21,13 @@ async function found<T>(read: () => Promise<T | undefined>): Promise<Found<T>> {
   }
 }
 
-export function isTallyPoolKind(kind: string): kind is TallyPoolKind {
-  return (TALLY_POOL_KINDS as readonly string[]).includes(kind);
+/**
+ * A pool kind of `ipam.cluster.x-k8s.io` Tally serves: its own four and the in-cluster provider's two IP pool kinds
+ * (`InClusterIPPool`, `GlobalInClusterIPPool`, served behind `--enable-in-cluster-ipam`). The group is the same for
+ * all six, so the kind alone names the resource.
+ */
+export function isServedPoolKind(kind: string): kind is ServedPoolKind {
+  return (SERVED_POOL_KINDS as readonly string[]).includes(kind);
 }
 
 /** The claim of a holding: an IPAddressClaim, or a Metal3 IPClaim (by the entry's claim API group). */
@@ -43,13 +41,16 @@ export function readClaim(
   return found(() => getOrMissing(client, resource, { namespace, name }));
 }
 
-/** The pool a reference names: a Tally kind (global ones have no namespace) or a Metal3 IPPool. */
+/**
+ * The pool a reference names: a Tally or in-cluster kind (global ones have no namespace) or a Metal3 IPPool. An
+ * in-cluster pool whose CRD is not installed answers 404 and so shows as missing.
+ */
 export function readPool(
   client: Client,
   ref: { apiGroup: string; kind: string; name: string },
   namespace: string,
 ): Promise<Found<AnyObject>> {
-  if (ref.apiGroup === TALLY_GROUP && isTallyPoolKind(ref.kind)) {
+  if (ref.apiGroup === TALLY_GROUP && isServedPoolKind(ref.kind)) {
     const resource = POOL_RESOURCES[ref.kind];
     return found(() =>
       getOrMissing(client, resource, { namespace: resource.namespaced ? namespace : undefined, name: ref.name }),

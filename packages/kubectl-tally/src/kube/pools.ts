@@ -1,16 +1,18 @@
 import { toStatusCount } from '@tally-ipam/allocator';
 import {
   ADDRESS_RESOURCE,
+  GLOBAL_IN_CLUSTER_IP_POOL_KIND,
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
-  isPrefixPoolKind,
+  IN_CLUSTER_IP_POOL_KINDS,
+  IN_CLUSTER_IPAM_GROUP,
   PoolCounts,
   TALLY_GROUP,
   TALLY_POOL_KINDS,
-  type TallyPoolKind,
+  TALLY_PREFIX_POOL_KIND,
 } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit/client';
-import { POOL_RESOURCES, type StoredPool } from '@tally-ipam/ipam-provider';
+import { isInClusterPoolKind, POOL_RESOURCES, type ServedPoolKind, type StoredPool } from '@tally-ipam/ipam-provider';
 import {
   METAL3_ADDRESS_RESOURCE,
   METAL3_POOL_RESOURCE,
@@ -47,9 +49,12 @@ const ReadyOnly = z.looseObject({
     .optional(),
 });
 
-/** The counts of a Tally pool's status (`ipAddresses`, `prefixes` for a prefix pool), if they parse. */
-export function poolCounts(kind: TallyPoolKind, status: unknown): PoolCounts | undefined {
-  const field = isPrefixPoolKind(kind) ? 'prefixes' : 'ipAddresses';
+/**
+ * The counts of a pool's status, if they parse: `ipAddresses`, or `prefixes` for a Tally prefix pool. The in-cluster
+ * IP pool kinds write `ipAddresses` with the same four counts (the reference's `InClusterIPPoolStatusIPAddresses`).
+ */
+export function poolCounts(kind: ServedPoolKind, status: unknown): PoolCounts | undefined {
+  const field = kind === TALLY_PREFIX_POOL_KIND || kind === GLOBAL_TALLY_PREFIX_POOL_KIND ? 'prefixes' : 'ipAddresses';
   const parsed = z.looseObject({ [field]: PoolCounts }).safeParse(status);
   return parsed.success ? (parsed.data[field] as PoolCounts) : undefined;
 }
@@ -66,8 +71,12 @@ function timeMs(timestamp: string | undefined): number[] {
   return Number.isNaN(ms) ? [] : [ms];
 }
 
-function isGlobal(kind: TallyPoolKind): boolean {
-  return kind === GLOBAL_TALLY_IP_POOL_KIND || kind === GLOBAL_TALLY_PREFIX_POOL_KIND;
+function isGlobal(kind: string): boolean {
+  return (
+    kind === GLOBAL_TALLY_IP_POOL_KIND ||
+    kind === GLOBAL_TALLY_PREFIX_POOL_KIND ||
+    kind === GLOBAL_IN_CLUSTER_IP_POOL_KIND
+  );
 }
 
 /** The pool key an IPAddress's `spec.poolRef` (or a Metal3 IPAddress's `spec.pool`) names. */
@@ -76,13 +85,18 @@ function poolKey(kind: string, namespace: string | undefined, name: string): str
 }
 
 /**
- * The four Tally kinds (namespaced ones in scope, global ones always) and their IPAddresses' creation times. The
- * IPAddresses of a global pool live in any namespace, so with global pools present they are listed cluster-wide.
+ * The pools of `ipam.cluster.x-k8s.io` (namespaced ones in scope, global ones always) and their IPAddresses'
+ * creation times: Tally's four kinds, and the in-cluster provider's two IP pool kinds when their CRDs are installed
+ * (Tally serves them behind `--enable-in-cluster-ipam`; a cluster without their CRDs has none, as without Metal3's).
+ * The IPAddresses of a global pool live in any namespace, so with global pools present they are listed cluster-wide.
  */
-async function tallyPools(client: Client, scope: ListScope): Promise<PoolRow[]> {
-  const pools: { kind: TallyPoolKind; pool: StoredPool }[] = [];
+async function clusterAPIPools(client: Client, scope: ListScope): Promise<PoolRow[]> {
+  const pools: { kind: ServedPoolKind; pool: StoredPool }[] = [];
   for (const kind of TALLY_POOL_KINDS) {
     for (const pool of await listPaged(client, POOL_RESOURCES[kind], scope)) pools.push({ kind, pool });
+  }
+  for (const kind of IN_CLUSTER_IP_POOL_KINDS) {
+    for (const pool of (await listIfServed(client, POOL_RESOURCES[kind], scope)) ?? []) pools.push({ kind, pool });
   }
   if (pools.length === 0) return [];
   const anyGlobal = pools.some(({ kind }) => isGlobal(kind));
@@ -90,17 +104,18 @@ async function tallyPools(client: Client, scope: ListScope): Promise<PoolRow[]> 
   const created = new Map<string, number[]>();
   for (const address of addresses) {
     const ref = address.spec.poolRef;
+    // One group for both: Tally's kinds and the in-cluster ones are told apart by kind alone.
     if (ref.apiGroup !== TALLY_GROUP) continue;
-    const kind = ref.kind as TallyPoolKind;
-    const key = poolKey(ref.kind, isGlobal(kind) ? undefined : address.metadata.namespace, ref.name);
+    const key = poolKey(ref.kind, isGlobal(ref.kind) ? undefined : address.metadata.namespace, ref.name);
     created.set(key, [...(created.get(key) ?? []), ...timeMs(address.metadata.creationTimestamp)]);
   }
   return pools.map(({ kind, pool }) => ({
-    apiGroup: TALLY_GROUP,
+    apiGroup: isInClusterPoolKind(kind) ? IN_CLUSTER_IPAM_GROUP : TALLY_GROUP,
     kind,
     namespace: pool.metadata.namespace,
     name: pool.metadata.name,
     counts: poolCounts(kind, pool.status),
+    // The in-cluster kinds have no conditions: undefined, shown as a Metal3 IPPool's (READY Unknown, `ready: null`).
     ready: readyOf(pool.status),
     createdAt: pool.metadata.creationTimestamp,
     addressCreatedMs: created.get(poolKey(kind, pool.metadata.namespace, pool.metadata.name)) ?? [],
@@ -140,7 +155,7 @@ async function metal3Pools(client: Client, scope: ListScope): Promise<PoolRow[]>
   });
 }
 
-/** Every pool of both APIs in scope. */
+/** Every pool in scope: Tally's, the in-cluster kinds' (when installed) and Metal3's (when installed). */
 export async function readPools(client: Client, scope: ListScope): Promise<PoolRow[]> {
-  return [...(await tallyPools(client, scope)), ...(await metal3Pools(client, scope))];
+  return [...(await clusterAPIPools(client, scope)), ...(await metal3Pools(client, scope))];
 }
