@@ -5,7 +5,7 @@ import {
   IN_CLUSTER_V1ALPHA2_API_VERSION,
   IPAM_GROUP,
 } from '@tally-ipam/api-types';
-import { asKubeApiError, Client, type ResourceKind } from '@tally-ipam/controller-kit';
+import { asKubeApiError, type ResourceKind } from '@tally-ipam/controller-kit';
 import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
@@ -14,18 +14,9 @@ import {
   inClusterPoolWebhookPath,
   POOL_RESOURCES,
 } from '@tally-ipam/ipam-provider';
-import { createServingCertDir, type ServingCertDir } from '@tally-ipam/testenv';
-import { createTestNamespace, type TestNamespace, testEnv } from '@tally-ipam/testenv/vitest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControllerProcess, servingPort, startControllerWithWebhooks } from './controller-process.js';
+import { describe, expect, it } from 'vitest';
+import { useFlaggedController } from './flagged-controller.js';
 import { eventually } from './support.js';
-
-const WEBHOOK_CONFIGURATIONS: ResourceKind = {
-  apiVersion: 'admissionregistration.k8s.io/v1',
-  kind: 'ValidatingWebhookConfiguration',
-  plural: 'validatingwebhookconfigurations',
-  namespaced: false,
-};
 
 const POOLS = POOL_RESOURCES[IN_CLUSTER_IP_POOL_KIND];
 const WEBHOOK_NAME = inClusterPoolWebhookName(IN_CLUSTER_IP_POOL_KIND);
@@ -48,73 +39,33 @@ async function refusalOf(write: Promise<unknown>): Promise<{ code: number; messa
  * docs/design/in-cluster-drop-in.md: 422 for the spec rules, 400 for the update and delete rules).
  */
 describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
-  let namespace: TestNamespace;
-  let client: Client;
-  let controller: ControllerProcess;
-  let certs: ServingCertDir | undefined;
-  let webhookPort = 0;
-  let configurationName = '';
-
-  beforeAll(async () => {
-    const env = testEnv();
-    client = new Client(env.kubeConfig, { fieldManager: 'in-cluster-flag-test' });
-    namespace = await createTestNamespace(env.kubeConfig, 'in-cluster-flag');
-    certs = await createServingCertDir('in-cluster-flag-webhook');
-    ({ controller, webhookPort } = await startControllerWithWebhooks(
-      [
-        '--kubeconfig',
-        env.kubeconfigPath,
-        '--namespace',
-        namespace.name,
-        '--enable-in-cluster-ipam',
-        '--metrics-bind-address=127.0.0.1:0',
-        '--health-probe-bind-address=127.0.0.1:0',
-      ],
-      certs.path,
-    ));
-    await servingPort(controller, 'metrics');
-  });
-
-  afterAll(async () => {
-    if (configurationName) await client?.delete(WEBHOOK_CONFIGURATIONS, { name: configurationName }).catch(() => {});
-    if (controller && controller.child.exitCode === null) await controller.stop('SIGKILL');
-    await namespace?.delete();
-    await certs?.remove();
-  });
+  const file = useFlaggedController('in-cluster-flag', '--enable-in-cluster-ipam');
 
   it('serves a claim of an InClusterIPPool with the lowest free address and the reference finalizer', async () => {
+    const { client, namespace } = file();
     await client.create(POOLS, {
       apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
       kind: IN_CLUSTER_IP_POOL_KIND,
-      metadata: { name: 'nodes', namespace: namespace.name },
+      metadata: { name: 'nodes', namespace: namespace },
       spec: { addresses: ['10.220.0.10-10.220.0.20'], prefix: 24, gateway: '10.220.0.1' },
     });
     await client.create(CLAIM_RESOURCE, {
       apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
       kind: 'IPAddressClaim',
-      metadata: { name: 'node-0', namespace: namespace.name },
+      metadata: { name: 'node-0', namespace: namespace },
       spec: { poolRef: { apiGroup: IPAM_GROUP, kind: IN_CLUSTER_IP_POOL_KIND, name: 'nodes' } },
     });
     const address = await eventually('the IPAddress of node-0', () =>
-      client.get(ADDRESS_RESOURCE, { namespace: namespace.name, name: 'node-0' }),
+      client.get(ADDRESS_RESOURCE, { namespace: namespace, name: 'node-0' }),
     );
     expect(address.spec).toMatchObject({ address: '10.220.0.10', prefix: 24, gateway: '10.220.0.1' });
     expect(address.metadata.finalizers).toEqual([IN_CLUSTER_PROTECT_ADDRESS_FINALIZER]);
   });
 
   it('answers the pool webhook: 422 for a spec rule, 400 for shrinking under an IPAddress and for deleting it', async () => {
-    const serving = JSON.parse(
-      await controller.waitForLine((line) => line.includes('"msg":"serving webhooks"'), 'the webhook server'),
-    ) as { paths?: string[] };
-    expect(serving.paths).toContain(inClusterPoolWebhookPath(IN_CLUSTER_IP_POOL_KIND));
-    configurationName = `in-cluster-flag-webhook-${namespace.name}`;
-    const configuration = inClusterPoolWebhookConfiguration({
-      name: configurationName,
-      client: { baseUrl: `https://127.0.0.1:${webhookPort}`, caBundlePem: certs?.caPem ?? '' },
-      enabledExpression: "'true' == 'true'",
-      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace.name } },
-    });
-    await client.create(WEBHOOK_CONFIGURATIONS, { ...configuration, metadata: { name: configurationName } });
+    const { client, namespace } = file();
+    expect(await file().servedWebhookPaths()).toContain(inClusterPoolWebhookPath(IN_CLUSTER_IP_POOL_KIND));
+    await file().registerWebhooks(inClusterPoolWebhookConfiguration);
 
     // A spec rule (mixed families): 422 Invalid, once the configuration is in effect.
     const invalid = await eventually('the webhook configuration in effect', async () => {
@@ -124,7 +75,7 @@ describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
           {
             apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
             kind: IN_CLUSTER_IP_POOL_KIND,
-            metadata: { name: 'mixed', namespace: namespace.name },
+            metadata: { name: 'mixed', namespace: namespace },
             spec: { addresses: ['10.221.0.10', 'fd00::10'], prefix: 24 },
           },
           { dryRun: 'All' },
@@ -143,7 +94,7 @@ describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
         {
           apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
           kind: GLOBAL_IN_CLUSTER_IP_POOL_KIND,
-          metadata: { name: `in-cluster-flag-${namespace.name}` },
+          metadata: { name: `in-cluster-flag-${namespace}` },
           spec: { addresses: [], prefix: 24 },
         },
         { dryRun: 'All' },
@@ -154,7 +105,7 @@ describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
     expect(global?.message).toContain('spec.addresses: addresses is required');
 
     // The update rule: node-0's 10.220.0.10 must stay in the pool: 400 BadRequest.
-    const pool = await client.get(POOLS, { namespace: namespace.name, name: 'nodes' });
+    const pool = await client.get(POOLS, { namespace: namespace, name: 'nodes' });
     const shrunk = await refusalOf(
       client.update(
         POOLS,
@@ -170,9 +121,7 @@ describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
     expect(await refusalOf(client.update(POOLS, grown, { dryRun: 'All' }))).toBeUndefined();
 
     // The delete rule: the pool still has an IPAddress: 400 BadRequest.
-    const deleted = await refusalOf(
-      client.delete(POOLS, { namespace: namespace.name, name: 'nodes' }, { dryRun: 'All' }),
-    );
+    const deleted = await refusalOf(client.delete(POOLS, { namespace: namespace, name: 'nodes' }, { dryRun: 'All' }));
     expect(deleted?.code).toBe(400);
     expect(deleted?.message).toContain('Pool has IPAddresses allocated (1)');
   });
