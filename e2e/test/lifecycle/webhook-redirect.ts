@@ -25,6 +25,21 @@ function redirected(
   return { url: `https://127.0.0.1:${served.port}${path}`, caBundle: Buffer.from(caPem).toString('base64') };
 }
 
+/** A clusterctl-rendered switch (`'${VARIABLE:=false}' == 'true'`, the variable substituted) that is off. */
+const SWITCH = /^'([^']*)' == 'true'$/;
+
+/**
+ * Whether the API server never calls this webhook: a match condition of the shipped kind renders to a constant false
+ * (the Metal3 or in-cluster webhook with its clusterctl variable unset). The process serves no path for it, and its
+ * client config, never used, stays as installed.
+ */
+function switchedOff(webhook: { matchConditions?: { expression: string }[] }): boolean {
+  return (webhook.matchConditions ?? []).some((condition) => {
+    const literal = SWITCH.exec(condition.expression.trim());
+    return literal !== null && literal[1] !== 'true';
+  });
+}
+
 /**
  * Points the webhook configuration clusterctl installed (Service client config, CA injected by cert-manager) at the
  * app's process on this machine: every webhook's `clientConfig` becomes `https://127.0.0.1:<port><path>` with the
@@ -39,7 +54,13 @@ export async function pointWebhooksAtProcess(
   caPem: string,
 ): Promise<void> {
   const api = kc.makeApiClient(AdmissionregistrationV1Api);
-  const redirect = <W extends { name: string; clientConfig: AdmissionregistrationV1WebhookClientConfig }>(installed: {
+  const redirect = <
+    W extends {
+      name: string;
+      clientConfig: AdmissionregistrationV1WebhookClientConfig;
+      matchConditions?: { expression: string }[];
+    },
+  >(installed: {
     metadata?: V1ObjectMeta;
     webhooks?: W[];
   }) => ({
@@ -50,10 +71,14 @@ export async function pointWebhooksAtProcess(
         Object.entries(installed.metadata?.annotations ?? {}).filter(([key]) => key !== INJECT_CA_FROM),
       ),
     },
-    webhooks: (installed.webhooks ?? []).map((webhook) => ({
-      ...webhook,
-      clientConfig: redirected(webhook.clientConfig, served, caPem, `${kind} ${name} webhook ${webhook.name}`),
-    })),
+    webhooks: (installed.webhooks ?? []).map((webhook) =>
+      switchedOff(webhook)
+        ? webhook
+        : {
+            ...webhook,
+            clientConfig: redirected(webhook.clientConfig, served, caPem, `${kind} ${name} webhook ${webhook.name}`),
+          },
+    ),
   });
   if (kind === 'ValidatingWebhookConfiguration') {
     const body = redirect(await api.readValidatingWebhookConfiguration({ name }));

@@ -41,6 +41,7 @@ import {
   waitFor,
   waitForAddress,
   waitForGone,
+  waitForNoHolding,
   waitForReason,
 } from './support.js';
 
@@ -192,6 +193,9 @@ describe('InClusterIPPool and GlobalInClusterIPPool, served', () => {
     await waitForGone('the claim m-0', () => client.get(CLAIM_RESOURCE, { namespace: ns, name: 'm-0' }));
     await waitForGone('the IPAddress m-0', () => client.get(ADDRESS_RESOURCE, { namespace: ns, name: 'm-0' }));
     await waitForCounts(IN_CLUSTER_IP_POOL_KIND, 'nodes', ns, { total: 5, used: 1, free: 4, outOfRange: 0 });
+    // The counts follow the IPAddresses; the ledger entry's release is written in the background (coalesced, within
+    // a few seconds), and until then the address is not free to Tally.
+    await waitForNoHolding('the entry of 10.130.0.2 released', client, addressEntryKey(parseIP('10.130.0.2')));
     await claimFrom(ns, 'm-2', pool, filter, { clusterName: 'workload' });
     expect((await waitForAddress(client, ns, 'm-2')).spec.address).toBe('10.130.0.2');
 

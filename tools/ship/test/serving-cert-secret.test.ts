@@ -14,8 +14,11 @@ import {
 } from '../src/serving-cert-secret.js';
 
 // The apps' own config/ directories (read as files, as the release does; no app code is imported).
-/** Tally's shipped validating webhooks: one per pool kind (four) and Metal3's IPPool, behind its clusterctl switch. */
-const TALLY_WEBHOOKS = 5;
+/**
+ * Tally's shipped validating webhooks: one per pool kind (four), Metal3's IPPool and the in-cluster provider's two IP
+ * pool kinds, the last three behind their clusterctl switches.
+ */
+const TALLY_WEBHOOKS = 7;
 
 const TALLY = defineProvider({
   appDir: new URL('../../../apps/ipam-controller/', import.meta.url),

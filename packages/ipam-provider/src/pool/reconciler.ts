@@ -1,7 +1,6 @@
 import { toStatusCount } from '@tally-ipam/allocator';
 import {
   DELETE_FOR_MOVE_ANNOTATION,
-  inClusterIPPoolStatusAddresses,
   POOL_DELETING_REASON,
   POOL_EXHAUSTED_REASON,
   POOL_INVALID_SPEC_REASON,
@@ -37,6 +36,7 @@ import {
   type StoredCluster,
   type StoredPool,
 } from '../resources.js';
+import { inClusterPoolCounts } from './in-cluster-counts.js';
 import { type CountsField, PoolStatusWrites, type PoolStatusWritesDeps } from './status-writes.js';
 
 export interface PoolReconcilerDeps extends PoolStatusWritesDeps {
@@ -176,29 +176,17 @@ export class PoolReconciler implements Reconciler {
     return Number.isFinite(next) ? { requeueAfterMs: next } : {};
   }
 
-  /**
-   * An in-cluster pool's status as the reference writes it: `status.ipAddresses` counted from the pool's IPAddresses
-   * (`inClusterIPPoolStatusAddresses`: a duplicated address twice, `free` below zero when some are out of range), and
-   * nothing else. A spec that cannot be used writes nothing, as the reference's reconcile fails before its status write;
-   * its claims say why (PoolNotReady).
-   */
+  /** An in-cluster pool's status as the reference writes it (`inClusterPoolCounts`), and nothing else. */
   private async reconcileInClusterStatus(
     ref: PoolRef,
     pool: StoredPool,
     lookup: NonNullable<ReturnType<PoolStates['lookup']>>,
     context: ReconcileContext,
   ): Promise<Result> {
-    if (lookup.status === 'invalid') {
-      context.logger.info({ reason: lookup.message }, 'in-cluster pool spec cannot be used; no status written');
-      return {};
-    }
-    const space = lookup.state.allocation.addressPool;
-    if (!space) return {};
-    const inUse = this.deps.addresses.store.byIndex(POOL_INDEX, poolKey(ref)).map((address) => address.spec.address);
-    const counts = inClusterIPPoolStatusAddresses(space.allocatable, space.family, inUse);
+    const counts = inClusterPoolCounts(ref, lookup, this.deps.addresses, context.logger);
+    if (!counts) return {};
     this.setMetrics(ref, counts);
-    const dueInMs = await this.statusWrites.writeCountsOnly(ref, pool, counts, context);
-    return requeueFor(dueInMs);
+    return requeueFor(await this.statusWrites.writeCountsOnly(ref, pool, counts, context));
   }
 
   /**
