@@ -11,19 +11,12 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@tally-ipam/controller-kit/client';
 import { ensureKindBinaries } from '@tally-ipam/kind';
 import { testEnv, withTestNamespace } from '@tally-ipam/testenv/vitest';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import {
-  ADDRESS_V1BETA2,
-  CLAIM_V1BETA2,
-  CLUSTER_V1BETA2,
-  eventually,
-  logsHint,
-  Objects,
-  SIM_CLUSTER,
-} from './harness.js';
+import { ADDRESS_V1BETA2, CLAIM_V1BETA2, createClusterOnSim, eventually, logsHint, Objects } from './harness.js';
 
 const run = promisify(execFile);
 /** The package's bin, where an install of the package puts it (resolved as a dependency of this package). */
@@ -34,6 +27,7 @@ const PLUGIN_CLI = join(
 );
 const POOL = { group: 'ipam.cluster.x-k8s.io', version: 'v1alpha1', plural: 'tallyippools' };
 const POOL_NAME = 'plugin-pool';
+const CLUSTER_SPEC = { controlPlaneEndpoint: { host: '192.0.2.10', port: 6443 } };
 
 /** A directory on `PATH` holding only the plugin, as a global npm install leaves its bin. */
 const pluginDir = mkdtempSync(join(tmpdir(), 'tally-kubectl-plugin-'));
@@ -85,18 +79,9 @@ describe('kubectl tally through kubectl', () => {
     const hint = logsHint(env);
     const ns = await withTestNamespace(env.kubeConfig, 'e2e-kubectl-plugin');
     const objects = new Objects(env.kubeConfig, ns.name);
-    await objects.create(SIM_CLUSTER, {
-      apiVersion: `${SIM_CLUSTER.group}/${SIM_CLUSTER.version}`,
-      kind: 'SimCluster',
-      metadata: { name: 'workload' },
-      spec: { controlPlaneEndpoint: { host: '192.0.2.10', port: 6443 } },
-    });
-    await objects.create(CLUSTER_V1BETA2, {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'Cluster',
-      metadata: { name: 'workload' },
-      spec: { infrastructureRef: { apiGroup: SIM_CLUSTER.group, kind: 'SimCluster', name: 'workload' } },
-    });
+    const client = new Client(env.kubeConfig, { fieldManager: 'tally-e2e' });
+    onTestFinished(() => client.close());
+    await createClusterOnSim(client, env, { namespace: ns.name, name: 'workload' }, CLUSTER_SPEC);
     await objects.create(POOL, {
       apiVersion: 'ipam.cluster.x-k8s.io/v1alpha1',
       kind: 'TallyIPPool',
