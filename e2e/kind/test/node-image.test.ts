@@ -19,7 +19,7 @@ const PodList = z.object({
   items: z.array(
     z.object({
       metadata: z.object({ name: z.string() }),
-      spec: z.object({ containers: z.array(z.object({ image: z.string() })) }),
+      spec: z.object({ nodeName: z.string().optional(), containers: z.array(z.object({ image: z.string() })) }),
       status: z.object({
         phase: z.string().optional(),
         conditions: z.array(z.object({ type: z.string(), status: z.string() })).optional(),
@@ -41,12 +41,15 @@ const kubectl = (args: readonly string[]): Promise<string> =>
 describe("the offline node image, on the lane's cluster", () => {
   it('runs every kube-system Pod (etcd, API server, controller manager, scheduler, kube-proxy, CoreDNS) Ready from preloaded images', async () => {
     // Polled, not `kubectl wait`: a Pod that is not Ready (a control plane component restarted by a lost lease on a
-    // busy machine, say) is named in the failure, and no single exec outlives its own deadline.
+    // busy machine, say) is named in the failure, and no single exec outlives its own deadline. Only the Pods on the
+    // lane's node: the lifecycle fleet registers Node objects of its workload Machines (no kubelet behind them), on
+    // which kube-proxy's DaemonSet places Pods that stay Pending.
     let notReady: string[] = [];
     const pods = await waitFor(
-      'every kube-system Pod Running and Ready',
+      `every kube-system Pod on ${node} Running and Ready`,
       async () => {
-        const list = PodList.parse(JSON.parse(await kubectl(['get', 'pods', '-n', 'kube-system', '-o', 'json'])));
+        const all = PodList.parse(JSON.parse(await kubectl(['get', 'pods', '-n', 'kube-system', '-o', 'json'])));
+        const list = { items: all.items.filter((pod) => pod.spec.nodeName === node) };
         notReady = list.items
           .filter((pod) => pod.status.phase !== 'Running' || readiness(pod) !== 'True')
           .map((pod) => `${pod.metadata.name} ${pod.status.phase ?? 'no phase'} Ready=${readiness(pod) ?? 'none'}`);
