@@ -1,4 +1,4 @@
-import { asKubeApiError, type ResourceKind } from '@tally-ipam/controller-kit';
+import { asKubeApiError } from '@tally-ipam/controller-kit';
 import {
   IPPOOL_WEBHOOK_NAME,
   IPPOOL_WEBHOOK_PATH,
