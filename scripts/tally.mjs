@@ -233,11 +233,10 @@ const COMPAT_TEST_SCRIPT = 'test:compat';
 const COMPAT_REPORT = 'e2e/compat/test-results.json';
 
 /**
- * Prepares the compatibility job (its Cluster API release's manager, CRDs and clusterctl, and the CAPV release paired
- * with it: cached Go builds), before the tests start, so that no test phase waits on a build. Returns the job for
- * `runCompatibilityTests`, or undefined when the tree has none.
+ * The compatibility job of this tree (its Cluster API release named in testenv's versions.ts), or undefined when the
+ * tree has none. Its prepare and tests run in the test phase's compat stream (`runCompatibilityJob`).
  */
-async function prepareCompatibilityJob(pnpm) {
+async function compatibilityJob() {
   if (!(COMPAT_TEST_SCRIPT in packageScripts(KIND_LANE_PACKAGE_DIR))) return undefined;
   // Read from testenv's build, so that the release is named in one place (its versions.ts).
   const { CLUSTER_API_VERSION_ENV, OLDEST_CLUSTER_API_VERSION } = await import(
@@ -246,18 +245,40 @@ async function prepareCompatibilityJob(pnpm) {
   const env = { ...process.env, [CLUSTER_API_VERSION_ENV]: OLDEST_CLUSTER_API_VERSION };
   const name = `compatibility (Cluster API ${OLDEST_CLUSTER_API_VERSION})`;
   const project = { name: `e2e/compat (${name})`, report: join(root, COMPAT_REPORT) };
-  const prepared =
-    check(`${name}: prepare`, 'node', ['packages/testenv/dist/cli.js', 'prepare', '--capi'], env) &&
-    check(`${name}: prepare CAPV`, ...pnpm('--filter', '@tally-ipam/vsphere', 'run', 'prepare:vsphere'), env);
-  return { name, env, project, prepared };
+  return { name, env, project };
+}
+
+/** A stage run beside the others whose failure counts as one failed check (the compat stream's prepare steps). */
+async function checkBeside(name, prefix, cmd, args, env) {
+  const ok = await runStageBeside(name, prefix, cmd, args, env);
+  if (!ok) failedChecks.push(name);
+  return ok;
 }
 
 /**
- * Runs the prepared compatibility job's tests beside the other test stages. Without its binaries the tests would only
- * build them inside their timeouts: the failed prepare was counted, and the missing report counts once more.
+ * Prepares the compatibility job (its Cluster API release's manager, CRDs and clusterctl, and the CAPV release paired
+ * with it: cached Go builds), then runs its tests, in the compat stream beside the other test stages: nothing else
+ * needs those binaries, so on a cold cache their builds (about 15 minutes on two cores) no longer hold back the
+ * start of every test. Without its binaries the tests would only build them inside their timeouts: the failed
+ * prepare was counted, and the missing report counts once more.
  */
-async function runCompatibilityTests(job, pnpm) {
-  if (!job?.prepared) return;
+async function runCompatibilityJob(job, pnpm) {
+  if (!job) return;
+  const prepared =
+    (await checkBeside(
+      `${job.name}: prepare`,
+      'compat',
+      'node',
+      ['packages/testenv/dist/cli.js', 'prepare', '--capi'],
+      job.env,
+    )) &&
+    (await checkBeside(
+      `${job.name}: prepare CAPV`,
+      'compat',
+      ...pnpm('--filter', '@tally-ipam/vsphere', 'run', 'prepare:vsphere'),
+      job.env,
+    ));
+  if (!prepared) return;
   const name = `${job.name}: tests`;
   if (
     !(await runStageBeside(name, 'compat', ...pnpm('--filter', COMPAT_PACKAGE, 'run', COMPAT_TEST_SCRIPT), job.env))
@@ -363,7 +384,7 @@ switch (job) {
     // kind lane runs them; built here, cached, so that a cold build is no test's business.
     check('prepare: kind and kubectl (Go builds, cached)', 'node', ['tools/kind/dist/cli.js', 'binaries']);
 
-    const compatJob = await prepareCompatibilityJob(pnpm);
+    const compatJob = await compatibilityJob();
 
     const lane = kindLanePresent();
     removeTestResults(root, [
@@ -376,8 +397,8 @@ switch (job) {
     // The test phase: four streams at once, each mostly waiting on controllers (or, the checks, needing little), so that
     // the slowest, not the sum, sets the phase's time:
     //   - every package's tests (turbo, two at a time);
-    //   - the compatibility job, then, when the kind lane does not run, the e2e suite (each one file at a time, on its
-    //     own control plane and manager);
+    //   - the compatibility job (its prepare: Go builds on a cold cache, then its tests), then, when the kind lane does
+    //     not run, the e2e suite (each one file at a time, on its own control plane and manager);
     //   - the kind lane (its own cluster in Docker);
     //   - the checks: lint (Biome), then typecheck, each one process over the workspace (nothing waits for them; each
     //     counts as one failed check when it fails).
@@ -400,7 +421,7 @@ switch (job) {
         if (!ok) failedTestStages.push('tests');
       })(),
       (async () => {
-        await runCompatibilityTests(compatJob, pnpm);
+        await runCompatibilityJob(compatJob, pnpm);
         if (await lanePrepared) {
           e2eOnLane = true;
           return;
