@@ -178,33 +178,44 @@ export interface RunningReference {
 }
 
 /**
- * The reference in-cluster provider v1.1.0, run by the test itself: a process next to the control plane
- * (`startReferenceIpam`) or a Deployment on the kind lane (`reference-pod.ts`).
+ * The scenario's pools of the reference's kinds (`InClusterIPPool`, `GlobalInClusterIPPool`), on `10.<net>.0.0/24`
+ * and `fd00:<net>::/64`: each scenario its own `net`, so no two scenarios' addresses meet in Tally's ledgers.
  */
-export function referenceProvider(reference: RunningReference): IpamProviderUnderTest {
+async function createInClusterPools(
+  client: Client,
+  namespace: string,
+  suffix: string,
+  net: number,
+): Promise<ScenarioPools> {
+  const pools: ScenarioPools = {
+    v4: pool(
+      { apiGroup: IPAM_GROUP, kind: 'InClusterIPPool', name: 'capv-v4' },
+      namespace,
+      poolResource(REFERENCE_POOL_API_VERSION, 'InClusterIPPool', 'inclusterippools', true),
+      { range: `10.${net}.0.10-10.${net}.0.29`, prefix: 24, gateway: `10.${net}.0.1` },
+    ),
+    v6: pool(
+      { apiGroup: IPAM_GROUP, kind: 'GlobalInClusterIPPool', name: `capv-v6-${suffix}` },
+      undefined,
+      poolResource(REFERENCE_POOL_API_VERSION, 'GlobalInClusterIPPool', 'globalinclusterippools', false),
+      { range: `fd00:${net}::10-fd00:${net}::2f`, prefix: 64, gateway: `fd00:${net}::1` },
+    ),
+  };
+  await createPoolObject(client, pools.v4, REFERENCE_POOL_API_VERSION);
+  await createPoolObject(client, pools.v6, REFERENCE_POOL_API_VERSION);
+  return pools;
+}
+
+/**
+ * The reference in-cluster provider v1.1.0, run by the test itself: a process next to the control plane
+ * (`startReferenceIpam`) or a Deployment on the kind lane (`reference-pod.ts`). Its pools are on `net` (above).
+ */
+export function referenceProvider(reference: RunningReference, net = 91): IpamProviderUnderTest {
   return {
     name: `the reference in-cluster provider ${reference.version}`,
     logHint: reference.log.hint,
     claimsReportReady: false,
-    createPools: async (client, namespace, suffix) => {
-      const pools: ScenarioPools = {
-        v4: pool(
-          { apiGroup: IPAM_GROUP, kind: 'InClusterIPPool', name: 'capv-v4' },
-          namespace,
-          poolResource(REFERENCE_POOL_API_VERSION, 'InClusterIPPool', 'inclusterippools', true),
-          { range: '10.91.0.10-10.91.0.29', prefix: 24, gateway: '10.91.0.1' },
-        ),
-        v6: pool(
-          { apiGroup: IPAM_GROUP, kind: 'GlobalInClusterIPPool', name: `capv-v6-${suffix}` },
-          undefined,
-          poolResource(REFERENCE_POOL_API_VERSION, 'GlobalInClusterIPPool', 'globalinclusterippools', false),
-          { range: 'fd00:91::10-fd00:91::2f', prefix: 64, gateway: 'fd00:91::1' },
-        ),
-      };
-      await createPoolObject(client, pools.v4, REFERENCE_POOL_API_VERSION);
-      await createPoolObject(client, pools.v6, REFERENCE_POOL_API_VERSION);
-      return pools;
-    },
+    createPools: (client, namespace, suffix) => createInClusterPools(client, namespace, suffix, net),
     deletePools: deletePoolObjects,
     heldAddresses: async () => undefined,
     // klog text: `"IPAddressClaim linked to a cluster that is paused, skipping reconciliation" … IPAddressClaim="ns/name"`.
@@ -216,5 +227,17 @@ export function referenceProvider(reference: RunningReference): IpamProviderUnde
             line.includes('"IPAddressClaim linked to a cluster that is paused, skipping reconciliation"') &&
             line.includes(`IPAddressClaim="${claim.namespace}/${claim.name}"`),
         ),
+  };
+}
+
+/**
+ * Tally run with `--enable-in-cluster-ipam` (a process of the test's own, `tally-in-cluster.ts`): the reference's
+ * pool kinds on `net`, its bookkeeping Tally's address ledgers and its `Ready` condition on claims, as `tallyProvider`.
+ */
+export function tallyInClusterProvider(log: ProviderLog, net: number): IpamProviderUnderTest {
+  return {
+    ...tallyProvider(log),
+    name: 'Tally serving the in-cluster kinds',
+    createPools: (client, namespace, suffix) => createInClusterPools(client, namespace, suffix, net),
   };
 }

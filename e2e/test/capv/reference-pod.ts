@@ -175,17 +175,29 @@ async function podStates(core: CoreV1Api): Promise<string> {
   return states.join(' | ') || 'no Pod';
 }
 
+export interface RunningReferencePod {
+  readonly provider: IpamProviderUnderTest;
+  /**
+   * Stops the provider as `clusterctl delete --ipam in-cluster` without `--include-crd` would: its Deployment goes
+   * (its Pod's log kept first), its CRDs and every pool, claim and IPAddress stay. Resolves once no Pod of it is left.
+   */
+  halt(): Promise<void>;
+  stop(): Promise<void>;
+}
+
 /**
  * Installs the reference provider on the lane's cluster and resolves once its Pod's log shows every controller's
- * workers started; `stop` deletes every object it installed (the CRDs first, while it still runs to release its
- * pools' finalizers) after keeping its Pod's log in the lane's log directory.
+ * workers started; `halt` stops it and keeps its CRDs (a take-over); `stop` deletes every object it installed (the
+ * CRDs first, while it still runs to release its pools' finalizers — or, after `halt`, once whoever took over released
+ * them) after keeping its Pod's log in the lane's log directory.
  */
 export async function startReferencePod(
   kc: KubeConfig,
   lane: ProvidedLaneCluster,
   reference: LaneReferenceIpam,
   log: (line: string) => void,
-): Promise<{ provider: IpamProviderUnderTest; stop(): Promise<void> }> {
+  net?: number,
+): Promise<RunningReferencePod> {
   const started = Date.now();
   const client = new Client(kc, { fieldManager: FIELD_MANAGER });
   const core = kc.makeApiClient(CoreV1Api);
@@ -247,14 +259,33 @@ export async function startReferencePod(
     await stop().catch((cleanup: unknown) => log(`removing the reference provider failed too: ${String(cleanup)}`));
     throw error;
   }
+  const halt = async (): Promise<void> => {
+    await savePodLogs(kc, [NAMESPACE], LANE_LOG_DIR);
+    const [deployment] = objects.filter((manifest) => manifest.kind === 'Deployment');
+    if (!deployment) throw new Error("the reference provider's objects have no Deployment");
+    const resource = await resourceKindOf(kc, deployment);
+    await client
+      .delete(resource, { namespace: NAMESPACE, name: deployment.metadata.name }, { propagationPolicy: 'Background' })
+      .catch(unlessNotFound);
+    await waitFor(
+      "the reference provider's Pod to be gone (its Deployment deleted)",
+      async () =>
+        (await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: POD_SELECTOR })).items.length === 0,
+      { timeoutMs: 180_000, intervalMs: 500, describe: () => podStates(core) },
+    );
+  };
   log(
     `reference provider ${reference.version} as a Pod: all controllers started in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   return {
-    provider: referenceProvider({
-      version: reference.version,
-      log: { hint: `${logs.hint} (kept in ${LANE_LOG_DIR} once the test is done)`, read: logs.read },
-    }),
+    provider: referenceProvider(
+      {
+        version: reference.version,
+        log: { hint: `${logs.hint} (kept in ${LANE_LOG_DIR} once the test is done)`, read: logs.read },
+      },
+      net,
+    ),
+    halt,
     stop,
   };
 }
