@@ -284,9 +284,8 @@ describe('InClusterPrefixPool and GlobalInClusterPrefixPool, served', () => {
       }
     }
     const addresses = await Promise.all(names.map((name) => waitForAddress(client, ns, name)));
-    expect(addresses.map((address) => address.spec.address).sort()).toEqual(
-      [0, 1, 2, 3].map((i) => blockAt('fd12::', 64, i)),
-    );
+    const expected = [0, 1, 2, 3].map((index) => blockAt('fd12::', 64, index));
+    expect(addresses.map((address) => address.spec.address).sort()).toEqual(expected.sort());
     for (const address of addresses) {
       const holding = await getHolding(client, prefixEntryKey(address.spec.address, 64));
       expect(holding.spec.claimRef.name).toBe(address.metadata.name);
