@@ -188,11 +188,12 @@ describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
     expect(global?.message).toContain(inClusterPoolWebhookName(GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND));
     expect(global?.message).toContain('spec.prefixes: prefixes is required');
 
-    // The update rules: the allocation length is immutable, and net-0's fd20::/64 must stay allocatable: 400.
+    // The update rules, after the spec rules (a /56 would be shorter than the /62 prefix: 422 first, as in the
+    // reference): the allocation length is immutable, and net-0's fd20::/64 must stay allocatable: 400.
     const pool = await client.get(PREFIX_POOLS, { namespace, name: 'nets' });
     const spec = pool.spec as Record<string, unknown>;
     const relengthed = await refusalOf(
-      client.update(PREFIX_POOLS, { ...pool, spec: { ...spec, allocationPrefixLength: 56 } }, { dryRun: 'All' }),
+      client.update(PREFIX_POOLS, { ...pool, spec: { ...spec, allocationPrefixLength: 63 } }, { dryRun: 'All' }),
     );
     expect(relengthed?.code).toBe(400);
     expect(relengthed?.message).toContain('spec.allocationPrefixLength is immutable (was 64)');
