@@ -7,7 +7,7 @@ import {
   IN_CLUSTER_V1ALPHA2_API_VERSION,
   IPAM_GROUP,
 } from '@tally-ipam/api-types';
-import { asKubeApiError, type ResourceKind } from '@tally-ipam/controller-kit';
+import { asKubeApiError } from '@tally-ipam/controller-kit';
 import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
