@@ -37,8 +37,9 @@ export interface IPAMControllerOptions {
  * The app's setup with its own options: `enableMetal3` (`--enable-metal3-ipam`) also serves Metal3's IPAM API, its
  * allocations held through the provider's own ledger writer, entry view and overlay of its own writes (one address
  * space, one batching writer, one read-your-own-writes overlay), and the IPPool update webhook. `enableInCluster`
- * (`--enable-in-cluster-ipam`) also serves the in-cluster provider's IP pool kinds, from the provider itself (their
- * allocations are its own; its start-up adoption covers their IPAddresses), and their validating webhook.
+ * (`--enable-in-cluster-ipam`) also serves the in-cluster provider's IP and prefix pool kinds, from the provider
+ * itself (their allocations are its own; its start-up adoption covers their IPAddresses), and their validating
+ * webhooks.
  */
 export function ipamControllerSetup(options: IPAMControllerOptions): ControllerAppSetup {
   return ({ manager, flags, webhooks }) => {
@@ -66,7 +67,7 @@ export function ipamControllerSetup(options: IPAMControllerOptions): ControllerA
     if (webhooks && options.enableMetal3) {
       registerMetal3Webhooks(webhooks, cacheMetal3AddressesView(manager.cache, scope.namespace));
     }
-    // The in-cluster IP pool rules, only with those kinds served (off, the shipped match condition sends nothing here).
+    // The in-cluster pool rules (IP and prefix pools), only with those kinds served (off, the shipped match condition sends nothing here).
     if (webhooks && options.enableInCluster) {
       registerInClusterPoolWebhooks(webhooks, providerInClusterAddressesView(provider));
     }

@@ -39,7 +39,9 @@ export { POOL_STATUS_WRITES_PER_SECOND } from './pool/status-budget.js';
 export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from './pool-allocation.js';
 export {
   finalizersOf,
+  type InClusterPoolKind,
   isInClusterPoolKind,
+  isInClusterPrefixPoolKind,
   type KindFinalizers,
   SERVED_POOL_KINDS,
   type ServedPoolKind,
@@ -74,6 +76,7 @@ export {
   inClusterPoolWebhookName,
   inClusterPoolWebhookPath,
   inClusterPoolWebhooks,
+  inClusterPrefixPoolAdmissionHandler,
   POOL_IN_USE_MESSAGE,
   POOL_MOVED_AWAY_REASON,
   POOL_WEBHOOK_CONFIGURATION_NAME,

@@ -9,15 +9,15 @@ import {
   type IP,
   type Prefix,
   PrefixAllocator,
+  type PrefixPool,
   parseCIDR,
   parseIP,
   tryBuildAddressPool,
   tryBuildPrefixPool,
 } from '@tally-ipam/allocator';
-import type { TallyPrefixPoolSpec } from '@tally-ipam/api-types';
 import { addressEntryKey, prefixEntryKey } from '@tally-ipam/ledger';
 import type { ServedPoolKind } from './pool-kinds.js';
-import { type AddressAllocationSpec, issuesMessage, parsePoolSpec } from './pool-spec.js';
+import { type AddressAllocationSpec, issuesMessage, type PrefixAllocationSpec, parsePoolSpec } from './pool-spec.js';
 import { reservationIssues } from './reservations.js';
 
 /**
@@ -62,6 +62,8 @@ export interface PoolAllocation {
   covers(unit: AllocationUnit): boolean;
   /** The address pool the allocator hands out from (IP pools only): the in-cluster status counts read it. */
   readonly addressPool: AddressPool | undefined;
+  /** The prefix pool the allocator hands out from (prefix pools only): the in-cluster status counts read it. */
+  readonly prefixPool: PrefixPool | undefined;
   counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint };
 }
 
@@ -150,6 +152,8 @@ class AddressPoolAllocation implements PoolAllocation {
     return this.allocator.pool;
   }
 
+  readonly prefixPool = undefined;
+
   counts(): { total: bigint; used: bigint; free: bigint; outOfRange: bigint } {
     return this.allocator.counts();
   }
@@ -166,9 +170,13 @@ class PrefixPoolAllocation implements PoolAllocation {
 
   constructor(
     private readonly allocator: PrefixAllocator,
-    spec: TallyPrefixPoolSpec,
+    spec: PrefixAllocationSpec,
   ) {
     this.gateway = spec.gateway;
+  }
+
+  get prefixPool(): PrefixPool {
+    return this.allocator.pool;
   }
 
   allocate(): AllocationUnit {

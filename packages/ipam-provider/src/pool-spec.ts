@@ -1,19 +1,25 @@
 /**
  * A stored pool's spec, parsed for its kind into what `buildPoolAllocation` builds from: Tally's four kinds, and the
- * in-cluster provider's IP pool kinds mapped onto Tally's address pool spec.
+ * in-cluster provider's IP pool kinds mapped onto Tally's address pool spec, its prefix pool kinds onto Tally's
+ * prefix pool spec.
  */
 import type { AddressPoolSpec } from '@tally-ipam/allocator';
 import {
   echo,
   GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+  GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
   IN_CLUSTER_IP_POOL_KIND,
+  IN_CLUSTER_PREFIX_POOL_KIND,
   inClusterAddressSpace,
+  inClusterPrefixSpace,
   parseGlobalInClusterIPPool,
+  parseGlobalInClusterPrefixPool,
   parseGlobalTallyIPPool,
   parseGlobalTallyPrefixPool,
   parseInClusterIPPool,
+  parseInClusterPrefixPool,
   parseTallyIPPool,
   parseTallyPrefixPool,
   TALLY_IP_POOL_KIND,
@@ -32,8 +38,14 @@ export type AddressAllocationSpec = Pick<
   'prefix' | 'gateway' | 'allocationStrategy' | 'addressReuseGracePeriodSeconds' | 'reservations'
 >;
 
+/** What a prefix pool's allocation state needs of its spec: Tally's prefix pool spec, or the in-cluster one mapped. */
+export type PrefixAllocationSpec = Pick<
+  TallyPrefixPoolSpec,
+  'prefixes' | 'allocationPrefixLength' | 'excludedPrefixes' | 'gateway'
+>;
+
 export type ParsedPoolSpec =
-  | { readonly ok: true; readonly prefix: TallyPrefixPoolSpec }
+  | { readonly ok: true; readonly prefix: PrefixAllocationSpec }
   | {
       readonly ok: true;
       readonly address: AddressPoolSpec;
@@ -63,7 +75,38 @@ export function parsePoolSpec(kind: ServedPoolKind, pool: unknown): ParsedPoolSp
     case IN_CLUSTER_IP_POOL_KIND:
     case GLOBAL_IN_CLUSTER_IP_POOL_KIND:
       return parseInClusterPoolSpec(kind, pool);
+    case IN_CLUSTER_PREFIX_POOL_KIND:
+    case GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND:
+      return parseInClusterPrefixPoolSpec(kind, pool);
   }
+}
+
+/**
+ * An in-cluster prefix pool: its blocks are `inClusterPrefixSpace`'s (the reference's candidates, zones dropped from
+ * the exclusions), handed out lowest first as the reference does; the gateway is written to IPAddresses as written
+ * and blocks nothing. The reference's prefix pools have no grace period: a released prefix is free at once.
+ */
+function parseInClusterPrefixPoolSpec(
+  kind: typeof IN_CLUSTER_PREFIX_POOL_KIND | typeof GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
+  pool: unknown,
+): ParsedPoolSpec {
+  const parsed =
+    kind === IN_CLUSTER_PREFIX_POOL_KIND ? parseInClusterPrefixPool(pool) : parseGlobalInClusterPrefixPool(pool);
+  if (!parsed.success) return { ok: false, message: parsed.error.message };
+  const spec = parsed.data.spec;
+  // The reference's webhook refuses a pool without a spec by its rule on spec.prefixes; say the same here.
+  if (spec === undefined) return { ok: false, message: 'spec.prefixes: prefixes is required (value: no spec)' };
+  const space = inClusterPrefixSpace(spec);
+  if (!space.ok) return { ok: false, message: issuesMessage(space.issues) };
+  return {
+    ok: true,
+    prefix: {
+      prefixes: [...space.spec.prefixes],
+      allocationPrefixLength: space.spec.allocationPrefixLength,
+      excludedPrefixes: space.spec.excludedPrefixes === undefined ? undefined : [...space.spec.excludedPrefixes],
+      gateway: spec.gateway === undefined || spec.gateway === '' ? undefined : spec.gateway,
+    },
+  };
 }
 
 /**

@@ -1,8 +1,10 @@
 import {
   GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+  GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
   GLOBAL_TALLY_IP_POOL_KIND,
   GLOBAL_TALLY_PREFIX_POOL_KIND,
   IN_CLUSTER_IP_POOL_KIND,
+  IN_CLUSTER_PREFIX_POOL_KIND,
   IN_CLUSTER_V1ALPHA2_API_VERSION,
   StoredObjectMeta as StoredMeta,
   TALLY_IP_POOL_KIND,
@@ -56,8 +58,9 @@ function poolResource(
 }
 
 /**
- * Every pool kind the provider can serve, by kind: Tally's four, and the in-cluster provider's two IP pool kinds
- * (`ipam.cluster.x-k8s.io/v1alpha2`), whose informers exist only with `inClusterIPAM` on (`servedPoolKinds`).
+ * Every pool kind the provider can serve, by kind: Tally's four, and the in-cluster provider's two IP pool and two
+ * prefix pool kinds (`ipam.cluster.x-k8s.io/v1alpha2`), whose informers exist only with `inClusterIPAM` on
+ * (`servedPoolKinds`).
  */
 export const POOL_RESOURCES: Readonly<Record<ServedPoolKind, TypedResourceKind<StoredPool>>> = {
   [TALLY_IP_POOL_KIND]: poolResource(TALLY_V1ALPHA1_API_VERSION, TALLY_IP_POOL_KIND, 'tallyippools', true),
@@ -84,6 +87,18 @@ export const POOL_RESOURCES: Readonly<Record<ServedPoolKind, TypedResourceKind<S
     IN_CLUSTER_V1ALPHA2_API_VERSION,
     GLOBAL_IN_CLUSTER_IP_POOL_KIND,
     'globalinclusterippools',
+    false,
+  ),
+  [IN_CLUSTER_PREFIX_POOL_KIND]: poolResource(
+    IN_CLUSTER_V1ALPHA2_API_VERSION,
+    IN_CLUSTER_PREFIX_POOL_KIND,
+    'inclusterprefixpools',
+    true,
+  ),
+  [GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND]: poolResource(
+    IN_CLUSTER_V1ALPHA2_API_VERSION,
+    GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
+    'globalinclusterprefixpools',
     false,
   ),
 };

@@ -16,9 +16,9 @@ import {
 // The apps' own config/ directories (read as files, as the release does; no app code is imported).
 /**
  * Tally's shipped validating webhooks: one per pool kind (four), Metal3's IPPool and the in-cluster provider's two IP
- * pool kinds, the last three behind their clusterctl switches.
+ * pool and two prefix pool kinds, the last five behind their clusterctl switches.
  */
-const TALLY_WEBHOOKS = 7;
+const TALLY_WEBHOOKS = 9;
 
 const TALLY = defineProvider({
   appDir: new URL('../../../apps/ipam-controller/', import.meta.url),

@@ -1,10 +1,17 @@
 /**
- * An in-cluster pool's counts as the reference writes them to `status.ipAddresses`: counted from the pool's IPAddresses
- * (`inClusterIPPoolStatusAddresses`: a duplicated address twice, `free` below zero when some are out of range), not
- * from the ledgers as Tally's own pools are. A spec that cannot be used gets no counts (no status write), as the
- * reference's reconcile fails before its status write; its claims say why (PoolNotReady).
+ * An in-cluster pool's counts as the reference writes them to `status.ipAddresses`: counted from the pool's IPAddresses,
+ * not from the ledgers as Tally's own pools are. IP pools count the reference's IP pool way
+ * (`inClusterIPPoolStatusAddresses`: a duplicated address twice, `free` below zero when some are out of range),
+ * prefix pools its prefix pool way (`inClusterPrefixPoolStatusAddresses`: `free` is `max(0, total − used +
+ * outOfRange)`). A spec that cannot be used gets no counts (no status write), as the reference's reconcile fails
+ * before its status write; its claims say why (PoolNotReady).
  */
-import { inClusterIPPoolStatusAddresses } from '@tally-ipam/api-types';
+import {
+  type InClusterIPPoolStatusIPAddresses,
+  type InClusterPrefixPoolStatusAddresses,
+  inClusterIPPoolStatusAddresses,
+  inClusterPrefixPoolStatusAddresses,
+} from '@tally-ipam/api-types';
 import type { SharedInformer } from '@tally-ipam/controller-kit';
 import type { Logger } from 'pino';
 import { POOL_INDEX } from '../indexes.js';
@@ -17,13 +24,22 @@ export function inClusterPoolCounts(
   lookup: NonNullable<ReturnType<PoolStates['lookup']>>,
   addresses: Pick<SharedInformer<StoredAddress>, 'store'>,
   logger: Logger,
-): ReturnType<typeof inClusterIPPoolStatusAddresses> | undefined {
+): InClusterIPPoolStatusIPAddresses | InClusterPrefixPoolStatusAddresses | undefined {
   if (lookup.status === 'invalid') {
     logger.info({ reason: lookup.message }, 'in-cluster pool spec cannot be used; no status written');
     return undefined;
   }
+  const inUse = addresses.store.byIndex(POOL_INDEX, poolKey(ref));
+  const prefixes = lookup.state.allocation.prefixPool;
+  if (prefixes) {
+    const allocations = inUse.map((address) => ({ address: address.spec.address, prefix: address.spec.prefix }));
+    return inClusterPrefixPoolStatusAddresses(prefixes, allocations);
+  }
   const space = lookup.state.allocation.addressPool;
   if (!space) return undefined;
-  const inUse = addresses.store.byIndex(POOL_INDEX, poolKey(ref)).map((address) => address.spec.address);
-  return inClusterIPPoolStatusAddresses(space.allocatable, space.family, inUse);
+  return inClusterIPPoolStatusAddresses(
+    space.allocatable,
+    space.family,
+    inUse.map((address) => address.spec.address),
+  );
 }

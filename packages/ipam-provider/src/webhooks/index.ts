@@ -1,19 +1,22 @@
 // Admission webhooks of the pool kinds: the cross-object rules CEL in the CRDs cannot check.
 
 export {
-  IN_CLUSTER_ENABLED_MATCH_CONDITION,
   type InClusterAddressesView,
+  inClusterPoolWebhookName,
+  inClusterPoolWebhookPath,
+  MAX_IN_CLUSTER_ADMISSION_MESSAGE_LENGTH,
+  providerInClusterAddressesView,
+} from './in-cluster-admission.js';
+export {
+  IN_CLUSTER_ENABLED_MATCH_CONDITION,
   type InClusterPoolWebhookOptions,
   inClusterPoolAdmissionHandler,
   inClusterPoolWebhookConfiguration,
-  inClusterPoolWebhookName,
-  inClusterPoolWebhookPath,
   inClusterPoolWebhooks,
-  MAX_IN_CLUSTER_ADMISSION_MESSAGE_LENGTH,
-  providerInClusterAddressesView,
   registerInClusterPoolWebhooks,
   withInClusterPoolWebhooks,
 } from './in-cluster-pools.js';
+export { inClusterPrefixPoolAdmissionHandler } from './in-cluster-prefix-pools.js';
 export { describeAllocations, type PoolAddressSpace, poolAddressSpace } from './pool-address-space.js';
 export {
   MAX_ADMISSION_MESSAGE_LENGTH,

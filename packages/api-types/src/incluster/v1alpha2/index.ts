@@ -43,6 +43,15 @@ export {
   parseInClusterPrefixPool,
 } from './parse.js';
 export {
+  type InClusterPrefixInUse,
+  type InClusterPrefixSpace,
+  inClusterPrefixPoolStatusAddresses,
+  inClusterPrefixSpace,
+  prefixIsAllocatable,
+  unallocatablePrefixes,
+  validateInClusterPrefixPoolUpdate,
+} from './prefix-address-space.js';
+export {
   GlobalInClusterPrefixPool,
   InClusterPrefixPool,
   InClusterPrefixPoolSpec,

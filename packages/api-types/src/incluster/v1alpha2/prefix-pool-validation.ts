@@ -109,9 +109,9 @@ export function validateInClusterPrefixPoolSpec(spec: InClusterPrefixPoolSpecInp
 }
 
 /**
- * Update: the spec rules, then `allocationPrefixLength` (its effective value) must not change. The reference's third
- * update rule, that every existing allocation stays allocatable under the new spec, is not mirrored yet: it needs
- * the reference's `PrefixIsAllocatable` set against the prefix allocator's (see docs/design/in-cluster-drop-in.md).
+ * Update without the IPAddresses: the spec rules, then `allocationPrefixLength` (its effective value) must not
+ * change. The reference's third rule, every existing allocation stays allocatable, needs the pool's IPAddresses:
+ * `validateInClusterPrefixPoolUpdate` (prefix-address-space.ts) runs all three.
  */
 export function validateInClusterPrefixPoolSpecUpdate(
   oldSpec: InClusterPrefixPoolSpecInput | undefined,

@@ -63,7 +63,8 @@ export type InClusterPrefixPoolRule =
   | 'prefix-gateway-ipv6'
   | 'excluded-prefix-parses'
   | 'excluded-prefix-ipv6'
-  | 'allocation-length-immutable';
+  | 'allocation-length-immutable'
+  | 'allocations-allocatable';
 
 /** One issue; exported for the prefix pool rules, which share the shape. */
 export function issue(rule: InClusterPoolRule, field: string, value: unknown, message: string): InClusterPoolIssue {
