@@ -40,8 +40,11 @@ export { type AllocationUnit, buildPoolAllocation, type PoolAllocation } from '.
 export {
   finalizersOf,
   type InClusterPoolKind,
+  isGlobalPoolKind,
   isInClusterPoolKind,
   isInClusterPrefixPoolKind,
+  isPrefixKind,
+  isServedPoolKind,
   type KindFinalizers,
   SERVED_POOL_KINDS,
   type ServedPoolKind,

@@ -33,10 +33,10 @@ Usage:
   kubectl tally pools [-n NAME | -A] [--window DURATION] [-o json|yaml|wide]
 
 Lists TallyIPPools and TallyPrefixPools (in the namespace, or all with -A), GlobalTallyIPPools and
-GlobalTallyPrefixPools (cluster-scoped, always), the in-cluster provider's InClusterIPPools (namespaced) and
-GlobalInClusterIPPools (cluster-scoped) when their CRDs are installed, and Metal3 IPPools (ipam.metal3.io) when that
-CRD is installed. TOTAL, USED, FREE and OUT-OF-RANGE are the pool's status counts (status.ipAddresses, or
-status.prefixes for a prefix pool); a Metal3 IPPool's are counted from its ranges and its IPAddresses. UTILISATION
+GlobalTallyPrefixPools (cluster-scoped, always), the in-cluster provider's InClusterIPPools and
+InClusterPrefixPools (namespaced) and GlobalInClusterIPPools and GlobalInClusterPrefixPools (cluster-scoped) when
+their CRDs are installed, and Metal3 IPPools (ipam.metal3.io) when that CRD is installed. TOTAL, USED, FREE and
+OUT-OF-RANGE are the pool's status counts (status.ipAddresses, or status.prefixes for a Tally prefix pool); a Metal3 IPPool's are counted from its ranges and its IPAddresses. UTILISATION
 is USED/TOTAL as a bar. READY is Unknown for a pool without a Ready condition (in-cluster and Metal3 pools).
 
 ETA is when the pool runs out at the recent allocation rate: the pool's IPAddresses created within the window give

@@ -3,8 +3,10 @@ import {
   ADDRESS_RESOURCE,
   CLAIM_RESOURCE,
   GLOBAL_IN_CLUSTER_IP_POOL_KIND,
+  GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
   IN_CLUSTER_IP_POOL_KIND,
   IN_CLUSTER_IPAM_GROUP,
+  IN_CLUSTER_PREFIX_POOL_KIND,
   IN_CLUSTER_V1ALPHA2_API_VERSION,
   IPAM_V1BETA2_API_VERSION,
 } from '@tally-ipam/api-types';
@@ -14,8 +16,8 @@ import * as z from 'zod';
 import { runCli, usePluginTestFile } from './support.js';
 
 /**
- * The in-cluster provider's pool kinds (`InClusterIPPool`, `GlobalInClusterIPPool` of
- * `ipam.cluster.x-k8s.io/v1alpha2`), whose CRDs the global setup installs. The plugin only reads, so the test
+ * The in-cluster provider's pool kinds (`InClusterIPPool`, `GlobalInClusterIPPool`, `InClusterPrefixPool`,
+ * `GlobalInClusterPrefixPool` of `ipam.cluster.x-k8s.io/v1alpha2`), whose CRDs the global setup installs. The plugin only reads, so the test
  * writes the pools' `status.ipAddresses` itself, and the IPAddress and claim of a holding: the file's Tally provider
  * runs (as in every file) but without in-cluster serving, so it leaves these objects alone. Addresses in
  * 10.75.0.0/24.
@@ -25,6 +27,8 @@ const file = usePluginTestFile();
 let namespace: string;
 const INCLUSTER_POOL = POOL_RESOURCES[IN_CLUSTER_IP_POOL_KIND];
 const GLOBAL_POOL = POOL_RESOURCES[GLOBAL_IN_CLUSTER_IP_POOL_KIND];
+const PREFIX_POOL = POOL_RESOURCES[IN_CLUSTER_PREFIX_POOL_KIND];
+const GLOBAL_PREFIX_POOL = POOL_RESOURCES[GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND];
 /** Cluster-scoped, so named for this run: it outlives no namespace and must not meet another run's. */
 const globalName = `kubectl-tally-${randomBytes(4).toString('hex')}`;
 
@@ -69,6 +73,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // The namespace goes with the file; the global pool is cluster-scoped and goes here, should its test have failed.
   await file.client.delete(GLOBAL_POOL, { name: globalName }).catch(() => undefined);
+  await file.client.delete(GLOBAL_PREFIX_POOL, { name: globalName }).catch(() => undefined);
 });
 
 const Pool = z.looseObject({
@@ -124,6 +129,48 @@ describe('kubectl tally with the in-cluster pool kinds installed', () => {
       );
     } finally {
       await file.client.delete(GLOBAL_POOL, { name: globalName });
+    }
+  });
+
+  it('pools: an InClusterPrefixPool and a GlobalInClusterPrefixPool, counted from status.ipAddresses as the reference writes them', async () => {
+    await file.client.create(PREFIX_POOL, {
+      apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
+      kind: IN_CLUSTER_PREFIX_POOL_KIND,
+      metadata: { name: 'subnets', namespace },
+      spec: { prefixes: ['fd00:75::/48'], allocationPrefixLength: 56 },
+    });
+    // Cluster-scoped, so it shows in every namespace's listing: only for this test, as the global IP pool above.
+    await file.client.create(GLOBAL_PREFIX_POOL, {
+      apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
+      kind: GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND,
+      metadata: { name: globalName },
+      spec: { prefixes: ['fd00:76::/60'], allocationPrefixLength: 64 },
+    });
+    try {
+      await writeCounts(PREFIX_POOL, { namespace, name: 'subnets' }, { total: 256, used: 2, free: 254, outOfRange: 0 });
+      await writeCounts(GLOBAL_PREFIX_POOL, { name: globalName }, { total: 16, used: 0, free: 16, outOfRange: 0 });
+      const run = await runCli(['pools', '-n', namespace, '-o', 'json']);
+      expect(run.status, run.stderr).toBe(0);
+      const pools = z.object({ items: z.array(Pool) }).parse(JSON.parse(run.stdout)).items;
+      expect(pools.filter((pool) => pool.kind === IN_CLUSTER_PREFIX_POOL_KIND)).toEqual([
+        expect.objectContaining({
+          apiGroup: IN_CLUSTER_IPAM_GROUP,
+          name: 'subnets',
+          namespace,
+          counts: { total: 256, used: 2, free: 254, outOfRange: 0 },
+          ready: null,
+        }),
+      ]);
+      expect(pools.filter((pool) => pool.kind === GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND)).toEqual([
+        expect.objectContaining({
+          apiGroup: IN_CLUSTER_IPAM_GROUP,
+          name: globalName,
+          counts: { total: 16, used: 0, free: 16, outOfRange: 0 },
+          ready: null,
+        }),
+      ]);
+    } finally {
+      await file.client.delete(GLOBAL_PREFIX_POOL, { name: globalName });
     }
   });
 

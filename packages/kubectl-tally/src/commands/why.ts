@@ -9,10 +9,11 @@ import {
 } from '@tally-ipam/api-types';
 import { clusterNameOf, pauseReasons } from '@tally-ipam/controller-kit/capi';
 import type { Client } from '@tally-ipam/controller-kit/client';
+import { isServedPoolKind } from '@tally-ipam/ipam-provider';
 import { poolClusterName as metal3PoolClusterName, type StoredMetal3Pool } from '@tally-ipam/metal3-ipam';
 import * as z from 'zod';
 import { getOrMissing, listPaged } from '../kube/list.js';
-import { isServedPoolKind, readPool } from '../kube/objects.js';
+import { readPool } from '../kube/objects.js';
 import { poolCounts, readyOf } from '../kube/pools.js';
 import { type AnyObject, EVENT_RESOURCE, type StoredEvent } from '../kube/resources.js';
 import type { WhyReport } from '../view/why.js';

@@ -1,7 +1,7 @@
 import { CLAIM_RESOURCE, CLUSTER_RESOURCE, METAL3_IPAM_GROUP, TALLY_GROUP } from '@tally-ipam/api-types';
 import { clusterNameOf } from '@tally-ipam/controller-kit/capi';
 import type { Client } from '@tally-ipam/controller-kit/client';
-import { POOL_RESOURCES, SERVED_POOL_KINDS, type ServedPoolKind } from '@tally-ipam/ipam-provider';
+import { isServedPoolKind, POOL_RESOURCES } from '@tally-ipam/ipam-provider';
 import { METAL3_CLAIM_RESOURCE, METAL3_POOL_RESOURCE } from '@tally-ipam/metal3-ipam';
 import { type ChainLink, type ChainObject, type OwnerLookup, walkOwnerChain } from '../view/owner-chain.js';
 import { getOrMissing } from './list.js';
@@ -19,15 +19,6 @@ async function found<T>(read: () => Promise<T | undefined>): Promise<Found<T>> {
   } catch (error) {
     return { state: 'unreadable', detail: error instanceof Error ? error.message : String(error) };
   }
-}
-
-/**
- * A pool kind of `ipam.cluster.x-k8s.io` Tally serves: its own four and the in-cluster provider's two IP pool kinds
- * (`InClusterIPPool`, `GlobalInClusterIPPool`, served behind `--enable-in-cluster-ipam`). The group is the same for
- * all six, so the kind alone names the resource.
- */
-export function isServedPoolKind(kind: string): kind is ServedPoolKind {
-  return (SERVED_POOL_KINDS as readonly string[]).includes(kind);
 }
 
 /** The claim of a holding: an IPAddressClaim, or a Metal3 IPClaim (by the entry's claim API group). */

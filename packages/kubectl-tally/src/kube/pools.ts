@@ -1,18 +1,23 @@
 import { toStatusCount } from '@tally-ipam/allocator';
 import {
   ADDRESS_RESOURCE,
-  GLOBAL_IN_CLUSTER_IP_POOL_KIND,
-  GLOBAL_TALLY_IP_POOL_KIND,
-  GLOBAL_TALLY_PREFIX_POOL_KIND,
   IN_CLUSTER_IP_POOL_KINDS,
   IN_CLUSTER_IPAM_GROUP,
+  IN_CLUSTER_PREFIX_POOL_KINDS,
   PoolCounts,
   TALLY_GROUP,
   TALLY_POOL_KINDS,
-  TALLY_PREFIX_POOL_KIND,
 } from '@tally-ipam/api-types';
 import type { Client } from '@tally-ipam/controller-kit/client';
-import { isInClusterPoolKind, POOL_RESOURCES, type ServedPoolKind, type StoredPool } from '@tally-ipam/ipam-provider';
+import {
+  isGlobalPoolKind,
+  isInClusterPoolKind,
+  isPrefixKind,
+  isServedPoolKind,
+  POOL_RESOURCES,
+  type ServedPoolKind,
+  type StoredPool,
+} from '@tally-ipam/ipam-provider';
 import {
   METAL3_ADDRESS_RESOURCE,
   METAL3_POOL_RESOURCE,
@@ -51,10 +56,10 @@ const ReadyOnly = z.looseObject({
 
 /**
  * The counts of a pool's status, if they parse: `ipAddresses`, or `prefixes` for a Tally prefix pool. The in-cluster
- * IP pool kinds write `ipAddresses` with the same four counts (the reference's `InClusterIPPoolStatusIPAddresses`).
+ * kinds, prefix pools too, write `ipAddresses` with the same four counts (the reference's status shape).
  */
 export function poolCounts(kind: ServedPoolKind, status: unknown): PoolCounts | undefined {
-  const field = kind === TALLY_PREFIX_POOL_KIND || kind === GLOBAL_TALLY_PREFIX_POOL_KIND ? 'prefixes' : 'ipAddresses';
+  const field = isPrefixKind(kind) && !isInClusterPoolKind(kind) ? 'prefixes' : 'ipAddresses';
   const parsed = z.looseObject({ [field]: PoolCounts }).safeParse(status);
   return parsed.success ? (parsed.data[field] as PoolCounts) : undefined;
 }
@@ -72,11 +77,7 @@ function timeMs(timestamp: string | undefined): number[] {
 }
 
 function isGlobal(kind: string): boolean {
-  return (
-    kind === GLOBAL_TALLY_IP_POOL_KIND ||
-    kind === GLOBAL_TALLY_PREFIX_POOL_KIND ||
-    kind === GLOBAL_IN_CLUSTER_IP_POOL_KIND
-  );
+  return isServedPoolKind(kind) && isGlobalPoolKind(kind);
 }
 
 /** The pool key an IPAddress's `spec.poolRef` (or a Metal3 IPAddress's `spec.pool`) names. */
@@ -86,7 +87,7 @@ function poolKey(kind: string, namespace: string | undefined, name: string): str
 
 /**
  * The pools of `ipam.cluster.x-k8s.io` (namespaced ones in scope, global ones always) and their IPAddresses'
- * creation times: Tally's four kinds, and the in-cluster provider's two IP pool kinds when their CRDs are installed
+ * creation times: Tally's four kinds, and the in-cluster provider's four kinds when their CRDs are installed
  * (Tally serves them behind `--enable-in-cluster-ipam`; a cluster without their CRDs has none, as without Metal3's).
  * The IPAddresses of a global pool live in any namespace, so with global pools present they are listed cluster-wide.
  */
@@ -95,7 +96,7 @@ async function clusterAPIPools(client: Client, scope: ListScope): Promise<PoolRo
   for (const kind of TALLY_POOL_KINDS) {
     for (const pool of await listPaged(client, POOL_RESOURCES[kind], scope)) pools.push({ kind, pool });
   }
-  for (const kind of IN_CLUSTER_IP_POOL_KINDS) {
+  for (const kind of [...IN_CLUSTER_IP_POOL_KINDS, ...IN_CLUSTER_PREFIX_POOL_KINDS]) {
     for (const pool of (await listIfServed(client, POOL_RESOURCES[kind], scope)) ?? []) pools.push({ kind, pool });
   }
   if (pools.length === 0) return [];
