@@ -1,10 +1,3 @@
-/**
- * The in-cluster provider's IP pool kinds served from Tally's allocator and ledgers (`inClusterIPAM`,
- * `--enable-in-cluster-ipam`): the reference's addresses, IPAddress shape, counts and finalizers; one address space
- * with Tally's own pools; the start-up adoption of what the reference left; and nothing at all with the flag off.
- * Pools are not filtered by the watch filter, so each describe runs its own provider and stops it after.
- */
-import { randomBytes } from 'node:crypto';
 import { parseIP } from '@tally-ipam/allocator';
 import {
   CLUSTER_NAME_LABEL,
@@ -13,22 +6,14 @@ import {
   IN_CLUSTER_PROTECT_ADDRESS_FINALIZER,
   IN_CLUSTER_PROTECT_POOL_FINALIZER,
   IN_CLUSTER_RELEASE_ADDRESS_FINALIZER,
-  IN_CLUSTER_V1ALPHA2_API_VERSION,
   IPAM_GROUP,
   TALLY_IP_POOL_KIND,
-  WATCH_FILTER_LABEL,
 } from '@tally-ipam/api-types';
 import { ownerReferenceTo } from '@tally-ipam/controller-kit';
 import { addressEntryKey } from '@tally-ipam/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADDRESS_RESOURCE,
-  CLAIM_RESOURCE,
-  POOL_RESOURCES,
-  type StoredAddress,
-  type StoredClaim,
-  type StoredPool,
-} from '../src/index.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, POOL_RESOURCES, type StoredAddress } from '../src/index.js';
+import { filterValue, inClusterHelpers } from './in-cluster-support.js';
 import {
   createCluster,
   createPool,
@@ -46,12 +31,7 @@ import {
 } from './support.js';
 
 const { client, namespace } = useTestFile();
-
-type InClusterKind = typeof IN_CLUSTER_IP_POOL_KIND | typeof GLOBAL_IN_CLUSTER_IP_POOL_KIND;
-
-function filterValue(prefix: string): string {
-  return `${prefix}-${randomBytes(4).toString('hex')}`;
-}
+const { createInClusterPool, claimFrom, poolNow, waitForCounts } = inClusterHelpers(client);
 
 /** A provider of its own watch filter, started in `beforeAll` and stopped in `afterAll` of the calling describe. */
 function useProvider(filter: string, inClusterIPAM: boolean): () => RunningProvider {
@@ -66,66 +46,6 @@ function useProvider(filter: string, inClusterIPAM: boolean): () => RunningProvi
     if (!running) throw new Error('the provider has not started');
     return running;
   };
-}
-
-async function createInClusterPool(
-  kind: InClusterKind,
-  name: string,
-  ns: string | undefined,
-  spec: Record<string, unknown>,
-): Promise<StoredPool> {
-  return client.create(POOL_RESOURCES[kind], {
-    apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
-    kind,
-    metadata: { name, ...(ns ? { namespace: ns } : {}) },
-    spec,
-  });
-}
-
-async function claimFrom(
-  ns: string,
-  name: string,
-  pool: { kind: string; name: string },
-  filter: string,
-  extra: { clusterName?: string; finalizers?: string[] } = {},
-): Promise<StoredClaim> {
-  return client.create(CLAIM_RESOURCE, {
-    apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
-    kind: 'IPAddressClaim',
-    metadata: {
-      name,
-      namespace: ns,
-      labels: {
-        [WATCH_FILTER_LABEL]: filter,
-        ...(extra.clusterName ? { [CLUSTER_NAME_LABEL]: extra.clusterName } : {}),
-      },
-      ...(extra.finalizers ? { finalizers: extra.finalizers } : {}),
-    },
-    spec: {
-      ...(extra.clusterName ? { clusterName: extra.clusterName } : {}),
-      poolRef: { apiGroup: IPAM_GROUP, kind: pool.kind, name: pool.name },
-    },
-  });
-}
-
-async function poolNow(kind: InClusterKind, name: string, ns?: string): Promise<StoredPool> {
-  return client.get(POOL_RESOURCES[kind], ns ? { namespace: ns, name } : { name });
-}
-
-async function waitForCounts(
-  kind: InClusterKind,
-  name: string,
-  ns: string | undefined,
-  wanted: { total: number; used: number; free: number; outOfRange: number },
-): Promise<StoredPool> {
-  return waitFor(`${kind} ${name} status.ipAddresses ${JSON.stringify(wanted)}`, async () => {
-    const pool = await poolNow(kind, name, ns);
-    const counts = (pool.status as { ipAddresses?: Record<string, unknown> } | undefined)?.ipAddresses ?? {};
-    // Key by key: the API server writes the object's keys in its own order.
-    const same =
-      Object.keys(counts).length === 4 && Object.entries(wanted).every(([key, value]) => counts[key] === value);
-    return same ? pool : undefined;
-  });
 }
 
 function addressesOf(addresses: readonly StoredAddress[]): string[] {

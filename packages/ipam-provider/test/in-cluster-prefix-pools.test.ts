@@ -1,12 +1,3 @@
-/**
- * The in-cluster provider's prefix pool kinds served from Tally's allocator and ledgers (`inClusterIPAM`,
- * `--enable-in-cluster-ipam`): the reference's sub-prefixes (lowest first, exclusions skipped, the gateway written
- * and blocking nothing), IPAddress shape, counts and finalizers; one address space with Tally's own prefix pools; the
- * start-up adoption of what the reference left; and nothing at all with the flag off. Each describe runs its own
- * provider, scoped to its own namespace (pools are not filtered by the watch filter, and the IP pool file's providers
- * run beside these).
- */
-import { randomBytes } from 'node:crypto';
 import { formatIP, parseIP } from '@tally-ipam/allocator';
 import {
   CLUSTER_NAME_LABEL,
@@ -15,16 +6,15 @@ import {
   IN_CLUSTER_PROTECT_ADDRESS_FINALIZER,
   IN_CLUSTER_PROTECT_POOL_FINALIZER,
   IN_CLUSTER_RELEASE_ADDRESS_FINALIZER,
-  IN_CLUSTER_V1ALPHA2_API_VERSION,
   IPAM_GROUP,
   TALLY_IP_POOL_KIND,
   TALLY_PREFIX_POOL_KIND,
-  WATCH_FILTER_LABEL,
 } from '@tally-ipam/api-types';
 import { ownerReferenceTo } from '@tally-ipam/controller-kit';
 import { prefixEntryKey } from '@tally-ipam/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADDRESS_RESOURCE, CLAIM_RESOURCE, POOL_RESOURCES, type StoredClaim, type StoredPool } from '../src/index.js';
+import { ADDRESS_RESOURCE, CLAIM_RESOURCE, POOL_RESOURCES } from '../src/index.js';
+import { filterValue, inClusterHelpers } from './in-cluster-support.js';
 import {
   createCluster,
   createPool,
@@ -42,12 +32,7 @@ import {
 } from './support.js';
 
 const { client, namespace } = useTestFile();
-
-type PrefixKind = typeof IN_CLUSTER_PREFIX_POOL_KIND | typeof GLOBAL_IN_CLUSTER_PREFIX_POOL_KIND;
-
-function filterValue(prefix: string): string {
-  return `${prefix}-${randomBytes(4).toString('hex')}`;
-}
+const { createInClusterPool: createPrefixPool, claimFrom, poolNow, waitForCounts } = inClusterHelpers(client);
 
 /**
  * A namespace and a provider of its own watch filter scoped to it, started in `beforeAll` (after `before`, which may
@@ -81,67 +66,6 @@ function useScopedProvider(
   };
 }
 
-async function createPrefixPool(
-  kind: PrefixKind,
-  name: string,
-  ns: string | undefined,
-  spec: Record<string, unknown>,
-): Promise<StoredPool> {
-  return client.create(POOL_RESOURCES[kind], {
-    apiVersion: IN_CLUSTER_V1ALPHA2_API_VERSION,
-    kind,
-    metadata: { name, ...(ns ? { namespace: ns } : {}) },
-    spec,
-  });
-}
-
-async function claimFrom(
-  ns: string,
-  name: string,
-  pool: { kind: string; name: string },
-  filter: string,
-  extra: { clusterName?: string; finalizers?: string[] } = {},
-): Promise<StoredClaim> {
-  return client.create(CLAIM_RESOURCE, {
-    apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
-    kind: 'IPAddressClaim',
-    metadata: {
-      name,
-      namespace: ns,
-      labels: {
-        [WATCH_FILTER_LABEL]: filter,
-        ...(extra.clusterName ? { [CLUSTER_NAME_LABEL]: extra.clusterName } : {}),
-      },
-      ...(extra.finalizers ? { finalizers: extra.finalizers } : {}),
-    },
-    spec: {
-      ...(extra.clusterName ? { clusterName: extra.clusterName } : {}),
-      poolRef: { apiGroup: IPAM_GROUP, kind: pool.kind, name: pool.name },
-    },
-  });
-}
-
-async function poolNow(kind: PrefixKind, name: string, ns?: string): Promise<StoredPool> {
-  return client.get(POOL_RESOURCES[kind], ns ? { namespace: ns, name } : { name });
-}
-
-async function waitForCounts(
-  kind: PrefixKind,
-  name: string,
-  ns: string | undefined,
-  wanted: { total: number; used: number; free: number; outOfRange: number },
-): Promise<StoredPool> {
-  return waitFor(`${kind} ${name} status.ipAddresses ${JSON.stringify(wanted)}`, async () => {
-    const pool = await poolNow(kind, name, ns);
-    const counts = (pool.status as { ipAddresses?: Record<string, unknown> } | undefined)?.ipAddresses ?? {};
-    // Key by key: the API server writes the object's keys in its own order.
-    const same =
-      Object.keys(counts).length === 4 && Object.entries(wanted).every(([key, value]) => counts[key] === value);
-    return same ? pool : undefined;
-  });
-}
-
-/** The /N block `index` blocks above `base` (canonical text, as the reference writes `Addr().String()`). */
 function blockAt(base: string, length: number, index: number): string {
   return formatIP({ family: 6, value: parseIP(base).value + (BigInt(index) << BigInt(128 - length)) });
 }
