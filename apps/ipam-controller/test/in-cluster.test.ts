@@ -109,21 +109,19 @@ describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
     expect(global?.message).toContain(inClusterPoolWebhookName(GLOBAL_IN_CLUSTER_IP_POOL_KIND));
     expect(global?.message).toContain('spec.addresses: addresses is required');
 
-    // The update rule: node-0's 10.220.0.10 must stay in the pool: 400 BadRequest.
-    const pool = await client.get(POOLS, { namespace: namespace, name: 'nodes' });
+    // The update rule: node-0's 10.220.0.10 must stay in the pool: 400 BadRequest. Dry-run merge patches, not
+    // updates of an object read here: the controller writes the pool meanwhile (finalizer, status), and an update
+    // carrying the resourceVersion read would be refused 409 Conflict before any webhook sees it.
+    const nodes = { namespace: namespace, name: 'nodes' };
     const shrunk = await refusalOf(
-      client.update(
-        POOLS,
-        { ...pool, spec: { ...(pool.spec as object), addresses: ['10.220.0.11-10.220.0.20'] } },
-        { dryRun: 'All' },
-      ),
+      client.mergePatch(POOLS, nodes, { spec: { addresses: ['10.220.0.11-10.220.0.20'] } }, { dryRun: 'All' }),
     );
     expect(shrunk?.code).toBe(400);
     expect(shrunk?.message).toContain(WEBHOOK_NAME);
     expect(shrunk?.message).toContain('pool addresses do not contain allocated addresses: ["10.220.0.10"]');
     // A change that keeps it is admitted.
-    const grown = { ...pool, spec: { ...(pool.spec as object), addresses: ['10.220.0.10-10.220.0.30'] } };
-    expect(await refusalOf(client.update(POOLS, grown, { dryRun: 'All' }))).toBeUndefined();
+    const grown = { spec: { addresses: ['10.220.0.10-10.220.0.30'] } };
+    expect(await refusalOf(client.mergePatch(POOLS, nodes, grown, { dryRun: 'All' }))).toBeUndefined();
 
     // The delete rule: the pool still has an IPAddress: 400 BadRequest.
     const deleted = await refusalOf(client.delete(POOLS, { namespace: namespace, name: 'nodes' }, { dryRun: 'All' }));
@@ -190,23 +188,23 @@ describe('tally-ipam-controller --enable-in-cluster-ipam', () => {
 
     // The update rules, after the spec rules (a /56 would be shorter than the /62 prefix: 422 first, as in the
     // reference): the allocation length is immutable, and net-0's fd20::/64 must stay allocatable: 400.
-    const pool = await client.get(PREFIX_POOLS, { namespace, name: 'nets' });
-    const spec = pool.spec as Record<string, unknown>;
+    // Dry-run merge patches, for the reason given for the IP pool above.
+    const nets = { namespace, name: 'nets' };
     const relengthed = await refusalOf(
-      client.update(PREFIX_POOLS, { ...pool, spec: { ...spec, allocationPrefixLength: 63 } }, { dryRun: 'All' }),
+      client.mergePatch(PREFIX_POOLS, nets, { spec: { allocationPrefixLength: 63 } }, { dryRun: 'All' }),
     );
     expect(relengthed?.code).toBe(400);
     expect(relengthed?.message).toContain('spec.allocationPrefixLength is immutable (was 64)');
     const excluded = await refusalOf(
-      client.update(PREFIX_POOLS, { ...pool, spec: { ...spec, excludedPrefixes: ['fd20::5'] } }, { dryRun: 'All' }),
+      client.mergePatch(PREFIX_POOLS, nets, { spec: { excludedPrefixes: ['fd20::5'] } }, { dryRun: 'All' }),
     );
     expect(excluded?.code).toBe(400);
     expect(excluded?.message).toContain(PREFIX_WEBHOOK_NAME);
     expect(excluded?.message).toContain('existing allocations become non-allocatable');
     expect(excluded?.message).toContain('["fd20::"]');
     // An exclusion that leaves it is admitted.
-    const kept = { ...pool, spec: { ...spec, excludedPrefixes: ['fd20:0:0:3::/64'] } };
-    expect(await refusalOf(client.update(PREFIX_POOLS, kept, { dryRun: 'All' }))).toBeUndefined();
+    const kept = { spec: { excludedPrefixes: ['fd20:0:0:3::/64'] } };
+    expect(await refusalOf(client.mergePatch(PREFIX_POOLS, nets, kept, { dryRun: 'All' }))).toBeUndefined();
 
     // The delete rule: the pool still has an IPAddress: 400 BadRequest.
     const deleted = await refusalOf(client.delete(PREFIX_POOLS, { namespace, name: 'nets' }, { dryRun: 'All' }));
